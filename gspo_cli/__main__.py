@@ -1,0 +1,3 @@
+from gspo_cli.cli import main
+
+main()

@@ -1,0 +1,80 @@
+"""The `gspo` command: a Typer app with one thin module per command group.
+
+Heavy libraries (torch, ray, verl, transformers) are imported only inside the service functions the commands
+call, so `gspo --help` starts fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from gspo_cli import __version__
+from gspo_cli.cli import presets as presets_cli
+
+app = typer.Typer(
+    name="gspo",
+    help=(
+        "From a bare Ascend NPU cluster (or a GPU box, or a laptop CPU) to a finished, evaluated GSPO run of Qwen3.\n\n"
+        "Typical path: gspo env doctor -> gspo env exports -> gspo prepare-data -> gspo train -> gspo eval -> "
+        "gspo report. Every command reads a preset (`gspo presets list`)."
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+
+_state = {"debug": False}
+
+
+def debug_enabled() -> bool:
+    return _state["debug"] or os.environ.get("GSPO_DEBUG", "") not in ("", "0", "false")
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"gspo {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors (or set GSPO_DEBUG=1)."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the gspo version and exit."
+    ),
+) -> None:
+    _state["debug"] = _state["debug"] or debug
+
+
+app.add_typer(presets_cli.app, name="presets")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry: run the app, turning project errors into one clean line and an exit code."""
+    from gspo_cli.errors import GspoError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--debug" in args:
+        _state["debug"] = True
+    try:
+        app(args=args, prog_name="gspo", standalone_mode=True)
+    except GspoError as exc:
+        if debug_enabled():
+            import traceback
+
+            traceback.print_exc()
+        from rich.markup import escape
+
+        from gspo_cli.console import err
+
+        err.print(f"[bold red]Error:[/] {escape(exc.message)}", highlight=False)
+        if exc.hint:
+            err.print(f"[dim]Hint:[/] {escape(exc.hint)}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        sys.exit(130)

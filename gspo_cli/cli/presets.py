@@ -1,0 +1,83 @@
+"""`gspo presets list | show | copy`: browse the built-in presets and fork one to edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(help="List, show and copy presets (model x cluster shape x recipe).", no_args_is_help=True)
+
+SetOption = typer.Option(
+    None, "--set", help="Override a key, repeatable: --set actor.lr=2e-6 --set rollout.n=8.", metavar="KEY=VALUE"
+)
+
+
+@app.command("list")
+def list_presets(json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:
+    """List the built-in presets and those in $GSPO_HOME/presets."""
+    from gspo_cli import preset_catalog
+
+    rows = preset_catalog.catalog()
+    if json_out:
+        from gspo_cli.console import print_json
+
+        print_json(rows)
+        return
+    from rich.table import Table
+
+    from gspo_cli.console import out
+
+    table = Table(title="gspo presets", title_justify="left")
+    for col in ("name", "aliases", "model", "cluster", "engine", "description"):
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(
+            row["name"], ", ".join(row["aliases"]), row["model"], row["cluster"], row["engine"], row["description"]
+        )
+    out.print(table)
+
+
+@app.command("show")
+def show(
+    name: str = typer.Argument(..., help="Preset name, alias or path to a YAML file."),
+    resolved: bool = typer.Option(False, "--resolved", help="Show every value after extends, defaults and --set."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+    sets: list[str] | None = SetOption,
+) -> None:
+    """Show a preset: the file as written, or --resolved with every default filled in."""
+    from gspo_cli import presets
+
+    loaded = presets.load(name, sets or [])
+    if resolved or json_out:
+        data = loaded.preset.model_dump(mode="json") if resolved else loaded.source.data
+        if json_out:
+            from gspo_cli.console import print_json
+
+            print_json(data)
+            return
+        import yaml
+
+        text = yaml.safe_dump(data, sort_keys=False)
+    else:
+        text = loaded.source.path.read_text(encoding="utf-8")
+    from rich.syntax import Syntax
+
+    from gspo_cli.console import err, out
+
+    err.print(f"[dim]{loaded.source.path}[/]")
+    out.print(Syntax(text, "yaml", background_color="default"))
+
+
+@app.command("copy")
+def copy(
+    name: str = typer.Argument(..., help="Preset to fork (name, alias or path)."),
+    dest: Path = typer.Argument(..., help="New YAML file, or a bare name to write $GSPO_HOME/presets/NAME.yaml."),
+    force: bool = typer.Option(False, "--force", help="Overwrite DEST if it exists."),
+) -> None:
+    """Fork a preset into an editable file; it `extends` nothing, so every value is there to change."""
+    from gspo_cli import preset_catalog
+    from gspo_cli.console import err
+
+    written = preset_catalog.copy_preset(name, dest, force=force)
+    err.print(f"Wrote {written}. Use it with --preset {written}")

@@ -1,0 +1,1 @@
+"""Dataset sources, verl's row schema and `gspo prepare-data`."""

@@ -1,0 +1,44 @@
+"""The entrypoint of every gspo Ray job: `python -m gspo_cli.jobs_entry COMMAND [ARGS...]`.
+
+A Ray job and an in-process (`--local`) run execute exactly this code. Each command maps to a
+`module:function` taking the remaining argv and returning an exit code; modules are imported only when run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# command name -> "module:function(argv: list[str]) -> int"
+COMMANDS: dict[str, str] = {
+}
+
+
+def run(command: str, argv: list[str]) -> int:
+    from gspo_cli.errors import GspoError
+
+    if command not in COMMANDS:
+        raise GspoError(f"unknown job command {command!r}", f"known: {', '.join(sorted(COMMANDS))}", exit_code=2)
+    module_name, func_name = COMMANDS[command].split(":")
+    func = getattr(importlib.import_module(module_name), func_name)
+    return int(func(list(argv)) or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        print(f"usage: python -m gspo_cli.jobs_entry COMMAND [ARGS...]; commands: {', '.join(sorted(COMMANDS))}")
+        return 2
+    from gspo_cli.errors import GspoError
+
+    try:
+        return run(argv[0], argv[1:])
+    except GspoError as exc:
+        print(f"Error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"Hint: {exc.hint}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

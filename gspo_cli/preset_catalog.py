@@ -1,0 +1,54 @@
+"""Service functions behind `gspo presets`: the catalog table and forking a preset into a user file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from gspo_cli import paths, presets
+from gspo_cli.errors import ConfigError
+from gspo_cli.fsutil import atomic_write_text
+
+
+def catalog() -> list[dict[str, Any]]:
+    """One row per preset (built-in first, then $GSPO_HOME/presets), resolved through `extends`."""
+    sources = presets.builtin_sources()
+    user_dir = paths.user_presets_dir()
+    if user_dir.is_dir():
+        sources += [presets._read_source(p, builtin=False) for p in sorted(user_dir.glob("*.yaml"))]
+    rows = []
+    for source in sources:
+        data, _ = presets._resolve_extends(source)
+        cluster = data.get("cluster") or {}
+        rows.append(
+            {
+                "name": source.name,
+                "aliases": [str(a) for a in data.get("aliases") or []] if source.builtin else [],
+                "model": str((data.get("model") or {}).get("path", "?")),
+                "cluster": f"{cluster.get('nnodes', 1)}x{cluster.get('devices_per_node', 1)} "
+                f"{cluster.get('device', 'auto')}",
+                "engine": str((data.get("trainer") or {}).get("engine", "verl")),
+                "description": str(data.get("description", "")),
+                "builtin": source.builtin,
+                "path": str(source.path),
+            }
+        )
+    return rows
+
+
+def copy_preset(name: str, dest: Path, *, force: bool = False) -> Path:
+    source = presets.find_source(name)
+    if dest.suffix not in (".yaml", ".yml") and "/" not in str(dest):
+        dest = paths.user_presets_dir() / f"{dest}.yaml"
+    dest = dest.expanduser()
+    if dest.exists() and not force:
+        raise ConfigError(f"{dest} already exists", "choose another name, or pass --force to overwrite it")
+    text = source.path.read_text(encoding="utf-8")
+    new_name = dest.stem
+    # The fork gets its own name and no aliases, so it never shadows the built-in it came from.
+    text = re.sub(r"^name:.*$", f"name: {new_name}", text, count=1, flags=re.M)
+    text = re.sub(r"^aliases:.*\n", "", text, count=1, flags=re.M)
+    header = f"# Forked from {source.name} ({source.path.name}). Edit freely; validate with `gspo presets show {dest}`.\n"
+    atomic_write_text(dest, header + text)
+    return dest

@@ -1,0 +1,354 @@
+"""Find, load, inherit, override and validate presets.
+
+Lookup order for a name: built-in name or alias -> `$GSPO_HOME/presets/<name>.yaml` -> a file path.
+`extends: other` deep-merges this file onto another preset. `--set a.b=c` overrides are applied last and coerced
+by the schema. Every error names the key path and, where the value came from a file, `file:line`.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gspo_cli import paths
+from gspo_cli.errors import ConfigError
+
+# key path (tuple of str) -> "file:line"
+Origins = dict[tuple[str, ...], str]
+
+
+@dataclass
+class PresetSource:
+    """A preset file as found: where it is, its raw mapping, and where each key came from."""
+
+    name: str
+    path: Path
+    builtin: bool
+    data: dict[str, Any]
+    origins: Origins = field(default_factory=dict)
+
+    @property
+    def header(self) -> str:
+        """The comment block at the top of the file (what it is, hardware, commands)."""
+        lines = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("#"):
+                break
+            lines.append(line[1:].strip())
+        return "\n".join(lines).strip()
+
+
+# ---------------------------------------------------------------- YAML with line numbers
+
+
+def _node_to_data(node: yaml.Node, file: str, prefix: tuple[str, ...], origins: Origins) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            path = (*prefix, key)
+            if key in out:
+                raise ConfigError(
+                    f"{file}:{key_node.start_mark.line + 1}: duplicate key '{'.'.join(path)}'",
+                    "each key may appear once per mapping",
+                )
+            origins[path] = f"{file}:{key_node.start_mark.line + 1}"
+            out[key] = _node_to_data(value_node, file, path, origins)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        items = []
+        for i, item in enumerate(node.value):
+            origins[(*prefix, str(i))] = f"{file}:{item.start_mark.line + 1}"
+            items.append(_node_to_data(item, file, (*prefix, str(i)), origins))
+        return items
+    return _scalar(node)
+
+
+_SCALAR_LOADER = yaml.SafeLoader("")
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    return _SCALAR_LOADER.construct_object(node, deep=True)
+
+
+def parse_yaml(text: str, file: str) -> tuple[dict[str, Any], Origins]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
+        raise ConfigError(f"{where}: YAML syntax error: {exc.problem or exc}", "fix the YAML at that position") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{file}: YAML error: {exc}", "fix the YAML syntax") from None
+    if node is None:
+        raise ConfigError(f"{file}: the preset file is empty", "a preset is a YAML mapping with name, model, data, ...")
+    if not isinstance(node, yaml.MappingNode):
+        raise ConfigError(
+            f"{file}:{node.start_mark.line + 1}: a preset must be a YAML mapping, found {node.id}",
+            "start the file with keys such as `name:`, `model:`, `data:`",
+        )
+    origins: Origins = {}
+    try:
+        data = _node_to_data(node, file, (), origins)
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark
+        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
+        raise ConfigError(f"{where}: {exc.problem}", "fix the YAML value") from None
+    return data, origins
+
+
+# ---------------------------------------------------------------- lookup
+
+
+def builtin_sources() -> list[PresetSource]:
+    sources = []
+    for path in sorted(paths.builtin_presets_dir().glob("*.yaml")):
+        sources.append(_read_source(path, builtin=True))
+    return sources
+
+
+def _read_source(path: Path, *, builtin: bool) -> PresetSource:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read preset file {path}: {exc.strerror}", "check the path and permissions") from None
+    data, origins = parse_yaml(text, str(path))
+    name = data.get("name") if isinstance(data.get("name"), str) else path.stem
+    return PresetSource(name=name, path=path, builtin=builtin, data=data, origins=origins)
+
+
+def _aliases(source: PresetSource) -> list[str]:
+    aliases = source.data.get("aliases") or []
+    return [str(a) for a in aliases] if isinstance(aliases, list) else []
+
+
+def available_names() -> list[str]:
+    names = []
+    for source in builtin_sources():
+        names.append(source.name)
+        names.extend(_aliases(source))
+    user_dir = paths.user_presets_dir()
+    if user_dir.is_dir():
+        names.extend(p.stem for p in sorted(user_dir.glob("*.yaml")))
+    return names
+
+
+def find_source(name_or_path: str) -> PresetSource:
+    for source in builtin_sources():
+        if name_or_path == source.name or name_or_path in _aliases(source):
+            return source
+    user_file = paths.user_presets_dir() / f"{name_or_path}.yaml"
+    if user_file.is_file():
+        return _read_source(user_file, builtin=False)
+    candidate = Path(name_or_path).expanduser()
+    if candidate.is_file():
+        return _read_source(candidate, builtin=False)
+    if candidate.suffix in (".yaml", ".yml") or "/" in name_or_path:
+        raise ConfigError(f"preset file not found: {name_or_path}", "check the path, or use a built-in preset name")
+    names = available_names()
+    close = difflib.get_close_matches(name_or_path, names, n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise ConfigError(
+        f"unknown preset {name_or_path!r}",
+        f"{hint}available: {', '.join(names)} (or a path to a YAML file; see `gspo presets list`)",
+    )
+
+
+# ---------------------------------------------------------------- inheritance and overrides
+
+
+def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _resolve_extends(source: PresetSource, chain: tuple[str, ...] = ()) -> tuple[dict[str, Any], Origins]:
+    key = str(source.path.resolve())
+    if key in chain:
+        names = [Path(p).stem for p in (*chain, key)]
+        raise ConfigError(
+            f"{source.path}: circular `extends`: {' -> '.join(names)}",
+            "remove `extends` from one of these presets",
+        )
+    data = dict(source.data)
+    parent_name = data.pop("extends", None)
+    if parent_name is None:
+        return data, dict(source.origins)
+    if not isinstance(parent_name, str):
+        raise ConfigError(
+            f"{source.origins.get(('extends',), source.path)}: extends must be a preset name or path",
+            "for example `extends: qwen3-32b-4x16`",
+        )
+    parent_ref = parent_name
+    relative = source.path.parent / parent_name
+    if relative.is_file():
+        parent_ref = str(relative)
+    parent_source = find_source(parent_ref)
+    parent_data, parent_origins = _resolve_extends(parent_source, (*chain, key))
+    # A child that extends another must name itself; it never inherits the parent's name and aliases.
+    parent_data.pop("aliases", None)
+    if "name" not in data:
+        data["name"] = source.path.stem
+    merged = _deep_merge(parent_data, data)
+    origins = {**parent_origins, **source.origins}
+    return merged, origins
+
+
+def _parse_set(item: str) -> tuple[list[str], Any]:
+    if "=" not in item:
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE", "for example --set actor.lr=2e-6")
+    key, raw = item.split("=", 1)
+    key = key.strip()
+    if not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"--set {item!r}: empty key path", "for example --set rollout.n=8")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key.split("."), value
+
+
+def _schema_fields_at(parts: list[str]) -> list[str] | None:
+    """Field names valid at the mapping that `parts[:-1]` points to, or None if it is free-form."""
+    from pydantic import BaseModel
+
+    from gspo_cli.schema import Preset
+
+    model: Any = Preset
+    for part in parts[:-1]:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        info = model.model_fields.get(part)
+        if info is None:
+            return None
+        model = _model_of(info.annotation)
+        if model is None:
+            return None
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return None
+
+
+def _model_of(annotation: Any) -> Any:
+    import typing
+
+    from pydantic import BaseModel
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def apply_sets(data: dict[str, Any], origins: Origins, sets: list[str]) -> dict[str, Any]:
+    data = copy.deepcopy(data)
+    for item in sets:
+        parts, value = _parse_set(item)
+        fields = _schema_fields_at(parts)
+        if fields is not None and parts[-1] not in fields:
+            close = difflib.get_close_matches(parts[-1], fields, n=3, cutoff=0.5)
+            where = ".".join(parts[:-1]) or "the top level"
+            hint = f"did you mean {', '.join('.'.join([*parts[:-1], c]) for c in close)}?" if close else (
+                f"keys at {where}: {', '.join(fields)}"
+            )
+            raise ConfigError(f"--set {item!r}: unknown key '{'.'.join(parts)}'", hint)
+        node = data
+        for i, part in enumerate(parts[:-1]):
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            elif not isinstance(child, dict):
+                raise ConfigError(
+                    f"--set {item!r}: '{'.'.join(parts[: i + 1])}' is a value, not a section", "set the value itself"
+                )
+            node = child
+        node[parts[-1]] = value
+        origins[tuple(parts)] = f"--set {item}"
+    return data
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _origin_for(loc: tuple[Any, ...], origins: Origins) -> str | None:
+    parts = tuple(str(p) for p in loc)
+    while parts:
+        if parts in origins:
+            return origins[parts]
+        parts = parts[:-1]
+    return None
+
+
+def validate(data: dict[str, Any], origins: Origins, file: str | None = None):
+    from pydantic import ValidationError
+
+    from gspo_cli.schema import Preset
+
+    try:
+        return Preset.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(*_describe_validation_error(exc, data, origins, file)) from None
+
+
+def _describe_validation_error(exc: Any, data: dict[str, Any], origins: Origins, file: str | None) -> tuple[str, str]:
+    messages = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        key = ".".join(str(p) for p in loc) or "(preset)"
+        where = _origin_for(loc, origins) or file
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            fields = _schema_fields_at([str(p) for p in loc]) or []
+            close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.5)
+            msg = "unknown key" + (f" (did you mean '{'.'.join([*map(str, loc[:-1]), close[0]])}'?)" if close else "")
+        elif err["type"] == "missing":
+            msg = "required key is missing"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        if err["type"] not in ("missing", "extra_forbidden") and "input" in err and not isinstance(
+            err["input"], dict | list
+        ):
+            msg += f" (got {err['input']!r})"
+        messages.append(f"{where + ': ' if where else ''}{key}: {msg}")
+    head = messages[0]
+    more = f" (and {len(messages) - 1} more: " + "; ".join(messages[1:4]) + ")" if len(messages) > 1 else ""
+    return head + more, "fix the preset (see `gspo presets show NAME` and docs/presets.md)"
+
+
+@dataclass
+class LoadedPreset:
+    preset: Any  # gspo_cli.schema.Preset
+    source: PresetSource
+    origins: Origins
+
+
+def load(name_or_path: str, sets: list[str] | None = None) -> LoadedPreset:
+    """Find a preset, apply `extends` and `--set` overrides, and validate it against the schema."""
+    source = find_source(name_or_path)
+    data, origins = _resolve_extends(source)
+    if sets:
+        data = apply_sets(data, origins, sets)
+    preset = validate(data, origins, str(source.path))
+    return LoadedPreset(preset=preset, source=source, origins=origins)
+
+
+def load_preset(name_or_path: str, sets: list[str] | None = None):
+    """The validated `Preset` for a name, alias or path, with `--set` overrides applied."""
+    return load(name_or_path, sets).preset
+
+
+def origin_of(loaded: LoadedPreset, key_path: str) -> str | None:
+    return _origin_for(tuple(key_path.split(".")), loaded.origins)

@@ -1,0 +1,87 @@
+"""Run directories: `<runs_dir>/<run-name>/{config.yaml, metrics.jsonl, checkpoints/global_step_<N>/, eval/}`.
+
+A model reference on the command line is an HF folder path, `latest` (the newest run), `RUN` (its newest
+checkpoint) or `RUN:STEP`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gspo_cli import paths
+from gspo_cli.errors import ConfigError
+
+STEP_DIR = re.compile(r"^global_step_(\d+)$")
+
+
+def runs_dir(preset=None) -> Path:
+    if preset is not None and preset.paths.runs_dir:
+        return Path(preset.paths.runs_dir).expanduser()
+    return paths.runs_dir()
+
+
+def new_run_name(preset_name: str) -> str:
+    return f"{preset_name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def run_dir(name: str, preset=None) -> Path:
+    return runs_dir(preset) / name
+
+
+def checkpoints_dir(run: Path) -> Path:
+    return run / "checkpoints"
+
+
+def metrics_file(run: Path) -> Path:
+    return run / "metrics.jsonl"
+
+
+def list_steps(run: Path) -> list[int]:
+    """Steps with a complete checkpoint (temp folders of an interrupted save start with '.' and are ignored)."""
+    ckpt = checkpoints_dir(run)
+    if not ckpt.is_dir():
+        return []
+    return sorted(int(m.group(1)) for p in ckpt.iterdir() if p.is_dir() and (m := STEP_DIR.match(p.name)))
+
+
+def latest_run(preset=None) -> Path:
+    root = runs_dir(preset)
+    runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")] if root.is_dir() else []
+    if not runs:
+        raise ConfigError(f"no runs in {root}", "train one first: gspo train --preset tiny")
+    return max(runs, key=lambda p: p.stat().st_mtime)
+
+
+@dataclass
+class ModelRef:
+    path: Path  # the model folder (HF folder, or a verl checkpoint step folder)
+    run: Path | None  # the run it belongs to, if any
+    step: int | None
+
+
+def resolve_model(ref: str, preset=None) -> ModelRef:
+    """Turn `--model` into a folder: an existing path, `latest`, `RUN` or `RUN:STEP`."""
+    candidate = Path(ref).expanduser()
+    if candidate.is_dir():
+        match = STEP_DIR.match(candidate.name)
+        run = candidate.parent.parent if match and candidate.parent.name == "checkpoints" else None
+        return ModelRef(candidate, run, int(match.group(1)) if match else None)
+    name, _, step_text = ref.partition(":")
+    run = latest_run(preset) if name == "latest" else run_dir(name, preset)
+    if not run.is_dir():
+        raise ConfigError(f"--model {ref!r}: no such folder or run (looked in {runs_dir(preset)})",
+                          "pass an HF model folder, `latest`, a run name, or RUN:STEP")
+    steps = list_steps(run)
+    if not steps:
+        raise ConfigError(f"run {run.name} has no complete checkpoint", "train longer or set trainer.save_freq")
+    if step_text:
+        if not step_text.isdigit() or int(step_text) not in steps:
+            raise ConfigError(f"run {run.name} has no checkpoint at step {step_text!r}",
+                              f"available steps: {', '.join(map(str, steps))}")
+        step = int(step_text)
+    else:
+        step = steps[-1]
+    return ModelRef(checkpoints_dir(run) / f"global_step_{step}", run, step)

@@ -1,0 +1,296 @@
+"""The preset schema: pydantic v2 models of every section, unknown keys rejected.
+
+A preset is one YAML file (built-in or user) describing model x cluster shape x recipe. Cross-field checks that
+need no model files and no cluster live here; checks that need model facts or the cluster live in
+`preflight.py`. Field names follow verl's where a field maps onto a verl setting, so the compile step
+(`engines/verl`) is a readable table.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+PositiveInt = Annotated[int, Field(ge=1)]
+NonNegInt = Annotated[int, Field(ge=0)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+Probability = Annotated[float, Field(gt=0, le=1)]
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ClusterSection(Section):
+    nnodes: PositiveInt = 1
+    devices_per_node: PositiveInt = 1
+    device: Literal["npu", "cuda", "cpu", "auto"] = "auto"
+    # Hardware profile for memory estimates and doctor checks (a3, a2-910b, h100, h200, cpu); None = unknown.
+    profile: str | None = None
+    # Ray address; None = RAY_ADDRESS, else the embedded local head on 127.0.0.1.
+    address: str | None = None
+    # The python that runs job entrypoints on the cluster (the embedded local head uses this interpreter).
+    python: str = "python3"
+
+    @property
+    def world_size(self) -> int:
+        return self.nnodes * self.devices_per_node
+
+
+class ModelSection(Section):
+    # HF hub id, a local folder, or `builtin:tiny` (the random-init tiny Qwen3 of the native engine).
+    path: str
+    dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+    trust_remote_code: bool = False
+    enable_gradient_checkpointing: bool = False
+    use_remove_padding: bool = True
+
+
+class DatasetSpec(Section):
+    # Source adapter name: dapo-math-17k, aime-2024, arith, ...
+    source: str
+    # Local raw input file; None = the prepared output already exists or the hub is used.
+    input: str | None = None
+    hub_repo: str | None = None
+    hub_filename: str | None = None
+    # Pin a hub revision so a rerun reads the same bytes.
+    revision: str | None = None
+
+
+class ArithSpec(Section):
+    """Synthetic integer arithmetic for the tiny native demo (no network needed)."""
+
+    train_size: PositiveInt = 2000
+    val_size: PositiveInt = 200
+    max_operand: PositiveInt = 9
+    ops: list[Literal["+", "-", "*"]] = Field(default_factory=lambda: ["+"])
+    seed: int = 0
+
+
+class DataSection(Section):
+    train: DatasetSpec
+    val: DatasetSpec
+    # Prompt convention: `dapo` = "Answer: <int>" instruction, `boxed` = \boxed{} instruction, `plain` = bare.
+    prompt_style: Literal["dapo", "boxed", "plain"] = "dapo"
+    max_prompt_length: PositiveInt = 1024
+    max_response_length: PositiveInt = 1024
+    truncation: Literal["left", "right", "error", "middle"] = "error"
+    train_batch_size: PositiveInt = 8
+    shuffle: bool = True
+    dedup: bool = True
+    # Problems that appear with different answers: drop all copies (and report), keep the first, or fail.
+    conflict_policy: Literal["drop", "keep-first", "error"] = "drop"
+    # `en` drops problems containing CJK text; None keeps all.
+    language: Literal["en"] | None = None
+    arith: ArithSpec = Field(default_factory=ArithSpec)
+
+
+class OverlongPenalty(Section):
+    """DAPO soft overlong penalty (verl's `dapo` reward manager formula)."""
+
+    enable: bool = False
+    buffer_len: PositiveInt = 4096
+    penalty_factor: float = Field(default=1.0, ge=0)
+
+
+class AlgorithmSection(Section):
+    adv_estimator: Literal["grpo"] = "grpo"
+    norm_adv_by_std_in_grpo: bool = True
+    use_kl_in_reward: bool = False
+    kl_coef: float = Field(default=0.0, ge=0)
+    # Policy loss from the algo registry: gspo (sequence-level), gspo_token, vanilla (token-level PPO/GRPO).
+    loss_mode: Literal["gspo", "gspo_token", "vanilla"] = "gspo"
+    loss_agg_mode: Literal["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"] = (
+        "seq-mean-token-mean"
+    )
+    clip_ratio_low: PositiveFloat = 3e-4
+    clip_ratio_high: PositiveFloat = 4e-4
+    use_kl_loss: bool = False
+    kl_loss_coef: float = Field(default=0.0, ge=0)
+    entropy_coeff: float = Field(default=0.0, ge=0)
+    overlong_penalty: OverlongPenalty = Field(default_factory=OverlongPenalty)
+
+    @model_validator(mode="after")
+    def _kl_consistency(self) -> AlgorithmSection:
+        if self.use_kl_in_reward and self.kl_coef <= 0:
+            raise ValueError("use_kl_in_reward is true but kl_coef is 0: set kl_coef > 0 or use_kl_in_reward: false")
+        if self.use_kl_loss and self.kl_loss_coef <= 0:
+            raise ValueError("use_kl_loss is true but kl_loss_coef is 0: set kl_loss_coef > 0 or use_kl_loss: false")
+        return self
+
+
+class ActorSection(Section):
+    strategy: Literal["fsdp", "fsdp2", "native"] = "fsdp2"
+    lr: PositiveFloat = 1e-6
+    lr_warmup_steps: NonNegInt = 0
+    weight_decay: float = Field(default=0.0, ge=0)
+    grad_clip: PositiveFloat = 1.0
+    ppo_mini_batch_size: PositiveInt = 8
+    ppo_micro_batch_size_per_device: PositiveInt | None = None
+    ppo_epochs: PositiveInt = 1
+    use_dynamic_bsz: bool = False
+    ppo_max_token_len_per_device: PositiveInt | None = None
+    ulysses_sequence_parallel_size: PositiveInt = 1
+    param_offload: bool = False
+    optimizer_offload: bool = False
+    reshard_after_forward: bool = True
+    forward_prefetch: bool = False
+    entropy_checkpointing: bool = False
+    entropy_from_logits_with_chunking: bool = False
+    use_torch_compile: bool = False
+
+
+class ValSampling(Section):
+    """Sampling used for validation during training (verl's rollout.val_kwargs)."""
+
+    n: PositiveInt = 1
+    do_sample: bool = True
+    temperature: float = Field(default=1.0, ge=0)
+    top_p: Probability = 1.0
+    top_k: int = -1
+
+
+class RolloutSection(Section):
+    name: Literal["vllm", "hf"] = "vllm"
+    n: PositiveInt = 8
+    tensor_parallel_size: PositiveInt = 1
+    gpu_memory_utilization: Probability = 0.6
+    max_num_batched_tokens: PositiveInt = 8192
+    max_num_seqs: PositiveInt | None = None
+    enable_chunked_prefill: bool = True
+    enforce_eager: bool = False
+    cudagraph_capture_sizes: list[PositiveInt] | None = None
+    cudagraph_mode: str | None = None
+    temperature: float = Field(default=1.0, ge=0)
+    top_p: Probability = 1.0
+    top_k: int = -1
+    # Use the rollout engine's log-probs as old log-probs (verl rollout.calculate_log_probs).
+    calculate_log_probs: bool = False
+    update_weights_bucket_megabytes: PositiveInt = 512
+    log_prob_max_token_len_per_device: PositiveInt | None = None
+    val: ValSampling = Field(default_factory=ValSampling)
+
+    @model_validator(mode="after")
+    def _top_k(self) -> RolloutSection:
+        if self.top_k == 0 or self.top_k < -1:
+            raise ValueError("top_k must be -1 (disabled) or a positive integer")
+        return self
+
+
+class TrainerSection(Section):
+    engine: Literal["verl", "native"] = "verl"
+    project_name: str = "gspo"
+    experiment_name: str | None = None
+    total_epochs: PositiveInt = 1
+    total_training_steps: PositiveInt | None = None
+    # Save a checkpoint every N steps (-1 = never); keep only the newest max_ckpt_to_keep.
+    save_freq: int = -1
+    max_ckpt_to_keep: PositiveInt | None = None
+    # Validate every N steps (-1 = never).
+    test_freq: int = -1
+    val_before_train: bool = False
+    balance_batch: bool = True
+    resume_mode: Literal["auto", "disable", "resume_path"] = "auto"
+    loggers: list[str] = Field(default_factory=lambda: ["console", "file"])
+    seed: int = 1
+    # Device of the native engine (auto = npu > cuda > cpu).
+    device: Literal["auto", "cpu", "cuda", "npu"] = "auto"
+
+    @model_validator(mode="after")
+    def _frequencies(self) -> TrainerSection:
+        for name in ("save_freq", "test_freq"):
+            value = getattr(self, name)
+            if value == 0 or value < -1:
+                raise ValueError(f"{name} must be -1 (never) or a positive number of steps, got {value}")
+        if self.total_training_steps is not None:
+            for name in ("save_freq", "test_freq"):
+                value = getattr(self, name)
+                if value > self.total_training_steps:
+                    raise ValueError(
+                        f"{name}={value} is larger than total_training_steps={self.total_training_steps}: "
+                        f"it would never fire"
+                    )
+        return self
+
+
+class EvalBenchmark(Section):
+    n: PositiveInt = 1
+    k: list[PositiveInt] = Field(default_factory=lambda: [1])
+    temperature: float = Field(default=1.0, ge=0)
+    top_p: Probability = 1.0
+    top_k: int = -1
+    max_tokens: PositiveInt = 1024
+    prompt_style: Literal["dapo", "boxed", "plain"] | None = None
+    enable_thinking: bool = False
+    # A prepared parquet to read instead of the prepare-data output of this benchmark.
+    data: str | None = None
+
+    @model_validator(mode="after")
+    def _k_le_n(self) -> EvalBenchmark:
+        bad = [k for k in self.k if k > self.n]
+        if bad:
+            raise ValueError(f"k={bad} larger than n={self.n}: pass@k needs k <= n samples per problem")
+        return self
+
+
+class EvalSection(Section):
+    backend: Literal["auto", "vllm", "hf"] = "auto"
+    benchmarks: dict[str, EvalBenchmark] = Field(default_factory=dict)
+
+
+class EnvSection(Section):
+    # Exported for every job (Ray runtime_env.env_vars) and by `gspo env exports`.
+    vars: dict[str, str] = Field(default_factory=dict)
+    # Preload jemalloc when it is found on the host (LD_PRELOAD); skipped with a note when absent.
+    jemalloc: bool = False
+
+
+class PathsSection(Section):
+    # None = $GSPO_HOME/data and $GSPO_HOME/runs.
+    data_dir: str | None = None
+    runs_dir: str | None = None
+
+
+class OverridesSection(Section):
+    """Escape hatch: raw settings for anything the schema does not model."""
+
+    verl: list[str] = Field(default_factory=list)
+    native: list[str] = Field(default_factory=list)
+
+
+class Preset(Section):
+    name: str
+    description: str = ""
+    aliases: list[str] = Field(default_factory=list)
+    cluster: ClusterSection = Field(default_factory=ClusterSection)
+    model: ModelSection
+    data: DataSection
+    algorithm: AlgorithmSection = Field(default_factory=AlgorithmSection)
+    actor: ActorSection = Field(default_factory=ActorSection)
+    rollout: RolloutSection = Field(default_factory=RolloutSection)
+    trainer: TrainerSection = Field(default_factory=TrainerSection)
+    eval: EvalSection = Field(default_factory=EvalSection)
+    env: EnvSection = Field(default_factory=EnvSection)
+    paths: PathsSection = Field(default_factory=PathsSection)
+    overrides: OverridesSection = Field(default_factory=OverridesSection)
+
+    @model_validator(mode="after")
+    def _cross_section(self) -> Preset:
+        if self.algorithm.adv_estimator == "grpo" and self.rollout.n < 2:
+            raise ValueError("rollout.n must be >= 2 for GRPO-style group advantages (one sample has no baseline)")
+        if self.actor.ppo_mini_batch_size > self.data.train_batch_size:
+            raise ValueError(
+                f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size} is larger than "
+                f"data.train_batch_size={self.data.train_batch_size}"
+            )
+        if self.data.train_batch_size % self.actor.ppo_mini_batch_size:
+            raise ValueError(
+                f"data.train_batch_size={self.data.train_batch_size} is not a multiple of "
+                f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}"
+            )
+        return self
+
+
+def to_jsonable(preset: Preset) -> dict[str, Any]:
+    return preset.model_dump(mode="json")
