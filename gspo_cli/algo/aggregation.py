@@ -105,9 +105,7 @@ def agg_loss(
     try:
         fn = _AGGREGATORS[mode]
     except KeyError:
-        raise ConfigError(
-            f"unknown loss_agg_mode {mode!r}", hint=f"use one of: {', '.join(LOSS_AGG_MODES)}"
-        ) from None
+        raise ConfigError(f"unknown loss_agg_mode {mode!r}", hint=f"use one of: {', '.join(LOSS_AGG_MODES)}") from None
     mask = mask.to(loss_mat.dtype)
     return fn(
         loss_mat,

@@ -28,7 +28,11 @@ def random_inputs(seed: int, b: int = 8, t: int = 9):
     mask = (torch.arange(t).unsqueeze(0) < lengths.unsqueeze(1)).double()
     old = -2 * torch.rand(b, t, generator=g, dtype=torch.float64)
     # Per-sequence drift of +-0.2 puts some sequences outside [1 - LO, 1 + HI] and some inside.
-    new = old + 0.2 * torch.randn(b, 1, generator=g, dtype=torch.float64) + 0.02 * torch.randn(b, t, generator=g, dtype=torch.float64)
+    new = (
+        old
+        + 0.2 * torch.randn(b, 1, generator=g, dtype=torch.float64)
+        + 0.02 * torch.randn(b, t, generator=g, dtype=torch.float64)
+    )
     seq_adv = torch.randn(b, generator=g, dtype=torch.float64)
     return old, new, mask, seq_adv
 
@@ -49,7 +53,7 @@ def test_gspo_grad_wrt_log_prob_is_paper_gradient():
         keep = unclipped(s, seq_adv) & (n > 0)
         coef = torch.where(keep, s * seq_adv / n.clamp(min=1), torch.zeros_like(s))
         expected = -(coef / (n > 0).sum()).unsqueeze(-1) * mask
-        torch.testing.assert_close(grad, expected, atol=1e-9, rtol=1e-7, msg=lambda m: f"seed={seed}: {m}")
+        torch.testing.assert_close(grad, expected, atol=1e-9, rtol=1e-7, msg=lambda m, seed=seed: f"seed={seed}: {m}")
         # Clipped sequences get exactly zero gradient on every token.
         assert torch.count_nonzero(grad[~keep]) == 0
         n_clipped += int((~keep & (n > 0)).sum())

@@ -19,7 +19,9 @@ ADV = [0.866, -1.5]
 def test_advantages_golden(dtype):
     a = grpo_outcome_advantages(torch.tensor([1.0, -1.0, -1.0, 1.0], dtype=dtype), ["p"] * 4)
     assert a.dtype == dtype
-    torch.testing.assert_close(a, torch.tensor([0.866025, -0.866025, -0.866025, 0.866025], dtype=dtype), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        a, torch.tensor([0.866025, -0.866025, -0.866025, 0.866025], dtype=dtype), atol=1e-6, rtol=0
+    )
     b = grpo_outcome_advantages(torch.tensor([1.0, 1.0, 1.0, -1.0], dtype=dtype), [7, 7, 7, 7])
     torch.testing.assert_close(b, torch.tensor([0.5, 0.5, 0.5, -1.499999], dtype=dtype), atol=1e-6, rtol=0)
 

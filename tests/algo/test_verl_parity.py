@@ -182,6 +182,8 @@ def test_grpo_advantages_match_verl(verl_core, dtype):
             rewards, mask, uids, epsilon=eps, norm_adv_by_std_in_grpo=norm
         )
         adv = grpo_outcome_advantages(scores, list(uids), norm_by_std=norm, epsilon=eps)
-        torch.testing.assert_close(broadcast_to_tokens(adv, mask), v_adv, **tol, msg=lambda m: f"seed={seed}: {m}")
+        torch.testing.assert_close(
+            broadcast_to_tokens(adv, mask), v_adv, **tol, msg=lambda m, seed=seed: f"seed={seed}: {m}"
+        )
         # Same result with a tensor of integer ids.
         torch.testing.assert_close(grpo_outcome_advantages(scores, gid, norm_by_std=norm, epsilon=eps), adv)
