@@ -31,8 +31,8 @@ def group_index(group_ids: Sequence | torch.Tensor, device: torch.device | None 
         _, inverse = torch.unique(group_ids, return_inverse=True)
         return inverse.to(device=device if device is not None else group_ids.device, dtype=torch.long)
     dense: dict = {}
-    # Order of first appearance; `.item()`-free so numpy scalars and strings hash as themselves.
-    ids = [dense.setdefault(g, len(dense)) for g in group_ids]
+    # Order of first appearance. 0-d tensors hash by identity, so they are unwrapped to python scalars first.
+    ids = [dense.setdefault(g.item() if isinstance(g, torch.Tensor) else g, len(dense)) for g in group_ids]
     return torch.tensor(ids, dtype=torch.long, device=device)
 
 

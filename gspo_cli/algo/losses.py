@@ -17,7 +17,9 @@ All inputs are token-level [B, T] tensors as in verl: `log_prob` (current policy
 Not modelled from verl: the `config` object (its clip_ratio_low/high/c, loss_scale_factor and
 global_batch_info are explicit arguments here; its `clip_ratio` fallback for a None low/high is not),
 `rollout_is_weights` (rollout importance-sampling correction, unused by the native engine), and `dp_size`
-(single device). See `aggregation.py` for the one deviation (an all-empty batch gives 0, not NaN).
+(single device). Deviations, both only where verl would return NaN: an all-empty batch gives 0 (see
+`aggregation.py`), and `compute_policy_loss` zeroes the inputs at padded positions first, so non-finite
+padding cannot leak in (verl multiplies by the mask, and NaN * 0 = NaN). On finite inputs: verl's numbers.
 
 Metrics (python floats): ``pg_clipfrac`` (token-masked fraction where the clipped term is chosen), ``ppo_kl``
 (masked mean of logp_old - logp), ``pg_clipfrac_lower`` (dual-clip fraction; 0 for GSPO as in verl),
@@ -132,7 +134,7 @@ def _gspo_core(log_prob, old_log_prob, advantages, mask, cfg: LossConfig) -> Pol
             {
                 "pg_clipfrac": masked_mean(clipped, mask),
                 "ppo_kl": masked_mean(-negative_approx_kl, mask),
-                "pg_clipfrac_lower": torch.zeros((), dtype=log_prob.dtype),
+                "pg_clipfrac_lower": torch.zeros((), dtype=log_prob.dtype, device=log_prob.device),
                 "seq_clipfrac": _seq_clipfrac(clipped, mask),
                 "seq_ratio_mean": (torch.exp(torch.clamp(log_s, max=LOG_RATIO_MAX)) * nonempty).sum()
                 / nonempty.sum().clamp(min=1),
@@ -213,6 +215,13 @@ def compute_policy_loss(
             "log_prob, old_log_prob, advantages and response_mask must all be [B, T]; got "
             f"{[tuple(t.shape) for t in (log_prob, old_log_prob, advantages, response_mask)]}"
         )
+    # Zero the padding: for finite inputs this changes no value or gradient (verl's results do not depend on
+    # padded entries either), but NaN/inf/huge pad values (e.g. -inf log-probs of pad tokens) can no longer
+    # turn the loss or the gradient into NaN through `x * 0` or `inf - inf`.
+    valid = response_mask.bool()
+    log_prob, old_log_prob, advantages = (
+        torch.where(valid, x, torch.zeros_like(x)) for x in (log_prob, old_log_prob, advantages)
+    )
     cfg = LossConfig(
         clip_ratio_low=clip_ratio_low,
         clip_ratio_high=clip_ratio_high,
