@@ -23,10 +23,10 @@ VERL_LOSS = {"gspo": "gspo", "gspo_token": "gspo", "vanilla": "vanilla"}
 
 
 def random_mask(g: torch.Generator, b: int, t: int) -> torch.Tensor:
-    kind = torch.randint(0, 4, (), generator=g).item()
+    kind = torch.randint(0, 8, (), generator=g).item()
     if kind == 0:  # all empty: verl divides 0 by 0 here
         return torch.zeros(b, t, dtype=torch.float64)
-    if kind == 1:  # scattered, with whatever empty rows fall out
+    if kind <= 2:  # scattered, with whatever empty rows fall out
         return (torch.rand(b, t, generator=g, dtype=torch.float64) < 0.6).double()
     # Right-padded responses, lengths 0..T (0 = an empty row), as the engine builds them.
     lengths = torch.randint(0, t + 1, (b,), generator=g)
