@@ -1,0 +1,13 @@
+"""The answer verifier: one reward for training (both engines) and evaluation.
+
+verl loads `gspo_cli/rewards/verl_entry.py` by path as `custom_reward_function` (name `compute_score`).
+"""
+
+from gspo_cli.rewards.batch import score_batch
+from gspo_cli.rewards.extract import extract, extract_answer
+from gspo_cli.rewards.normalize import normalize
+from gspo_cli.rewards.score import REGISTRY, compute_score, get_scorer, judge, verdict
+from gspo_cli.rewards.shaping import overlong_penalty
+
+__all__ = ["REGISTRY", "compute_score", "extract", "extract_answer", "get_scorer", "judge", "normalize",
+           "overlong_penalty", "score_batch", "verdict"]

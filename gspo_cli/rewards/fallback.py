@@ -1,0 +1,95 @@
+"""math-verify for answers the exact path cannot decide (symbolic ground truths, `x^2 - x^2`).
+
+math-verify times out with `signal.alarm`, which only works on a main thread, and sympy can spin in C where
+no signal reaches it. So by default every call goes to one persistent worker process (spawned, so it is safe
+under Ray and threads) and a call that runs past its hard timeout kills that worker; the next call starts a
+fresh one. Inside `score_batch` workers, which already have a hard-kill watchdog, it runs in-process.
+"""
+
+from __future__ import annotations
+
+import threading
+
+MAX_FALLBACK_CHARS = 300  # longer answers are not sent to sympy at all
+
+_IN_PROCESS = False  # set by score_batch workers: run math-verify directly, the parent kills on overrun
+_lock = threading.Lock()
+_worker = None  # a gspo_cli.rewards._proc.Child
+
+
+def set_in_process(flag: bool) -> None:
+    global _IN_PROCESS
+    _IN_PROCESS = flag
+
+
+def math_verify_equal_direct(gt: str, pred: str, timeouts: bool = True) -> bool:
+    """verl's math-verify comparison (gold parsed as LaTeX, prediction as expression or LaTeX)."""
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+
+    t = 5 if timeouts else None
+    gold = parse("\\boxed{" + gt + "}", (LatexExtractionConfig(),), parsing_timeout=t)
+    got = parse("\\boxed{" + pred + "}", (LatexExtractionConfig(), ExprExtractionConfig()), parsing_timeout=t)
+    if not gold or not got:
+        return False
+    return bool(verify(gold, got, timeout_seconds=t))
+
+
+def _serve(conn) -> None:  # pragma: no cover - runs in the worker process
+    while True:
+        try:
+            req = conn.recv()
+        except (EOFError, OSError):
+            return
+        if req is None:
+            return
+        gt, pred = req
+        try:
+            ok = math_verify_equal_direct(gt, pred, timeouts=True)
+        except BaseException:  # noqa: BLE001 - a failure is a non-match, never a crash of the worker
+            ok = False
+        conn.send(ok)
+
+
+def _start():
+    from gspo_cli.rewards._proc import Child
+
+    return Child("gspo_cli.rewards.fallback:_serve")
+
+
+def _stop() -> None:
+    global _worker
+    if _worker is not None:
+        _worker.kill()
+        _worker = None
+
+
+def math_verify_equal(gt: str, pred: str, timeout_s: float = 10.0) -> bool | None:
+    """True/False from math-verify, or None when it overran `timeout_s` (the worker is then killed)."""
+    global _worker
+    if len(gt) > MAX_FALLBACK_CHARS or len(pred) > MAX_FALLBACK_CHARS:
+        return False
+    if _IN_PROCESS and threading.current_thread() is threading.main_thread():
+        try:
+            return math_verify_equal_direct(gt, pred, timeouts=False)
+        except Exception:  # noqa: BLE001
+            return False
+    with _lock:
+        for _attempt in range(2):
+            if _worker is None or not _worker.alive():
+                try:
+                    _worker = _start()
+                except OSError:
+                    return None
+            w = _worker
+            try:
+                w.conn.send((gt, pred))
+                # The first call also pays the worker's start-up (sympy import): allow for it.
+                startup = 0.0 if getattr(w, "warm", False) else 60.0
+                if w.conn.poll(timeout_s + startup):
+                    w.warm = True
+                    return bool(w.conn.recv())
+                _stop()
+                return None
+            except (EOFError, OSError, BrokenPipeError):
+                _stop()  # the worker died; retry once with a fresh one
+        return None

@@ -1,0 +1,381 @@
+"""Answer normalisation and exact numeric parsing. Pure functions, no I/O.
+
+`clean` turns an extracted answer into plain text (delimiters, boxes, \\text{}, markdown, separators gone);
+`parse_value` reads that text as an exact number (`Fraction`), evaluating small integer-valued LaTeX
+expressions (`\\frac`, `\\sqrt`, `^`, `\\times`) with a bounded recursive-descent parser (never `eval`).
+Every regex here is linear: no nested quantifiers, no backtracking over unbounded alternations.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+MAX_ANSWER_CHARS = 2000  # longer "answers" are not answers; bounds all work below
+
+# A value that exists but is absurdly large (a power tower): never equal to any ground truth we store.
+TOO_BIG = "too_big"
+
+# --- tokens and delimiters -------------------------------------------------------------------------
+
+_SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|</?s>")
+_MD = re.compile(r"\*\*|__|`")
+_TEXT_CMDS = ("\\text", "\\textbf", "\\textit", "\\textrm", "\\mathrm", "\\mathbf", "\\mathit", "\\mbox",
+              "\\boldsymbol", "\\bm", "\\operatorname", "\\textnormal", "\\hbox")
+_BOX_CMDS = ("\\boxed", "\\fbox", "\\framebox")
+# LaTeX spacing / sizing noise that never changes a value.
+_NOISE = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|limits)(?![A-Za-z])|\\[;:> ]|\\!|~")
+# Thousands separators written between digits: `{,}`, `{, }`, `,\!`, `\,`, `\!`, thin/no-break spaces.
+_SEP_LATEX = re.compile(r"(?<=\d)(?:\s?\{\s?,\s?\}\s?|,\\!\s?|\\,|\\!|\\;|\\:|\\ |[\u2009\u202f\u00a0\u2007\u2008])(?=\d)")
+_DEGREE = re.compile(r"\^\s?\{?\s?\\circ\s?\}?|\\circ|°|\\degree")
+_PERCENT = re.compile(r"\\?%")
+_CURRENCY = re.compile(r"\\\$|[$€£¥₹]|\\euro|\\pounds")
+_TRAIL_PUNCT = " \t\r\n.。,，;；:：!！?？\\"
+_WS = re.compile(r"\s+")
+
+# A number with optional consistent thousands grouping (`,` or a space), optional decimal part.
+_NUM = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?|[+\-−]?\.\d+"
+_NUM_FULL = re.compile(r"(" + _NUM + r")")
+# Tail allowed after a number in an answer: words/units without digits or math operators.
+_STRICT = re.compile(r"\s*(" + _NUM + r")((?:\s|[^\x00-\x7f]|%)[^0-9+*/^=<>(){}\[\]\\|_]{0,80})?\s*")
+_EXACT = re.compile(r"\s*(" + _NUM + r")\s*")
+# Numbers inside prose: not glued to Latin letters/digits (`AZYUK2A` holds no number).
+_PROSE_NUM = re.compile(r"(?<![A-Za-z0-9_.^])(" + _NUM.replace(r"\d{1,3}(?: \d{3})+|", "") + r")(?![A-Za-z0-9_])")
+
+
+def find_group_end(s: str, open_idx: int, limit: int = MAX_ANSWER_CHARS * 4) -> int:
+    """Index of the `}` matching the `{` at open_idx, or -1. Linear, bounded by `limit` characters."""
+    depth = 0
+    end = min(len(s), open_idx + limit)
+    i = open_idx
+    while i < end:
+        # Jump straight to the next brace: str.find runs in C, so long brace-free text costs nothing.
+        o = s.find("{", i, end)
+        c = s.find("}", i, end)
+        if c < 0:
+            return -1
+        if 0 <= o < c:
+            depth += 1
+            i = o + 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return c
+            i = c + 1
+    return -1
+
+
+def _unwrap_commands(s: str, cmds: tuple[str, ...], keep_inner: bool = True) -> str:
+    """Replace `\\cmd{inner}` by inner (or nothing). Iterative, each brace group visited once."""
+    for _ in range(16):  # nesting depth we bother with; deeper is not an answer
+        hit = False
+        for cmd in cmds:
+            start = 0
+            while True:
+                i = s.find(cmd, start)
+                if i < 0:
+                    break
+                j = i + len(cmd)
+                if j < len(s) and s[j].isalpha():  # \textbfx is another command
+                    start = j
+                    continue
+                k = j
+                while k < len(s) and s[k] == " ":
+                    k += 1
+                if k < len(s) and s[k] == "{":
+                    end = find_group_end(s, k)
+                    if end < 0:
+                        s = s[:i] + s[k + 1:]
+                    else:
+                        inner = s[k + 1:end] if keep_inner else ""
+                        s = s[:i] + inner + s[end + 1:]
+                    hit = True
+                    start = i
+                elif cmd in _BOX_CMDS and k > j:  # `\boxed 42`
+                    s = s[:i] + s[k:]
+                    hit = True
+                    start = i
+                else:
+                    start = j
+        if not hit:
+            break
+    return s
+
+
+_DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
+
+
+def strip_delimiters(s: str) -> str:
+    """Remove math delimiters and the markdown/bracket wrapping commonly put around one answer."""
+    s = s.strip()
+    for _ in range(8):
+        before = s
+        s = s.strip(_TRAIL_PUNCT.replace("\\", "") if not s.endswith("\\\\") else " ")
+        for o, c in _DELIMS:
+            if s.startswith(o) and s.endswith(c) and len(s) >= len(o) + len(c):
+                s = s[len(o):len(s) - len(c)].strip()
+        s = s.replace("\\(", " ").replace("\\)", " ").replace("\\[", " ").replace("\\]", " ")
+        s = s.replace("$", " ").strip()
+        if len(s) >= 2 and s[0] == "*" and s[-1] == "*":
+            s = s.strip("*").strip()
+        if s == before:
+            break
+    return s
+
+
+def clean(answer: str) -> str:
+    """Plain text of one extracted answer: no delimiters, boxes, text commands, markdown or separators."""
+    s = answer[:MAX_ANSWER_CHARS]
+    s = _SPECIAL_TOKEN.sub(" ", s)
+    s = _MD.sub("", s)
+    s = _unwrap_commands(s, _BOX_CMDS)
+    s = _unwrap_commands(s, _TEXT_CMDS)
+    s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    s = _SEP_LATEX.sub(",", s)
+    s = _NOISE.sub(" ", s)
+    s = _DEGREE.sub(" ", s)
+    s = _PERCENT.sub(" ", s)
+    s = _CURRENCY.sub(" ", s)
+    s = strip_delimiters(s)
+    s = s.replace("−", "-")
+    s = _WS.sub(" ", s).strip()
+    s = s.rstrip(_TRAIL_PUNCT).strip()
+    return s
+
+
+def _num_to_fraction(tok: str) -> Fraction:
+    tok = tok.replace(",", "").replace(" ", "").replace("−", "-")
+    return Fraction(tok)
+
+
+def rhs(s: str) -> str:
+    """Right-hand side of the last `=`/`\\approx` (`x = 42` -> `42`); the text itself when there is none."""
+    cut = max(s.rfind("="), s.rfind("\\approx"), s.rfind("≈"))
+    if cut < 0:
+        return s
+    if s.startswith("\\approx", cut):
+        cut += len("\\approx") - 1
+    out = s[cut + 1:].strip()
+    return out if out else s
+
+
+def parse_number(s: str, allow_tail: bool = True) -> Fraction | None:
+    """A single number, optionally followed by unit words (`42 square`, `90 degrees`), else None."""
+    m = (_STRICT if allow_tail else _EXACT).fullmatch(s)
+    if not m:
+        return None
+    return _num_to_fraction(m.group(1))
+
+
+def prose_numbers(s: str) -> list[str]:
+    """Numbers standing alone in prose, in order (thousands-grouped tokens kept whole)."""
+    return [m.group(1) for m in _PROSE_NUM.finditer(s[: MAX_ANSWER_CHARS * 2])]
+
+
+def parse_value(answer: str) -> Fraction | str | None:
+    """Exact value of a cleaned answer: a Fraction, TOO_BIG, or None when it is not a closed-form number."""
+    if not answer:
+        return None
+    s = rhs(answer)
+    v = parse_number(s)
+    if v is not None:
+        return v
+    return evaluate(s)
+
+
+def format_value(v: Fraction) -> str:
+    if v.denominator == 1:
+        return str(v.numerator)
+    return f"{v.numerator}/{v.denominator}"
+
+
+def normalize(answer: str) -> str:
+    """Canonical string of an answer: `033`, `33.0`, `\\boxed{33}`, `$33$.` all give `33`."""
+    s = clean(answer)
+    v = parse_value(s)
+    if isinstance(v, Fraction):
+        return format_value(v)
+    return s.replace(" ", "")
+
+
+# --- a tiny exact evaluator for integer-valued LaTeX ----------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\frac|\\sqrt|\\times|\\cdot|\\div|\\pi|\\[A-Za-z]+|[A-Za-z]|[-+*/^(){}\[\]]|\S)")
+_MAX_TOKENS = 200
+_MAX_EXP = 4096
+_MAX_BITS = 1 << 16
+
+
+class _Fail(Exception):
+    pass
+
+
+class _TooBig(Exception):
+    pass
+
+
+class _Parser:
+    """expr := term (('+'|'-') term)* ; term := unary (('*'|'/'|implicit) unary)* ; unary := ('-'|'+') unary | power ;
+    power := atom ('^' unary)? ; atom := number | '(' expr ')' | '{' expr '}' | \\frac g g | \\sqrt g"""
+
+    def __init__(self, toks: list[str]):
+        self.t = toks
+        self.i = 0
+        self.depth = 0
+
+    def peek(self) -> str | None:
+        return self.t[self.i] if self.i < len(self.t) else None
+
+    def take(self) -> str:
+        if self.i >= len(self.t):
+            raise _Fail
+        tok = self.t[self.i]
+        self.i += 1
+        return tok
+
+    def expect(self, tok: str) -> None:
+        if self.take() != tok:
+            raise _Fail
+
+    def expr(self) -> Fraction:
+        self.depth += 1
+        if self.depth > 60:
+            raise _Fail
+        v = self.term()
+        while self.peek() in ("+", "-"):
+            op = self.take()
+            w = self.term()
+            v = v + w if op == "+" else v - w
+        self.depth -= 1
+        return v
+
+    def term(self) -> Fraction:
+        v = self.unary()
+        while True:
+            p = self.peek()
+            if p in ("*", "\\times", "\\cdot"):
+                self.take()
+                v = v * self.unary()
+            elif p in ("/", "\\div"):
+                self.take()
+                w = self.unary()
+                if w == 0:
+                    raise _Fail
+                v = v / w
+            elif p in ("(", "\\frac", "\\sqrt"):  # implicit product: 2(3), 4\sqrt{2}
+                v = v * self.unary()
+            else:
+                return v
+
+    def unary(self) -> Fraction:
+        p = self.peek()
+        if p == "-":
+            self.take()
+            return -self.unary()
+        if p == "+":
+            self.take()
+            return self.unary()
+        return self.power()
+
+    def power(self) -> Fraction:
+        base = self.atom()
+        if self.peek() == "^":
+            self.take()
+            exp = self.unary() if self.peek() not in ("{",) else self.atom()
+            return _pow(base, exp)
+        return base
+
+    def group(self) -> Fraction:
+        """A `{...}` argument, or a single digit/token as in `\\frac34`."""
+        if self.peek() == "{":
+            return self.atom()
+        tok = self.take()
+        if tok.isdigit():
+            return Fraction(int(tok[0])) if len(tok) == 1 else self._split_digit(tok)
+        raise _Fail
+
+    def _split_digit(self, tok: str) -> Fraction:
+        # `\frac34` tokenises as "34": the command takes one digit, the rest stays for the next argument.
+        self.t.insert(self.i, tok[1:])
+        return Fraction(int(tok[0]))
+
+    def atom(self) -> Fraction:
+        tok = self.take()
+        if tok[0].isdigit() or tok[0] == ".":
+            return Fraction(tok)
+        if tok in ("(", "{"):
+            v = self.expr()
+            self.expect(")" if tok == "(" else "}")
+            return v
+        if tok == "\\frac":
+            num = self.group()
+            den = self.group()
+            if den == 0:
+                raise _Fail
+            return num / den
+        if tok == "\\sqrt":
+            if self.peek() == "[":
+                raise _Fail  # n-th roots: leave to math-verify
+            return _sqrt(self.group())
+        raise _Fail
+
+
+def _pow(base: Fraction, exp: Fraction) -> Fraction:
+    if exp.denominator != 1:
+        if exp == Fraction(1, 2):
+            return _sqrt(base)
+        raise _Fail
+    e = exp.numerator
+    if base == 1:
+        return base
+    if base == 0:
+        if e <= 0:
+            raise _Fail
+        return base
+    if base == -1:
+        return Fraction(1 if e % 2 == 0 else -1)
+    if abs(e) > _MAX_EXP or abs(e) * max(base.numerator.bit_length(), base.denominator.bit_length()) > _MAX_BITS:
+        raise _TooBig
+    return base**e
+
+
+def _sqrt(v: Fraction) -> Fraction:
+    from math import isqrt
+
+    if v < 0:
+        raise _Fail
+    n, d = isqrt(v.numerator), isqrt(v.denominator)
+    if n * n != v.numerator or d * d != v.denominator:
+        raise _Fail  # irrational: not something the exact path decides
+    return Fraction(n, d)
+
+
+def evaluate(s: str) -> Fraction | str | None:
+    """Exact value of a small arithmetic LaTeX expression, TOO_BIG, or None (not closed-form / not arithmetic)."""
+    if len(s) > 400 or not s:
+        return None
+    s = s.replace(",", "") if _looks_grouped(s) else s
+    toks = _TOKEN.findall(s)
+    if not toks or len(toks) > _MAX_TOKENS:
+        return None
+    p = _Parser(toks)
+    try:
+        v = p.expr()
+        if p.i != len(p.t):
+            return None
+        return v
+    except _TooBig:
+        return TOO_BIG
+    except (_Fail, ValueError, ZeroDivisionError, OverflowError):
+        return None
+
+
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
+
+
+def _looks_grouped(s: str) -> bool:
+    """True when every comma in s sits inside a well-formed thousands group (`1,500 \\times 2`)."""
+    if "," not in s:
+        return False
+    return s.count(",") == sum(m.group(0).count(",") for m in _GROUPED.finditer(s)) and not re.search(
+        r"\d,\d{3}\d", s)

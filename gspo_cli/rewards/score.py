@@ -1,0 +1,151 @@
+"""One reward for training and evaluation: `compute_score` with verl's custom reward signature.
+
+Ground truths with an exact value (all of DAPO-Math-17k and AIME are integers) compare exactly as numbers;
+anything else, or a prediction the exact path cannot evaluate (`x^2 - x^2`), goes to math-verify in a worker
+process with a hard timeout. Scorers are picked by `data_source`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable
+
+from gspo_cli.rewards.extract import extract
+from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_value
+
+CORRECT, INCORRECT = 1.0, -1.0
+FALLBACK_TIMEOUT_S = 10.0
+_SYMBOLIC = re.compile(r"[A-Za-z\\]")  # only something with a variable or a command is worth sympy's time
+
+
+@dataclass(frozen=True)
+class Verdict:
+    acc: bool
+    pred: str
+    how: str  # which evidence decided: "answer_line", "boxed", "prose:...", "math_verify", or why nothing
+
+
+def _as_text(x: Any) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, bytes):
+        return x.decode("utf-8", "replace")
+    if isinstance(x, (list, tuple)) and x:  # some datasets store [answer]
+        return _as_text(x[0])
+    return str(x)
+
+
+def _pred_str(c: str, v: Fraction | str | None) -> str:
+    return format_value(v) if isinstance(v, Fraction) else c
+
+
+def judge(answer: str | None, ground_truth: str, *, fallback: bool = True,
+          fallback_timeout_s: float = FALLBACK_TIMEOUT_S) -> tuple[bool, str, str]:
+    """(correct, normalised prediction, how) for an extracted answer against a ground truth."""
+    g = clean(ground_truth)
+    if answer is None:
+        return False, "", "no_answer"
+    p = clean(answer)
+    if not p or not g:  # an empty answer never matches, not even an empty ground truth
+        return False, p, "empty"
+    pv = parse_value(p)
+    gv = parse_value(g)
+    pred = _pred_str(p, pv)
+    if isinstance(gv, Fraction):
+        if isinstance(pv, Fraction):
+            return pv == gv, pred, "exact"
+        if pv == TOO_BIG or not _SYMBOLIC.search(p):
+            return False, pred, "exact"
+    elif gv == TOO_BIG:
+        return False, pred, "exact"
+    elif p.replace(" ", "") == g.replace(" ", ""):
+        return True, pred, "string"
+    if not fallback:
+        return False, pred, "undecided"
+    from gspo_cli.rewards.fallback import math_verify_equal
+
+    ok = math_verify_equal(g, p, timeout_s=fallback_timeout_s)
+    if ok is None:
+        return False, pred, "math_verify_timeout"
+    return ok, pred, "math_verify"
+
+
+def verdict(solution_str: str, ground_truth: str, style: str = "dapo", **kw: Any) -> Verdict:
+    ex = extract(solution_str, style)
+    acc, pred, how = judge(ex.answer, ground_truth, **kw)
+    if ex.answer is None:
+        how = ex.how
+    elif how in ("exact", "string"):
+        how = ex.how
+    return Verdict(acc, pred, how)
+
+
+def _result(acc: bool, pred: str) -> dict:
+    return {"score": CORRECT if acc else INCORRECT, "acc": bool(acc), "pred": pred}
+
+
+def score_math(solution_str: str, ground_truth: str, style: str = "dapo") -> dict:
+    v = verdict(solution_str, ground_truth, style)
+    return _result(v.acc, v.pred)
+
+
+_INT = re.compile(r"\s*([+-]?\d+)\s*")
+_ARITH_LINE = re.compile(r"(?i)answer\s*[:：]\s*([+-]?\d+)\s*\.?\s*$")
+
+
+def score_arith(solution_str: str, ground_truth: str) -> dict:
+    """Synthetic integer arithmetic (the tiny demo): the response is the integer, or ends `Answer: N`."""
+    g = _INT.fullmatch(ground_truth)
+    text = solution_str
+    for tok in ("<|im_end|>", "<|endoftext|>", "</s>"):
+        text = text.split(tok, 1)[0]
+    m = _INT.fullmatch(text)
+    if m is None:
+        lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+        m = _ARITH_LINE.search(lines[-1]) if lines else None
+    if m is None:
+        return _result(False, "")
+    pred = str(int(m.group(1)))
+    return _result(g is not None and int(m.group(1)) == int(g.group(1)), pred)
+
+
+Scorer = Callable[[str, str], dict]
+
+
+def _math_dapo(s: str, g: str) -> dict:
+    return score_math(s, g, "dapo")
+
+
+def _boxed(s: str, g: str) -> dict:
+    return score_math(s, g, "boxed")
+
+
+# data_source -> scorer. Keys ending in "*" match by prefix (aime, aime24, aime-2024, aime_2025, ...).
+REGISTRY: dict[str, Scorer] = {
+    "math_dapo": _math_dapo,
+    "aime*": _math_dapo,  # the DAPO AIME sets use the same "Answer:" prompt
+    "arith": score_arith,
+}
+DEFAULT_SCORER: Scorer = _boxed
+
+
+def get_scorer(data_source: str | None) -> Scorer:
+    """The scorer for a data_source (exact key, then prefix keys, then the boxed-first default)."""
+    ds = (data_source or "").strip()
+    low = ds.lower()
+    if low in REGISTRY:
+        return REGISTRY[low]
+    for key, fn in REGISTRY.items():
+        if key.endswith("*") and low.startswith(key[:-1]):
+            return fn
+    return DEFAULT_SCORER
+
+
+def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None, **_: Any) -> dict:
+    """verl `custom_reward_function` entry: {"score": 1.0 | -1.0, "acc": bool, "pred": str}. Never raises."""
+    try:
+        return get_scorer(_as_text(data_source))(_as_text(solution_str), _as_text(ground_truth))
+    except Exception:  # noqa: BLE001 - a broken item is a wrong answer, never a crashed training step
+        return _result(False, "")

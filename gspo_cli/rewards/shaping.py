@@ -1,0 +1,20 @@
+"""Reward shaping. Pure functions.
+
+DAPO's soft overlong penalty, exactly as verl's `dapo` reward manager computes it
+(verl/workers/reward_manager/dapo.py): responses longer than `max_resp_len - overlong_buffer_len` lose up to
+`penalty_factor`, linearly across the buffer, and more beyond it.
+"""
+
+from __future__ import annotations
+
+
+def overlong_penalty(valid_response_length: int, max_resp_len: int, overlong_buffer_len: int,
+                     penalty_factor: float) -> float:
+    """min(-(L - (max_resp_len - buffer)) / buffer * factor, 0): 0 inside the budget, negative past it."""
+    if overlong_buffer_len <= 0:
+        raise ValueError(f"overlong_buffer_len must be positive, got {overlong_buffer_len}")
+    if max_resp_len < overlong_buffer_len:
+        raise ValueError(f"max_resp_len ({max_resp_len}) must be >= overlong_buffer_len ({overlong_buffer_len})")
+    expected_len = max_resp_len - overlong_buffer_len
+    exceed_len = valid_response_length - expected_len
+    return min(-exceed_len / overlong_buffer_len * penalty_factor, 0)
