@@ -11,6 +11,8 @@ import sys
 
 # command name -> "module:function(argv: list[str]) -> int"
 COMMANDS: dict[str, str] = {
+    "cluster-smoke": "gspo_cli.cluster_smoke:main",
+    "eval": "gspo_cli.eval.job:main",
 }
 
 

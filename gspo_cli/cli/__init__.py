@@ -12,6 +12,9 @@ import sys
 import typer
 
 from gspo_cli import __version__
+from gspo_cli.cli import cluster as cluster_cli
+from gspo_cli.cli import eval as eval_cli
+from gspo_cli.cli import jobs as jobs_cli
 from gspo_cli.cli import presets as presets_cli
 
 app = typer.Typer(
@@ -51,6 +54,9 @@ def _root(
 
 
 app.add_typer(presets_cli.app, name="presets")
+app.add_typer(jobs_cli.app, name="jobs")
+app.add_typer(cluster_cli.app, name="cluster")
+app.command("eval")(eval_cli.eval_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,68 @@
+"""`gspo cluster status | down | smoke`: the Ray cluster gspo uses (embedded local head or a real cluster)."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="Show, test and stop the Ray cluster gspo uses.", no_args_is_help=True)
+
+AddressOption = typer.Option(
+    None, "--address", help="Ray dashboard URL or HEAD:PORT (default: RAY_ADDRESS, else the embedded local head)."
+)
+
+
+@app.command("status")
+def status_cmd(address: str | None = AddressOption,
+               json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:
+    """Which head is in use and the resources its alive nodes register."""
+    from gspo_cli import jobs
+
+    info = jobs.cluster_status(address)
+    if json_out:
+        from gspo_cli.console import print_json
+
+        print_json(info)
+        return
+    from rich.table import Table
+
+    from gspo_cli.console import out
+
+    kind = f"embedded local head (pid {info['embedded_pid']})" if info["embedded"] else f"from {info['source']}"
+    out.print(f"[bold]Ray[/] {info['dashboard_url']}  {kind}")
+    table = Table(title=f"{len(info['nodes'])} alive node(s)", title_justify="left")
+    table.add_column("node")
+    table.add_column("head")
+    resources = sorted({k for n in info["nodes"] for k in n["resources"] if not k.startswith(("node:", "memory",
+                                                                                              "object_store"))})
+    for key in resources:
+        table.add_column(key, justify="right")
+    for node in info["nodes"]:
+        table.add_row(node["node_ip"], "yes" if node["is_head"] else "",
+                      *[f"{node['resources'].get(k, 0):g}" for k in resources])
+    out.print(table)
+
+
+@app.command("down")
+def down_cmd() -> None:
+    """Stop the embedded local head that gspo started (never any other Ray process)."""
+    from gspo_cli import local_head
+    from gspo_cli.console import err
+
+    record = local_head.stop()
+    if record is None:
+        err.print("No embedded Ray head is recorded; nothing to stop. (gspo never stops clusters it did not start.)")
+        return
+    err.print(f"Stopped the embedded Ray head (pid {record.pid}, {record.dashboard_url}).")
+
+
+@app.command("smoke")
+def smoke_cmd(
+    address: str | None = AddressOption,
+    local: bool = typer.Option(False, "--local", help="Run in this process instead of as a Ray job."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Run a job that connects back to the cluster and runs one task on every alive node."""
+    from gspo_cli import jobs
+
+    raise typer.Exit(jobs.run_job("cluster-smoke", [], preset_name="cluster", address=address, local=local,
+                                  json_out=json_out))

@@ -1,0 +1,91 @@
+"""Render a job's output: progress events become a rich progress bar, other lines pass through to stderr."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from gspo_cli import events
+from gspo_cli.console import err
+
+
+def _fmt_metric(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+class JobView:
+    """Feed it log text (`feed`) or events (`handle_event`); use as a context manager around the run."""
+
+    def __init__(self, title: str = "", quiet: bool = False):
+        self.title = title
+        self.quiet = quiet
+        self.result: dict[str, Any] | None = None
+        self._buffer = ""
+        self._progress: Progress | None = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> JobView:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.flush()
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    # -- raw log text (Ray job logs arrive in arbitrary chunks)
+    def feed(self, chunk: str) -> None:
+        self._buffer += chunk
+        *lines, self._buffer = self._buffer.split("\n")
+        for line in lines:
+            self._line(line)
+
+    def flush(self) -> None:
+        if self._buffer:
+            self._line(self._buffer)
+            self._buffer = ""
+
+    def _line(self, line: str) -> None:
+        event = events.parse_line(line)
+        if event is not None:
+            self.handle_event(event)
+        elif not self.quiet and line.strip():
+            self._print(f"[dim]{escape(line.rstrip())}[/]")
+
+    def _print(self, text: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(text, highlight=False)
+        else:
+            err.print(text, highlight=False)
+
+    # -- structured events
+    def handle_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("kind")
+        if kind == "progress":
+            self._on_progress(event)
+        elif kind == "message":
+            self._print(escape(str(event.get("text", ""))))
+        elif kind == "result":
+            payload = event.get("payload")
+            self.result = payload if isinstance(payload, dict) else {"result": payload}
+
+    def _on_progress(self, event: dict[str, Any]) -> None:
+        if self._progress is None:
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
+                TextColumn("{task.fields[metrics]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                console=err, transient=False,
+            )
+            self._progress.start()
+        name = str(event.get("task") or self.title or "progress")
+        metrics = event.get("metrics") or {}
+        shown = "  ".join(f"{k.split('/')[-2] if k.count('/') >= 2 else k}={_fmt_metric(v)}" for k, v in
+                          list(metrics.items())[:4])
+        total = event.get("total")
+        if name not in self._tasks:
+            self._tasks[name] = self._progress.add_task(name, total=total, metrics=shown)
+        self._progress.update(self._tasks[name], completed=event.get("step", 0), total=total, metrics=shown)

@@ -1,0 +1,68 @@
+"""Shared fixtures: every test gets its own $GSPO_HOME; Ray tests share one real embedded head per session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def gspo_home(tmp_path, monkeypatch) -> Path:
+    """An empty $GSPO_HOME per test, and no inherited cluster address."""
+    home = tmp_path / "gspo-home"
+    home.mkdir()
+    monkeypatch.setenv("GSPO_HOME", str(home))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv("GSPO_DEBUG", raising=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def ray_head(tmp_path_factory):
+    """A real local Ray head on 127.0.0.1, started through gspo's own embedded-head code and torn down after.
+
+    Tests talk to it with `--address <dashboard_url>` (or RAY_ADDRESS), so their per-test $GSPO_HOME stays empty.
+    """
+    from gspo_cli import local_head
+
+    home = tmp_path_factory.mktemp("ray-home")
+    old = os.environ.get("GSPO_HOME")
+    os.environ["GSPO_HOME"] = str(home)
+    try:
+        record = local_head.start(num_cpus=2)
+    finally:
+        if old is None:
+            os.environ.pop("GSPO_HOME", None)
+        else:
+            os.environ["GSPO_HOME"] = old
+    yield record
+    os.environ["GSPO_HOME"] = str(home)
+    try:
+        local_head.stop()
+    finally:
+        if old is None:
+            os.environ.pop("GSPO_HOME", None)
+        else:
+            os.environ["GSPO_HOME"] = old
+
+
+def run_gspo(*args: str, env: dict[str, str] | None = None, timeout: float = 300, input: str | None = None):
+    """Run the real `gspo` console entry in a subprocess; returns CompletedProcess with text output."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "gspo_cli", *args], capture_output=True, text=True, env=full_env, timeout=timeout,
+        input=input, cwd=REPO,
+    )
+
+
+@pytest.fixture
+def gspo():
+    return run_gspo

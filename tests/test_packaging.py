@@ -1,0 +1,31 @@
+"""Built-in presets ship inside the wheel: a non-editable install, away from the source tree, finds them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_non_editable_install_finds_builtin_presets(tmp_path):
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--target",
+         str(target), str(REPO)],
+        check=True, capture_output=True, text=True, timeout=300,
+    )
+    assert (target / "gspo_cli" / "presets" / "qwen3-32b-4x16.yaml").is_file()
+    code = (
+        "import json, gspo_cli, gspo_cli.preset_catalog as c; "
+        "print(json.dumps({'file': gspo_cli.__file__, 'names': [r['name'] for r in c.catalog()]}))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(target), GSPO_HOME=str(tmp_path / "home"))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60, check=True)
+    info = json.loads(proc.stdout)
+    assert info["file"].startswith(str(target)), "imported the source tree, not the installed copy"
+    assert {"qwen3-32b-4x16", "tiny"} <= set(info["names"])
