@@ -50,6 +50,8 @@ _CONCLUSION = re.compile(
     r"|因此|所以|故|结论|总共|一共|لذا|إذن|इसलिए|अतः")
 _BRACKET = re.compile(r"(?:^|(?<=\s))\[([^\[\]\n]{1,80})\](?=[\s.,;:!?]|$)")
 _DOLLAR_SPAN = re.compile(r"\$([^$]{1,200})\$")
+_PAREN_SPAN = re.compile(r"\\\(([^$]{1,200}?)\\\)")
+_WORD = re.compile(r"(?<![\\A-Za-z])[^\W\d_]{2,}")  # a word of letters, not a LaTeX command name
 _COMPLETE_END = tuple(".!?。！？।$)]}")
 _HEDGE_OR = re.compile(r"(?i)\d\s*(?:,?\s*or|或|oder|ou|o)\s+\S*\d")
 
@@ -122,6 +124,9 @@ def answer_lines(t: str) -> list[tuple[int, str]]:
                 found.append((i, _take_content(t, m.end())))
                 hits += 1
             i = low.rfind(word, 0, i)
+    i = t.rfind("####")  # GSM8K's final-answer marker
+    if i >= 0:
+        found.append((i, _take_content(t, i + 4)))
     found.sort()
     return found[-MAX_CANDIDATES:]
 
@@ -153,20 +158,35 @@ def _sentence(t: str, start: int) -> str:
     return t[start:m.start() if m else start + MAX_ANSWER_CHARS]
 
 
+def _math_spans(s: str) -> list[str]:
+    return [m.group(1) for m in _DOLLAR_SPAN.finditer(s)] + [m.group(1) for m in _PAREN_SPAN.finditer(s)]
+
+
 def read_prose_answer(content: str, first: bool = True) -> str | None:
-    """A number out of a sentence: `x = 42` -> 42, `The volume is 120. I hope...` -> 120."""
+    """A number out of a sentence: `x = 42` -> 42, `The volume is 120. I hope...` -> 120.
+
+    first=True reads the value an answer phrase introduces (the first one after it); first=False the value a
+    conclusion ends on (the last one in the sentence).
+    """
+    if len(content) > MAX_ANSWER_CHARS:
+        return None
     c = clean(content)
     if not c:
         return None
-    v = parse_value(c)
-    if v is not None:
+    if parse_value(c) is not None:
         return c
-    s = _sentence(c, 0)
+    s = _sentence(content, 0)
     m = None
     for m in _INNER_MARK.finditer(s):
         pass
     if m is not None:
         s = s[m.end():]
+    spans = _math_spans(s)
+    if spans:
+        span = clean(spans[0] if first else spans[-1])
+        if parse_value(span) is not None:
+            return rhs(span)
+    s = clean(s)
     if "=" in s or "\\approx" in s:
         s = rhs(s)
         first = True
@@ -182,7 +202,13 @@ def read_prose_answer(content: str, first: bool = True) -> str | None:
 
 
 def _refine(content: str) -> str:
-    """An `Answer:` line that is prose rather than a bare value: keep the number it states."""
+    """An `Answer:` line written as a sentence ("The volume of $V$ is 120."): keep the number it states.
+
+    Only for real prose (two or more words); `Answer: eval('42')` or `Answer: 42{{{` stay as written and
+    so are not read as 42.
+    """
+    if len(_WORD.findall(content)) < 2:
+        return content
     r = read_prose_answer(content)
     return r if r is not None else content
 
@@ -265,7 +291,7 @@ def extract(text: str, style: str = "dapo") -> Extraction:
         if cands:
             content = cands[-1][1]
             if clean(content):
-                return Extraction(_refine(content), how)
+                return Extraction(_refine(content) if how == "answer_line" else content, how)
     return _prose(t)
 
 

@@ -24,8 +24,12 @@ def set_in_process(flag: bool) -> None:
 
 def math_verify_equal_direct(gt: str, pred: str, timeouts: bool = True) -> bool:
     """verl's math-verify comparison (gold parsed as LaTeX, prediction as expression or LaTeX)."""
+    import logging
+
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
+    # Without its own timeouts (our caller enforces one) math-verify warns on every call.
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
     t = 5 if timeouts else None
     gold = parse("\\boxed{" + gt + "}", (LatexExtractionConfig(),), parsing_timeout=t)
     got = parse("\\boxed{" + pred + "}", (LatexExtractionConfig(), ExprExtractionConfig()), parsing_timeout=t)

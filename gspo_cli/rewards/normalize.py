@@ -29,9 +29,12 @@ _NOISE = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|l
 _SEP_LATEX = re.compile(r"(?<=\d)(?:\s?\{\s?,\s?\}\s?|,\\!\s?|\\,|\\!|\\;|\\:|\\ |[\u2009\u202f\u00a0\u2007\u2008])(?=\d)")
 _DEGREE = re.compile(r"\^\s?\{?\s?\\circ\s?\}?|\\circ|°|\\degree")
 _PERCENT = re.compile(r"\\?%")
+_UNIT_POWER = re.compile(  # `12 cm^2`, `5 m^{3}`: the unit's power, not part of the number
+    r"(\d\s?(?:cm|mm|km|m|ft|in|yd|meters?|feet|inches|units?))\s?\^\s?\{?[23]\}?")
 _CURRENCY = re.compile(r"\\\$|[$€£¥₹]|\\euro|\\pounds")
 _TRAIL_PUNCT = " \t\r\n.。,，;；:：!！?？\\"
 _WS = re.compile(r"\s+")
+_INVISIBLE = re.compile(r"[\u200b-\u200f\u2060\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # A number with optional consistent thousands grouping (`,` or a space), optional decimal part.
 _NUM = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?|[+\-−]?\.\d+"
@@ -85,6 +88,9 @@ def _unwrap_commands(s: str, cmds: tuple[str, ...], keep_inner: bool = True) -> 
                 if k < len(s) and s[k] == "{":
                     end = find_group_end(s, k)
                     if end < 0:
+                        if cmd in _BOX_CMDS:  # an unclosed box is a cut-off answer: leave it unreadable
+                            start = j
+                            continue
                         s = s[:i] + s[k + 1:]
                     else:
                         inner = s[k + 1:end] if keep_inner else ""
@@ -125,7 +131,9 @@ def strip_delimiters(s: str) -> str:
 
 def clean(answer: str) -> str:
     """Plain text of one extracted answer: no delimiters, boxes, text commands, markdown or separators."""
-    s = answer[:MAX_ANSWER_CHARS]
+    if len(answer) > MAX_ANSWER_CHARS:  # not an answer; never truncate (two long numbers could then match)
+        return ""
+    s = _INVISIBLE.sub("", answer)
     s = _SPECIAL_TOKEN.sub(" ", s)
     s = _MD.sub("", s)
     s = _unwrap_commands(s, _BOX_CMDS)
@@ -135,6 +143,7 @@ def clean(answer: str) -> str:
     s = _NOISE.sub(" ", s)
     s = _DEGREE.sub(" ", s)
     s = _PERCENT.sub(" ", s)
+    s = _UNIT_POWER.sub(r"\1", s)
     s = _CURRENCY.sub(" ", s)
     s = strip_delimiters(s)
     s = s.replace("−", "-")
@@ -164,7 +173,10 @@ def parse_number(s: str, allow_tail: bool = True) -> Fraction | None:
     m = (_STRICT if allow_tail else _EXACT).fullmatch(s)
     if not m:
         return None
-    return _num_to_fraction(m.group(1))
+    try:
+        return _num_to_fraction(m.group(1))
+    except ValueError:  # beyond int's digit limit
+        return None
 
 
 def prose_numbers(s: str) -> list[str]:
@@ -354,7 +366,8 @@ def evaluate(s: str) -> Fraction | str | None:
     """Exact value of a small arithmetic LaTeX expression, TOO_BIG, or None (not closed-form / not arithmetic)."""
     if len(s) > 400 or not s:
         return None
-    s = s.replace(",", "") if _looks_grouped(s) else s
+    # `1,500 \times 2` is fifteen hundred; `(40,320)` is a pair, not forty thousand
+    s = s.replace(",", "") if _looks_grouped(s) and not any(b in s for b in "()[]") else s
     toks = _TOKEN.findall(s)
     if not toks or len(toks) > _MAX_TOKENS:
         return None

@@ -56,7 +56,7 @@ def judge(answer: str | None, ground_truth: str, *, fallback: bool = True,
     if isinstance(gv, Fraction):
         if isinstance(pv, Fraction):
             return pv == gv, pred, "exact"
-        if pv == TOO_BIG or not _SYMBOLIC.search(p):
+        if pv == TOO_BIG or not _SYMBOLIC.search(p) or "box" in p:
             return False, pred, "exact"
     elif gv == TOO_BIG:
         return False, pred, "exact"
