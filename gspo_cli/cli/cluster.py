@@ -44,13 +44,19 @@ def status_cmd(address: str | None = AddressOption,
 
 @app.command("down")
 def down_cmd() -> None:
-    """Stop the embedded local head that gspo started (never any other Ray process)."""
+    """Stop what gspo started: the embedded local head and a node of `cluster up/join` (never other Ray processes)."""
     from gspo_cli import local_head
     from gspo_cli.console import err
+    from gspo_cli.env import raystart
 
+    node = raystart.stop()  # the node `gspo cluster up/join` started on this host, if any
+    if node is not None:
+        err.print(f"Stopped the Ray {node.role} gspo started on this host (pid {node.pid}).")
     record = local_head.stop()
     if record is None:
-        err.print("No embedded Ray head is recorded; nothing to stop. (gspo never stops clusters it did not start.)")
+        if node is None:
+            err.print("No embedded Ray head or gspo-started node is recorded; nothing to stop. "
+                      "(gspo never stops clusters it did not start.)")
         return
     err.print(f"Stopped the embedded Ray head (pid {record.pid}, {record.dashboard_url}).")
 
@@ -66,3 +72,9 @@ def smoke_cmd(
 
     raise typer.Exit(jobs.run_job("cluster-smoke", [], preset_name="cluster", address=address, local=local,
                                   json_out=json_out))
+
+
+# `gspo cluster up` / `gspo cluster join` (gspo_cli/cli/cluster_up.py)
+from gspo_cli.cli import cluster_up as _cluster_up  # noqa: E402
+
+_cluster_up.register(app)

@@ -1,0 +1,74 @@
+"""`gspo cluster up` (on the head) and `gspo cluster join HEAD` (on workers); registered on the cluster group."""
+
+from __future__ import annotations
+
+import typer
+
+
+def _start(role: str, preset: str, head: str | None, port: int, dashboard_port: int, node_ip: str | None,
+           npus: int | None, stack: str | None, temp_dir: str | None, wait: float, sets: list[str] | None) -> None:
+    from gspo_cli.console import err
+    from gspo_cli.env import raystart
+    from gspo_cli.env.exports import parse_stack
+    from gspo_cli.env.probes import collect_facts
+    from gspo_cli.presets import load_preset
+
+    loaded = load_preset(preset, sets or [])
+    version = parse_stack(stack) if stack else None
+    facts = collect_facts(with_python=version is None)
+    p = raystart.plan(loaded, role=role, facts=facts, head_address=head, port=port, dashboard_port=dashboard_port,
+                      node_ip=node_ip, npus=npus, stack=version, temp_dir=temp_dir)
+    for name, _value, why in p["exports"].exports:
+        err.print(f"[dim]export {name}[/]" + (f" [dim]({why})[/]" if why else ""))
+    for d in p["exports"].dropped:
+        err.print(f"[dim]dropped {d['name']} (ignored since vllm-ascend {d['since']})[/]")
+    err.print("$ " + " ".join(p["argv"][1:]) + "  (ray)")
+    record = raystart.start(p)
+    err.print(f"[green]Ray {role} started[/] (pid {record.pid}, NPU={record.npus}); log: {record.log_file}")
+    if role == "head":
+        err.print(f"Workers: gspo cluster join {record.address} --preset {loaded.name}")
+    if wait > 0 and loaded.cluster.device == "npu":
+        want = loaded.cluster.world_size
+        host_ip = (record.node_ip or "127.0.0.1") if role == "head" else head.rsplit(":", 1)[0]
+        url = f"http://{host_ip}:{dashboard_port}"
+        seen = raystart.wait_for_npus(url, want, timeout=wait,
+                                      on_progress=lambda n: err.print(f"[dim]NPU registered: {n:g}/{want}[/]"))
+        if seen < want:
+            err.print(f"[yellow]Only {seen:g} of {want} NPUs registered after {wait:g} s[/]: "
+                      "join the other nodes, then `gspo cluster status`.")
+        else:
+            err.print(f"[green]All {want} NPUs registered.[/]")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `up` and `join` to the `gspo cluster` group."""
+
+    @app.command("up")
+    def up_cmd(
+        preset: str = typer.Option("qwen3-32b-4x16", "--preset", "-p", help="Preset (exports, cluster shape)."),
+        port: int = typer.Option(6379, "--port", help="GCS port of the head."),
+        dashboard_port: int = typer.Option(8265, "--dashboard-port", help="Dashboard / Jobs API port."),
+        node_ip: str | None = typer.Option(None, "--node-ip", help="This node's IP (default: Ray picks)."),
+        npus: int | None = typer.Option(None, "--npus", help="NPU count (default: from npu-smi)."),
+        stack: str | None = typer.Option(None, "--stack", help="vllm-ascend==X to judge the exports against."),
+        temp_dir: str | None = typer.Option(None, "--temp-dir", help="Ray temp dir (default: Ray's)."),
+        wait: float = typer.Option(600, "--wait", help="Seconds to wait for the preset's NPU total (0: no wait)."),
+        sets: list[str] | None = typer.Option(None, "--set", help="Override a preset key.", metavar="KEY=VALUE"),
+    ) -> None:
+        """Start the Ray head here with the preset's exports and NPU count, then wait for the workers."""
+        _start("head", preset, None, port, dashboard_port, node_ip, npus, stack, temp_dir, wait, sets)
+
+    @app.command("join")
+    def join_cmd(
+        head: str = typer.Argument(..., help="Head GCS address, HEAD_IP:6379."),
+        preset: str = typer.Option("qwen3-32b-4x16", "--preset", "-p", help="Preset (exports, cluster shape)."),
+        node_ip: str | None = typer.Option(None, "--node-ip", help="This node's IP (default: Ray picks)."),
+        npus: int | None = typer.Option(None, "--npus", help="NPU count (default: from npu-smi)."),
+        stack: str | None = typer.Option(None, "--stack", help="vllm-ascend==X to judge the exports against."),
+        temp_dir: str | None = typer.Option(None, "--temp-dir", help="Ray temp dir (default: Ray's)."),
+        dashboard_port: int = typer.Option(8265, "--dashboard-port", help="The head's dashboard port."),
+        wait: float = typer.Option(0, "--wait", help="Seconds to wait for the preset's NPU total."),
+        sets: list[str] | None = typer.Option(None, "--set", help="Override a preset key.", metavar="KEY=VALUE"),
+    ) -> None:
+        """Start a Ray worker here that joins HEAD, with the exports and this node's NPU count."""
+        _start("worker", preset, head, 6379, dashboard_port, node_ip, npus, stack, temp_dir, wait, sets)

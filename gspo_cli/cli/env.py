@@ -1,0 +1,106 @@
+"""`gspo env doctor | exports`: what is wrong on which node and how to fix it; the exports for this stack."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="Check the environment (CANN, driver, NPUs, Python stack, variables) and print exports.",
+                  no_args_is_help=True)
+
+STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+
+
+def _load(preset: str | None, sets: list[str] | None):
+    if not preset:
+        return None
+    from gspo_cli.presets import load_preset
+
+    return load_preset(preset, sets or [])
+
+
+@app.command("doctor")
+def doctor(
+    preset: str | None = typer.Option(None, "--preset", "-p", help="Judge against this preset (shape, versions)."),
+    cluster: bool = typer.Option(False, "--cluster", help="Probe every alive Ray node and compare them."),
+    address: str | None = typer.Option(None, "--address", help="Ray GCS address HEAD:PORT (with --cluster)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+    sets: list[str] | None = typer.Option(None, "--set", help="Override a preset key (repeatable).",
+                                          metavar="KEY=VALUE"),
+) -> None:
+    """A table of checks (ok / warn / fail / skip) with what was found and how to fix it. Exit 1 if any fails."""
+    import time
+
+    from gspo_cli.env.checks import exit_code, local_checks
+
+    start = time.monotonic()
+    loaded = _load(preset, sets)
+    nodes: list[dict] = []
+    if cluster:
+        from gspo_cli.env import cluster as cluster_mod
+
+        checks, nodes = cluster_mod.run(loaded, address)
+        facts = None
+    else:
+        from gspo_cli.env.probes import collect_facts
+
+        extra = tuple(loaded.env.vars) if loaded is not None else ()
+        facts = collect_facts(extra_env=extra)
+        checks = local_checks(facts, loaded)
+    code = exit_code(checks)
+    seconds = round(time.monotonic() - start, 3)
+    if json_out:
+        from gspo_cli.console import print_json
+
+        print_json({"exit_code": code, "seconds": seconds, "preset": getattr(loaded, "name", None),
+                    "checks": [c.to_dict() for c in checks], "facts": facts if facts is not None else nodes})
+        raise typer.Exit(code)
+    from rich.markup import escape
+    from rich.table import Table
+
+    from gspo_cli.console import err, out
+
+    table = Table(title="gspo env doctor" + (f" --preset {loaded.name}" if loaded else ""), title_justify="left")
+    if cluster:
+        table.add_column("node")
+    for col in ("check", "status", "found", "fix"):
+        table.add_column(col, overflow="fold")
+    for c in checks:
+        row = [escape(c.id), f"[{STATUS_STYLE[c.status]}]{c.status}[/]", escape(c.found), escape(c.fix)]
+        table.add_row(*([escape(c.node or "-")] if cluster else []), *row)
+    out.print(table)
+    counts = {s: sum(c.status == s for c in checks) for s in ("ok", "warn", "fail", "skip")}
+    err.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" in {seconds:.1f} s")
+    raise typer.Exit(code)
+
+
+@app.command("exports")
+def exports(
+    preset: str = typer.Option("qwen3-32b-4x16", "--preset", "-p", help="Preset whose env section to export."),
+    stack: str | None = typer.Option(None, "--stack", help="Judge against vllm-ascend==X instead of what is "
+                                     "installed here."),
+    head: str | None = typer.Option(None, "--head", help="Ray head address; the route to it picks the socket "
+                                    "interfaces (default: the preset's cluster.address)."),
+    fmt: str = typer.Option("sh", "--format", help="sh (source it) or json."),
+    sets: list[str] | None = typer.Option(None, "--set", help="Override a preset key (repeatable).",
+                                          metavar="KEY=VALUE"),
+) -> None:
+    """The exports for this stack: obsolete variables dropped (with their replacement), jemalloc if found."""
+    from gspo_cli.env import exports as exports_mod
+    from gspo_cli.env.probes import collect_facts
+    from gspo_cli.errors import ConfigError
+
+    if fmt not in ("sh", "json"):
+        raise ConfigError(f"--format {fmt!r}: choose sh or json")
+    loaded = _load(preset, sets)
+    version = exports_mod.parse_stack(stack) if stack else None
+    facts = collect_facts(with_python=version is None)
+    head = head or loaded.cluster.address
+    result = exports_mod.build(loaded, stack=version, facts=facts, head=head)
+    if fmt == "json":
+        from gspo_cli.console import print_json
+
+        print_json(result.as_dict())
+    else:
+        import sys
+
+        sys.stdout.write(result.as_sh())

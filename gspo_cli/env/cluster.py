@@ -1,0 +1,141 @@
+"""`gspo env doctor --cluster`: the same probes on every alive Ray node (one task pinned per node), then
+cross-node checks: identical CANN / driver / torch_npu / vllm-ascend, NPU count per node, the Ray NPU total,
+and `$GSPO_HOME` shared (a marker written here must be readable on every node).
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from typing import Any
+
+from gspo_cli.env.checks import FAIL, OK, SKIP, Check, local_checks, stack_versions
+from gspo_cli.errors import ClusterError
+
+
+def _node_probe(marker_name: str, extra_env: tuple[str, ...]) -> dict[str, Any]:
+    """Runs inside a Ray task on one node: every probe, plus the shared-storage marker."""
+    from gspo_cli.env.host import Host
+    from gspo_cli.env.probes import collect_facts, read_marker
+
+    host = Host()
+    facts = collect_facts(host, python=sys.executable, extra_env=extra_env)
+    facts["marker"] = read_marker(host, marker_name)
+    try:
+        import ray
+
+        facts["node_ip"] = ray.util.get_node_ip_address()
+    except Exception:
+        facts["node_ip"] = None
+    return facts
+
+
+def cross_node_checks(nodes: list[dict[str, Any]], preset: Any, resources: dict[str, float],
+                      token: str | None) -> list[Check]:
+    """Pure: judge the per-node facts of all nodes together."""
+    out: list[Check] = []
+    npu = preset is not None and preset.cluster.device == "npu"
+    want_nodes = preset.cluster.nnodes if preset is not None else None
+    if want_nodes is not None:
+        out.append(Check("ray.nodes", OK if len(nodes) == want_nodes else FAIL,
+                         f"{len(nodes)} alive node(s), preset expects {want_nodes}",
+                         "" if len(nodes) == want_nodes else "start the missing workers: `gspo cluster join HEAD`"))
+    if npu:
+        total, want = resources.get("NPU", 0), preset.cluster.world_size
+        out.append(Check("ray.npu_total", OK if total == want else FAIL,
+                         f"Ray registers NPU={total:g}, preset needs {want}",
+                         "" if total == want else "on each node: `gspo cluster join` (passes --resources NPU=N "
+                         "from npu-smi), or fix `import acl` (see ray.npu_detect)"))
+        if "GPU" in resources:
+            out.append(Check("ray.gpu_key", FAIL, f"Ray registers GPU={resources['GPU']:g} on an Ascend cluster",
+                             "restart Ray without --num-gpus; verl places NPU workers by the NPU resource"))
+        else:
+            out.append(Check("ray.gpu_key", OK, "no GPU resource registered"))
+        bad = [f"{n['node_ip']}={len(n['npu'].get('devices', []))}" for n in nodes
+               if len(n["npu"].get("devices", [])) != preset.cluster.devices_per_node]
+        out.append(Check("cluster.npu_count", FAIL if bad else OK,
+                         f"nodes with the wrong NPU count: {', '.join(bad)}" if bad
+                         else f"{preset.cluster.devices_per_node} NPUs on every node",
+                         "npu-smi info on those nodes; drain or repair them" if bad else ""))
+        for key, label in (("cann", "CANN"), ("driver", "driver"), ("torch_npu", "torch_npu"),
+                           ("vllm_ascend", "vllm-ascend")):
+            values = {n["node_ip"]: stack_versions(n)[key] for n in nodes}
+            distinct = sorted({str(v) for v in values.values()})
+            if len(distinct) > 1:
+                out.append(Check(f"cluster.same.{key}", FAIL,
+                                 f"{label} differs: " + ", ".join(f"{ip}={v}" for ip, v in values.items()),
+                                 f"install one {label} version on every node"))
+            else:
+                out.append(Check(f"cluster.same.{key}", OK, f"{label} {distinct[0] if distinct else '?'} everywhere"))
+    if token is None:
+        out.append(Check("cluster.gspo_home", SKIP, "could not write the marker here", "fix gspo.home first"))
+    else:
+        unseen = [n["node_ip"] for n in nodes if n.get("marker") != token]
+        out.append(Check("cluster.gspo_home", FAIL if unseen else OK,
+                         f"$GSPO_HOME marker not readable on: {', '.join(unseen)}" if unseen
+                         else f"$GSPO_HOME marker read on all {len(nodes)} node(s)",
+                         "mount the same shared filesystem at the same $GSPO_HOME on every node" if unseen else ""))
+    return out
+
+
+def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.0) -> tuple[list[Check], list[dict]]:
+    """Connect to the cluster, probe every alive node, return (checks, per-node facts)."""
+    from gspo_cli import jobs, local_head, paths
+
+    target = jobs.resolve_target(address, preset, start_local=False)
+    if target.embedded:
+        local_head.client_env()
+    if not target.address:
+        raise ClusterError(f"--cluster needs the GCS address (HEAD:PORT), got only {target.dashboard_url}",
+                           "pass --address HEAD:6379")
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    checks: list[Check] = []
+    try:
+        ray.init(address=target.address, logging_level="ERROR", log_to_driver=False, namespace="gspo-doctor",
+                 configure_logging=False)
+    except Exception as exc:
+        raise ClusterError(f"cannot connect to Ray at {target.address} ({target.source}): "
+                           f"{str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__}",
+                           "start it with `gspo cluster up`, or fix --address / RAY_ADDRESS") from None
+    marker = paths.gspo_home() / f".doctor-marker-{uuid.uuid4().hex[:12]}"
+    token: str | None = uuid.uuid4().hex
+    try:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(token)
+        except OSError:
+            token = None
+        checks.append(Check("ray.reachable", OK, f"connected to {target.address} ({target.source})"))
+        alive = [n for n in ray.nodes() if n.get("Alive")]
+        resources = {k: v for k, v in ray.cluster_resources().items() if not k.startswith("node:")}
+        extra = tuple(preset.env.vars) if preset is not None else ()
+        remote = ray.remote(num_cpus=0, max_retries=0)(_node_probe)
+        refs = {
+            n["NodeManagerAddress"]: remote.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
+            ).remote(marker.name, extra)
+            for n in alive
+        }
+        nodes: list[dict[str, Any]] = []
+        for ip, ref in refs.items():
+            try:
+                facts = ray.get(ref, timeout=timeout)
+                facts["node_ip"] = facts.get("node_ip") or ip
+                nodes.append(facts)
+            except Exception as exc:
+                checks.append(Check("cluster.probe", FAIL, f"probe task failed on {ip}: "
+                                    f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:200]}",
+                                    "is gspo installed in the same Python on that node?", node=ip))
+        for facts in nodes:
+            for c in local_checks(facts, preset):
+                c.node = facts["node_ip"]
+                checks.append(c)
+        checks.extend(cross_node_checks(nodes, preset, resources, token))
+        return checks, nodes
+    finally:
+        ray.shutdown()
+        if token is not None:
+            marker.unlink(missing_ok=True)
+
