@@ -1,0 +1,206 @@
+"""Doctor checks over fixture hosts: exact statuses per scenario (real probes, real subprocesses, fake tools)."""
+
+from __future__ import annotations
+
+from env_hosts import A2_INFO, A3_INFO, CLEAN_VARS, STACK_011, STACK_023, a3_idle
+
+from gspo_cli.env.checks import by_id, exit_code, local_checks
+from gspo_cli.env.probes import collect_facts
+from gspo_cli.presets import load_preset
+
+
+def run(host, preset):
+    facts = collect_facts(host, extra_env=tuple(preset.env.vars) if preset is not None else ())
+    checks = local_checks(facts, preset)
+    return facts, checks, by_id(checks)
+
+
+def clean_preset(**sets):
+    p = load_preset("qwen3-32b", [f"{k}={v}" for k, v in sets.items()])
+    p.env.vars = dict(CLEAN_VARS)
+    return p
+
+
+CLEAN_A3 = {
+    "cann.install": "ok", "cann.set_env": "ok", "cann.nnal": "ok", "cann.hccl": "ok", "driver.version": "ok",
+    "npu.smi": "ok", "npu.health": "ok", "npu.hbm": "ok", "npu.count": "ok", "npu.board": "ok", "npu.link": "ok",
+    "ray.npu_detect": "ok", "python.version": "ok", "stack.verl": "ok", "stack.torch_npu": "ok",
+    "stack.matrix": "ok", "env.task_queue": "ok", "env.ld_preload": "ok", "env.jemalloc": "ok",
+    "env.ifname.HCCL_SOCKET_IFNAME": "ok", "env.hccl_timeout": "ok", "gspo.home": "ok",
+}
+
+
+def test_clean_a3_host_cann9(host_factory):
+    host = host_factory(stack=STACK_023, env={"LD_PRELOAD": "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+                                              "HCCL_SOCKET_IFNAME": "enp189s0f0", "HCCL_EXEC_TIMEOUT": "1000",
+                                              "HCCL_OP_EXPANSION_MODE": "AIV"})
+    facts, checks, status = run(host, clean_preset())
+    assert status == CLEAN_A3, [c for c in checks if c.status != "ok"]
+    assert exit_code(checks) == 0
+    assert facts["cann"]["layout"] == "cann" and facts["cann"]["version"] == "9.1.0"
+    assert facts["cann"]["home"] == "/usr/local/Ascend/cann"
+    assert facts["driver"]["version"] == "24.1.0"  # package_version= preferred
+    assert len(facts["npu"]["devices"]) == 16 and facts["npu"]["board"]["kind"] == "a3"
+    found = {c.id: c.found for c in checks}
+    assert "16 device(s): Ascend910 (A3)" == found["npu.smi"]
+
+
+def test_a2_host_cann83_layout(host_factory):
+    host = host_factory(board="a2", cann="8.3.RC2", stack=STACK_011)
+    p = clean_preset(**{"cluster.devices_per_node": 8, "cluster.profile": "a2-910b"})
+    p.env.jemalloc = False
+    facts, checks, status = run(host, p)
+    assert facts["cann"]["layout"] == "ascend-toolkit" and facts["cann"]["version"] == "8.3.RC2"
+    assert facts["cann"]["home"] == "/usr/local/Ascend/ascend-toolkit/latest"
+    assert facts["npu"]["board"] == {"kind": "a2", "npu_name": None, "chip_name": "910B4", "chip_type": "Ascend"}
+    assert {k: status[k] for k in ("cann.install", "cann.set_env", "npu.smi", "npu.count", "npu.board",
+                                   "npu.health", "npu.hbm", "stack.matrix", "stack.torch_npu", "ray.npu_detect")} \
+        == dict.fromkeys(("cann.install", "cann.set_env", "npu.smi", "npu.count", "npu.board", "npu.health",
+                          "npu.hbm", "stack.matrix", "stack.torch_npu", "ray.npu_detect"), "ok")
+    assert exit_code(checks) == 0
+
+
+def test_a3_preset_on_a2_host_fails_count(host_factory, preset):
+    host = host_factory(board="a2", cann="8.3.RC2", stack=STACK_011)
+    _, _, status = run(host, preset)
+    assert status["npu.count"] == "fail" and status["npu.board"] == "warn"
+
+
+def test_set_env_not_sourced(host_factory):
+    host = host_factory(stack=STACK_023, sourced=False)
+    _, checks, status = run(host, clean_preset())
+    assert status["cann.install"] == "ok"
+    assert status["cann.set_env"] == "fail"
+    assert status["cann.nnal"] == "warn"
+    fix = next(c.fix for c in checks if c.id == "cann.set_env")
+    assert fix.startswith("source /usr/local/Ascend/cann/set_env.sh")
+    assert exit_code(checks) == 1
+
+
+def test_version_mismatch(host_factory):
+    # CANN 8.3.RC2 installed, but the Python stack is vllm-ascend 0.23.0 (needs CANN 9.1.0).
+    host = host_factory(cann="8.3.RC2", stack=STACK_023)
+    _, checks, status = run(host, clean_preset())
+    assert status["stack.matrix"] == "fail"
+    assert status["stack.torch_npu"] == "fail"
+    found = {c.id: c.found for c in checks}
+    assert "CANN 8.3.RC2 (needs 9.1.0)" in found["stack.matrix"]
+    assert found["stack.torch_npu"] == "torch_npu 2.10.0.post4 is built for CANN 9.1.0, host has 8.3.RC2"
+    # and a torch that does not match the row
+    host = host_factory(stack={**STACK_023, "torch": "2.9.0"})
+    _, checks, status = run(host, clean_preset())
+    assert status["stack.matrix"] == "fail" and "torch 2.9.0 (needs 2.10.0)" in {c.id: c.found for c in checks}[
+        "stack.matrix"]
+
+
+def test_sick_npu(host_factory):
+    lines = a3_idle().splitlines()
+    # NPU 3, die 1: the 4th device block's second die; its first row carries the health word.
+    idx = [i for i, line in enumerate(lines) if line.startswith("| 3     Ascend910")][1]
+    lines[idx] = lines[idx].replace("| OK            |", "| Critical      |")
+    host = host_factory(stack=STACK_023, npu_info="\n".join(lines) + "\n")
+    _, checks, status = run(host, clean_preset())
+    assert status["npu.health"] == "fail"
+    assert {c.id: c.found for c in checks}["npu.health"] == "not OK: 3/1=Critical"
+    assert exit_code(checks) == 1
+
+
+def test_busy_hbm_and_down_link(host_factory):
+    host = host_factory(stack=STACK_023, npu_info=A3_INFO, links_down=(5,))
+    _, checks, status = run(host, clean_preset())
+    assert status["npu.hbm"] == "warn" and status["npu.link"] == "fail"
+    assert "5=DOWN" in {c.id: c.found for c in checks}["npu.link"]
+
+
+def test_obsolete_variables_on_vllm_ascend_023(host_factory, preset):
+    host = host_factory(stack=STACK_023)
+    _, checks, status = run(host, preset)  # the upstream script's exports
+    obsolete = {k: v for k, v in status.items() if k.startswith("env.obsolete.")}
+    assert obsolete == {f"env.obsolete.{n}": "warn" for n in (
+        "VLLM_USE_V1", "VLLM_ATTENTION_BACKEND", "VLLM_ASCEND_ENABLE_FLASHCOMM", "VLLM_ASCEND_ENABLE_PREFETCH_MLP",
+        "VLLM_ASCEND_ENABLE_DENSE_OPTIMIZE")}
+    fixes = {c.id: c.fix for c in checks}
+    assert "enable_flashcomm1" in fixes["env.obsolete.VLLM_ASCEND_ENABLE_FLASHCOMM"]
+    # vllm-ascend 0.11 still reads FLASHCOMM / PREFETCH_MLP / DENSE_OPTIMIZE; only VLLM_USE_V1 is stale there
+    host = host_factory(board="a2", cann="8.3.RC2", stack=STACK_011)
+    _, _, status = run(host, preset)
+    assert {k for k in status if k.startswith("env.obsolete.")} == {"env.obsolete.VLLM_USE_V1"}
+
+
+def test_aiv_timeout_cap(host_factory):
+    host = host_factory(stack=STACK_023, env={"HCCL_OP_EXPANSION_MODE": "AIV", "HCCL_EXEC_TIMEOUT": "1800"})
+    _, checks, status = run(host, clean_preset())
+    assert status["env.hccl_timeout"] == "warn"
+    assert "capped at 1091 s" in {c.id: c.found for c in checks}["env.hccl_timeout"]
+    host = host_factory(stack=STACK_023, env={"HCCL_OP_EXPANSION_MODE": "HOST", "HCCL_EXEC_TIMEOUT": "1800"})
+    assert run(host, clean_preset())[2]["env.hccl_timeout"] == "ok"
+
+
+def test_missing_jemalloc(host_factory):
+    host = host_factory(stack=STACK_023, jemalloc=False,
+                        env={"LD_PRELOAD": "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2"})
+    _, checks, status = run(host, clean_preset())
+    assert status["env.jemalloc"] == "warn"
+    assert status["env.ld_preload"] == "fail"
+    assert exit_code(checks) == 1
+
+
+def test_other_env_rules(host_factory):
+    host = host_factory(stack=STACK_023, env={
+        "HCCL_SOCKET_IFNAME": "eth9", "GLOO_SOCKET_IFNAME": "eth0", "TP_SOCKET_IFNAME": "eth",
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True", "PYTORCH_ALLOC_CONF": "expandable_segments:False",
+    })
+    p = clean_preset(**{"rollout.enforce_eager": "true"})
+    _, _, status = run(host, p)
+    assert status["env.ifname.HCCL_SOCKET_IFNAME"] == "fail"
+    assert status["env.ifname.GLOO_SOCKET_IFNAME"] == "ok"
+    assert status["env.ifname.TP_SOCKET_IFNAME"] == "fail"  # GLOO/TP take exact names, no prefixes
+    assert status["env.alloc_conf"] == "warn"
+    assert status["env.task_queue"] == "warn"  # 1 with eager mode: should be 2
+
+
+def test_ray_npu_detection_without_acl(host_factory):
+    host = host_factory(stack=STACK_023, acl_count=None)
+    assert run(host, clean_preset())[2]["ray.npu_detect"] == "warn"  # glob still sees 16
+    host = host_factory(stack=STACK_023, acl_count=None, davinci=10)
+    _, checks, status = run(host, clean_preset())
+    assert status["ray.npu_detect"] == "fail"
+    assert "sees 10 of 16" in {c.id: c.found for c in checks}["ray.npu_detect"]
+
+
+def test_broken_torch_npu_does_not_take_doctor_down(host_factory):
+    host = host_factory(stack=STACK_023, torch_npu_body="import os\nos._exit(139)\n")
+    facts, checks, status = run(host, clean_preset())
+    assert status["python.probe.torch_npu"] == "fail"
+    assert "crashed (exit 139)" in facts["python"]["torch_npu"]["error"]
+    assert status["stack.matrix"] == "ok"  # versions still come from metadata
+
+
+def test_no_ascend_host(tmp_path):
+    from gspo_cli.env.host import Host
+
+    (tmp_path / "bin").mkdir()
+    host = Host(root=tmp_path, env={"PATH": str(tmp_path / "bin"), "HOME": "/home/u", "GSPO_HOME": "/g"})
+    facts, checks, status = run(host, None)
+    assert status == {"cann": "skip", "npu": "skip", "python.version": "ok", "stack.verl": "ok", "gspo.home": "ok"}
+    _, checks, status = run(host, load_preset("qwen3-32b"))
+    for cid in ("cann.install", "driver.version", "npu.smi", "stack.torch_npu", "stack.vllm_ascend"):
+        assert status[cid] == "fail"
+    assert all(c.fix for c in checks if c.status == "fail")
+    assert status["env.obsolete"] == "skip"
+
+
+def test_secrets_never_recorded(host_factory):
+    host = host_factory(stack=STACK_023, env={"VLLM_API_KEY": "s3cr3t-value", "HCCL_TOKEN_X": "t0k3n"})
+    facts, checks, _ = run(host, clean_preset())
+    import json
+
+    text = json.dumps(facts) + json.dumps([c.to_dict() for c in checks])
+    assert "s3cr3t-value" not in text and "t0k3n" not in text
+    assert facts["env"]["VLLM_API_KEY"] == "***"
+
+
+def test_a2_info_parses_all_devices():
+    from gspo_cli.env.npusmi import parse_info
+
+    assert len(parse_info(A2_INFO)["devices"]) == 8
