@@ -28,12 +28,22 @@ def _failed(reason: str) -> dict:
     return {"score": -1.0, "acc": False, "pred": "", "error": reason}
 
 
-def _score_one(item: Any) -> dict:
+def _load(spec: str):
+    import importlib
+
+    mod, _, fn = spec.partition(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+def _score_one(item: Any, scorer: str | None = None) -> dict:
     from gspo_cli.rewards.score import get_scorer
 
-    ds, sol, gt, _extra = _item_args(item)
-    # get_scorer directly (not compute_score) so an internal error is reported, not silently scored -1.
-    res = dict(get_scorer(str(ds or ""))(str(sol if sol is not None else ""), str(gt if gt is not None else "")))
+    ds, sol, gt, extra = _item_args(item)
+    if scorer:
+        res = dict(_load(scorer)(ds, sol, gt, extra))
+    else:
+        # get_scorer directly (not compute_score) so an internal error is reported, not silently scored -1.
+        res = dict(get_scorer(str(ds or ""))(str(sol if sol is not None else ""), str(gt if gt is not None else "")))
     res["error"] = None
     return res
 
@@ -42,7 +52,7 @@ class _ItemTimeout(Exception):
     pass
 
 
-def _worker_main(conn, timeout_s: float) -> None:  # pragma: no cover - runs in worker processes
+def _worker_main(conn, timeout_s: float, scorer: str | None = None) -> None:  # pragma: no cover - runs in worker processes
     import signal
 
     from gspo_cli.rewards import fallback
@@ -64,7 +74,7 @@ def _worker_main(conn, timeout_s: float) -> None:  # pragma: no cover - runs in 
             try:
                 signal.setitimer(signal.ITIMER_REAL, timeout_s)
                 try:
-                    res = _score_one(item)
+                    res = _score_one(item, scorer)
                 finally:
                     signal.setitimer(signal.ITIMER_REAL, 0)
             except _ItemTimeout:
@@ -76,10 +86,11 @@ def _worker_main(conn, timeout_s: float) -> None:  # pragma: no cover - runs in 
 
 
 class _Worker:
-    def __init__(self, timeout_s: float):
+    def __init__(self, timeout_s: float, scorer: str | None):
         from gspo_cli.rewards._proc import Child
 
-        self.child = Child("gspo_cli.rewards.batch:_worker_main", timeout_s)
+        self.scorer = scorer
+        self.child = Child("gspo_cli.rewards.batch:_worker_main", timeout_s, scorer)
         self.conn = self.child.conn
         self.pending: deque[int] = deque()  # indices sent and not yet answered, in order
         self.last = time.monotonic()
@@ -95,24 +106,25 @@ class _Worker:
         self.child.kill()
 
 
-def score_serial(items: Sequence[Any]) -> list[dict]:
+def score_serial(items: Sequence[Any], scorer: str | None = None) -> list[dict]:
     """The same results, in this process, one after another (no time limit)."""
     out = []
     for item in items:
         try:
-            out.append(_score_one(item))
+            out.append(_score_one(item, scorer))
         except Exception as e:  # noqa: BLE001
             out.append(_failed(f"{type(e).__name__}: {e}"[:300]))
     return out
 
 
 def score_batch(items: Iterable[Any], *, timeout_s: float = 10.0, workers: int | None = None,
-                chunk_size: int = 32) -> list[dict]:
+                chunk_size: int = 32, scorer: str | None = None) -> list[dict]:
     """Score items (mappings with data_source/solution_str/ground_truth, or tuples in that order).
 
     Returns one dict per item, in input order: score, acc, pred, and `error` (None, or why the item failed:
     a timeout, a crashed worker, an exception). A failed item scores -1 and the batch goes on.
-    `workers=0` scores in this process without a time limit.
+    `workers=0` scores in this process without a time limit. `scorer` ("module:function", called as
+    f(data_source, solution_str, ground_truth, extra_info) -> dict) replaces the data_source registry.
     """
     items = list(items)
     if not items:
@@ -120,14 +132,14 @@ def score_batch(items: Iterable[Any], *, timeout_s: float = 10.0, workers: int |
     if workers is None:
         workers = min(len(items) // chunk_size + 1, os.cpu_count() or 1, 8)
     if workers <= 0:
-        return score_serial(items)
+        return score_serial(items, scorer)
 
     from multiprocessing.connection import wait
 
     results: list[dict | None] = [None] * len(items)
     todo: deque[list[tuple[int, Any]]] = deque(
         [(i, items[i]) for i in range(s, min(s + chunk_size, len(items)))] for s in range(0, len(items), chunk_size))
-    pool = [_Worker(timeout_s) for _ in range(min(workers, len(todo)))]
+    pool = [_Worker(timeout_s, scorer) for _ in range(min(workers, len(todo)))]
     idle = list(pool)
     remaining = len(items)
     try:
@@ -178,7 +190,7 @@ def _replace(w: _Worker, pool: list, idle: list, todo: deque, items: list, resul
     rest = [i for i in w.pending if results[i] is None]
     if rest:
         todo.appendleft([(i, items[i]) for i in rest])
-    nw = _Worker(timeout_s)
+    nw = _Worker(timeout_s, w.scorer)
     pool.append(nw)
     idle.append(nw)
     return done

@@ -1,0 +1,69 @@
+"""The verifiers we measure ourselves against, called as verl calls them. Used by tests and benchmarks only.
+
+- `math_dapo`: verl.utils.reward_score.math_dapo.compute_score (the reward of verl's DAPO recipe).
+- `math_verify`: the body of verl.utils.reward_score.math_verify (gold boxed and parsed as LaTeX, the response
+  parsed as expression or LaTeX), run on the calling thread so that its signal timeouts work: call it from a
+  main thread.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+
+def math_dapo_acc(response: str, ground_truth: str) -> bool:
+    from verl.utils.reward_score import math_dapo
+
+    try:
+        return bool(math_dapo.compute_score(response, ground_truth)["acc"])
+    except Exception:  # noqa: BLE001 - a crash of the peer is a wrong verdict for it
+        return False
+
+
+def math_verify_acc(response: str, ground_truth: str) -> bool:
+    from verl.utils.reward_score.math_verify import _verify_in_subprocess
+
+    try:
+        return _verify_in_subprocess("\\boxed{" + ground_truth + "}", response) > 0
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def ours_acc(response: str, ground_truth: str, data_source: str = "math_dapo") -> bool:
+    from gspo_cli.rewards.score import compute_score
+
+    return bool(compute_score(data_source, response, ground_truth)["acc"])
+
+
+PEERS: dict[str, Callable[..., bool]] = {"ours": ours_acc, "math_dapo": math_dapo_acc, "math_verify": math_verify_acc}
+
+
+def accuracy_table(sets: dict[str, list[dict]]) -> dict[str, dict[str, tuple[int, int]]]:
+    """{set name: {verifier: (agreeing with label, total)}}; rows need response, ground_truth, label."""
+    import logging
+
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for name, rows in sets.items():
+        out[name] = {}
+        for peer, fn in PEERS.items():
+            ok = 0
+            for r in rows:
+                if peer == "ours":
+                    got = fn(r["response"], r["ground_truth"], r.get("data_source", "math_dapo"))
+                else:
+                    got = fn(r["response"], r["ground_truth"])
+                ok += got == r["label"]
+            out[name][peer] = (ok, len(rows))
+    return out
+
+
+def format_table(table: dict[str, dict[str, tuple[int, int]]]) -> str:
+    """A Markdown table: one row per set, one column per verifier."""
+    peers = list(PEERS)
+    lines = ["| set | cases | " + " | ".join(peers) + " |", "|---|---:|" + "---:|" * len(peers)]
+    for name, res in table.items():
+        n = next(iter(res.values()))[1]
+        cells = [f"{100 * ok / tot:.1f}% ({ok})" for ok, tot in (res[p] for p in peers)]
+        lines.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
