@@ -1,0 +1,95 @@
+"""`gspo eval BENCHMARK --model ...`: sample n responses per problem, score them, report avg@n / pass@k / maj@k."""
+
+from __future__ import annotations
+
+import typer
+
+SetOption = typer.Option(None, "--set", help="Override a preset key, repeatable: --set eval.benchmarks.aime2024.n=64.",
+                         metavar="KEY=VALUE")
+
+
+def eval_command(
+    benchmark: str = typer.Argument(..., help="aime2024, arith, or any name with --data PATH (verl-schema parquet)."),
+    model: str = typer.Option("latest", "--model", "-m",
+                              help="HF folder, `latest`, RUN (its newest checkpoint), RUN:STEP, or a verl checkpoint."),
+    preset: str = typer.Option(None, "--preset", "-p", help="Preset whose eval section, paths and cluster to use."),
+    n: int = typer.Option(None, "--n", help="Samples per problem (avg@n)."),
+    k: str = typer.Option(None, "--k", help="Comma-separated k for pass@k and maj@k, each <= n: --k 1,4,16."),
+    backend: str = typer.Option(None, "--backend", help="vllm or hf; default: the preset's, else from the device."),
+    data: str = typer.Option(None, "--data", help="Read this verl-schema parquet instead of the prepared benchmark."),
+    temperature: float = typer.Option(None, "--temperature", help="Sampling temperature (0 = greedy)."),
+    top_p: float = typer.Option(None, "--top-p"),
+    top_k: int = typer.Option(None, "--top-k", help="-1 disables top-k."),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="Response token limit (hitting it = truncated)."),
+    prompt_style: str = typer.Option(None, "--prompt-style", help="dapo (Answer: line), boxed, or plain."),
+    thinking: bool = typer.Option(None, "--thinking/--no-thinking", help="Qwen3 chat template's enable_thinking."),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or npu (default: the preset's, else detected)."),
+    batch_size: int = typer.Option(16, "--batch-size", help="hf backend: sequences per generate call."),
+    tp: int = typer.Option(None, "--tp", help="vllm backend: tensor-parallel size per engine."),
+    limit: int = typer.Option(None, "--limit", help="Evaluate only the first N problems."),
+    seed: int = typer.Option(0, "--seed"),
+    out: str = typer.Option(None, "--out", help="Output folder (default runs/<run>/eval/<benchmark>-<step>)."),
+    sets: list[str] | None = SetOption,
+    local: bool = typer.Option(False, "--local", help="Run in this process instead of as a Ray job."),
+    address: str = typer.Option(None, "--address", help="Ray address (default: preset, RAY_ADDRESS, local head)."),
+    json_out: bool = typer.Option(False, "--json", help="Print results.json to stdout."),
+) -> None:
+    """Evaluate a model on a benchmark: avg@n, unbiased pass@k, maj@k, with every response saved."""
+    from gspo_cli import jobs
+    from gspo_cli.errors import ConfigError
+    from gspo_cli.eval import job as eval_job
+    from gspo_cli.eval import service
+
+    ks = None
+    if k:
+        try:
+            ks = [int(x) for x in k.split(",") if x.strip()]
+        except ValueError:
+            raise ConfigError(f"--k takes comma-separated integers, got {k!r}", "example: --k 1,4,16") from None
+    req = service.EvalRequest(
+        benchmark=benchmark, model=model, preset=preset, sets=list(sets or []), n=n, k=ks, temperature=temperature,
+        top_p=top_p, top_k=top_k, max_tokens=max_tokens, prompt_style=prompt_style, enable_thinking=thinking,
+        data=data, backend=backend, device=device, batch_size=batch_size, tp=tp, limit=limit, seed=seed, out=out,
+    )
+    loaded = service.load_preset(req)  # fail fast here on a bad preset or --set, before a job is submitted
+    out_dir = service.output_dir(req, loaded)
+    req.out = str(out_dir)
+    code = jobs.run_job("eval", eval_job.to_argv(req), preset=loaded, address=address, local=local,
+                        json_out=json_out)
+    if code != 0:
+        raise typer.Exit(code)
+    if not json_out:
+        render(service.read_results(out_dir / service.RESULTS))
+
+
+def render(results: dict) -> None:
+    from rich.table import Table
+
+    from gspo_cli.console import err, out
+
+    m, s = results["metrics"], results["settings"]
+    model = results["model"]
+    title = (f"{results['benchmark']}: {model.get('run_name') or model['path']}"
+             + (f" step {model['step']}" if model.get("step") is not None else ""))
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("± stderr", justify="right")
+    n = m["n"]
+    rows = [f"avg@{n}"] + [f"pass@{k}" for k in s["k"]] + [f"maj@{k}" for k in s["k"]]
+    for key in rows:
+        table.add_row(key, f"{100 * m[key]:.2f}%", f"{100 * m.get(key + '_stderr', 0.0):.2f}")
+    table.add_row("extraction rate", f"{100 * m['extraction_rate']:.1f}%", "")
+    table.add_row("truncation rate", f"{100 * m['truncation_rate']:.1f}%", "")
+    table.add_row("response tokens mean / p50 / p90",
+                  f"{m['response_length_mean']:.0f} / {m['response_length_p50']:.0f} / {m['response_length_p90']:.0f}",
+                  "")
+    out.print(table)
+    thinking = "on" if s["enable_thinking"] else "off"
+    err.print(
+        f"{m['num_problems']} problems x n={n}; temperature {s['temperature']}, top_p {s['top_p']}, top_k {s['top_k']}, "
+        f"max_tokens {s['max_tokens']}, prompt {s['prompt_style'] or 'as prepared'}, thinking {thinking}; "
+        f"backend {s['backend']} on {s['device']}; {results['timing']['tokens_per_s']} tokens/s",
+        highlight=False,
+    )
+    err.print(f"Results: {results['files']['results']}\nSamples: {results['files']['samples']}", highlight=False)

@@ -1,0 +1,67 @@
+"""Generation backends for eval, chosen by name or from the device.
+
+A backend turns chat-formatted prompt strings into n `Generation`s each:
+    backend.generate(prompts: list[str], sampling: Sampling, n: int, progress=None) -> list[list[Generation]]
+`progress(done, total)` counts finished samples. Backends are imported only when used (vllm is never a hard
+dependency).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+from gspo_cli.errors import ConfigError
+
+# name -> "module:factory"; factory(model_path, **options) -> backend
+BACKENDS: dict[str, str] = {
+    "hf": "gspo_cli.eval.backends.hf:HFBackend",
+    "vllm": "gspo_cli.eval.backends.vllm:VLLMBackend",
+}
+
+
+def detect_device(requested: str = "auto") -> str:
+    """npu > cuda > cpu unless a device is named. torch_npu is probed only when it is installed."""
+    if requested not in ("auto", None, ""):
+        return requested
+    if importlib.util.find_spec("torch_npu") is not None:
+        try:
+            import torch
+            import torch_npu  # noqa: F401
+
+            if torch.npu.is_available():
+                return "npu"
+        except Exception:  # a broken CANN install must not stop a CPU eval
+            pass
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+def vllm_installed() -> bool:
+    return importlib.util.find_spec("vllm") is not None
+
+
+def choose_backend(requested: str, device: str, *, have_vllm: bool | None = None) -> str:
+    """`auto` -> vllm on an accelerator where vLLM is installed, else hf; a named backend is checked."""
+    have_vllm = vllm_installed() if have_vllm is None else have_vllm
+    if requested in ("auto", None, ""):
+        return "vllm" if device in ("cuda", "npu") and have_vllm else "hf"
+    if requested not in BACKENDS:
+        raise ConfigError(f"unknown eval backend {requested!r}", f"choose one of: auto, {', '.join(BACKENDS)}")
+    if requested == "vllm":
+        if not have_vllm:
+            raise ConfigError(
+                "eval backend vllm requested but vllm is not installed here",
+                "install vllm (GPU) or vllm-ascend (NPU), or use --backend hf",
+            )
+        if device == "cpu":
+            raise ConfigError("eval backend vllm needs a GPU or NPU; the device is cpu", "use --backend hf")
+    return requested
+
+
+def make_backend(name: str, model_path: str, **options):
+    module_name, factory = BACKENDS[name].split(":")
+    return getattr(importlib.import_module(module_name), factory)(model_path, **options)

@@ -1,0 +1,81 @@
+"""Job entrypoint of `gspo eval` (`python -m gspo_cli.jobs_entry eval ARGS...`): argv <-> EvalRequest, run, report.
+
+The CLI turns its flags into an EvalRequest and then into argv with `to_argv`; the job parses them back with
+`from_argv`, so a Ray job and a --local run execute the same request.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import fields
+
+from gspo_cli.eval.service import EvalRequest
+
+_LISTS = {"sets": "--set", "k": "--k"}
+
+
+def to_argv(req: EvalRequest) -> list[str]:
+    argv = [req.benchmark]
+    for f in fields(EvalRequest):
+        if f.name == "benchmark":
+            continue
+        value = getattr(req, f.name)
+        if value is None or value == [] or (f.name == "sets" and not value):
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if f.name == "sets":
+            for item in value:
+                argv += ["--set", item]
+        elif f.name == "k":
+            argv += ["--k", ",".join(str(k) for k in value)]
+        elif isinstance(value, bool):
+            argv += [flag if value else "--no-" + f.name.replace("_", "-")]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+def _k_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--k takes comma-separated integers, got {text!r}") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gspo_cli.jobs_entry eval")
+    p.add_argument("benchmark")
+    p.add_argument("--model", default="latest")
+    p.add_argument("--preset")
+    p.add_argument("--set", dest="sets", action="append", default=[])
+    p.add_argument("--n", type=int)
+    p.add_argument("--k", type=_k_list)
+    p.add_argument("--temperature", type=float)
+    p.add_argument("--top-p", type=float)
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--max-tokens", type=int)
+    p.add_argument("--prompt-style")
+    p.add_argument("--enable-thinking", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--data")
+    p.add_argument("--backend")
+    p.add_argument("--device")
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--tp", type=int)
+    p.add_argument("--limit", type=int)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out")
+    p.add_argument("--score-workers", type=int)
+    return p
+
+
+def from_argv(argv: list[str]) -> EvalRequest:
+    return EvalRequest(**vars(parser().parse_args(argv)))
+
+
+def main(argv: list[str]) -> int:
+    from gspo_cli import events
+    from gspo_cli.eval.service import run_eval
+
+    results = run_eval(from_argv(argv))
+    events.result(results)
+    return 0
