@@ -244,7 +244,7 @@ def run_job(
     if local:
         return _run_in_process(command, entry_args, json_out=json_out)
     target = resolve_target(address, preset)
-    python = sys.executable if target.embedded else getattr(getattr(preset, "cluster", None), "python", "python3")
+    python = _job_python(target, preset)
     job_id = submit(
         target, entrypoint(command, entry_args, python),
         job_id=submission_id(name, command),
@@ -262,6 +262,14 @@ def run_job(
         err.print(f"Follow it with: gspo jobs logs {job_id} --follow")
         return 0
     return follow_job(target, job_id, json_out=json_out)
+
+
+def _job_python(target: ClusterTarget, preset: Any) -> str:
+    """This interpreter for a head on this machine; the preset's `cluster.python` (default python3) elsewhere."""
+    host = target.dashboard_url.split("://", 1)[-1].rsplit(":", 1)[0]
+    if target.embedded or host in ("127.0.0.1", "localhost", "::1", "[::1]"):
+        return sys.executable
+    return getattr(getattr(preset, "cluster", None), "python", None) or "python3"
 
 
 def _run_in_process(command: str, entry_args: list[str], *, json_out: bool) -> int:

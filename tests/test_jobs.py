@@ -1,0 +1,140 @@
+"""The Ray job layer against a real local Ray head on 127.0.0.1 (no mocks of Ray or of our code)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from gspo_cli import events, jobs
+from gspo_cli.job_view import JobView
+
+pytestmark = pytest.mark.ray
+
+
+def _target(ray_head):
+    return jobs.resolve_target(ray_head.dashboard_url)
+
+
+def _wait_status(ray_head, job_id, wanted, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = jobs.job_status(job_id, ray_head.dashboard_url)["status"]
+        if status in wanted:
+            return status
+        time.sleep(0.5)
+    raise AssertionError(f"job {job_id} never reached {wanted}")
+
+
+def test_submit_and_follow_to_success(ray_head, gspo):
+    proc = gspo("cluster", "smoke", "--address", ray_head.dashboard_url, "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert len(result["nodes"]) == 1 and result["resources"]["CPU"] >= 1
+    assert "succeeded" in proc.stderr
+    listed = json.loads(gspo("jobs", "list", "--address", ray_head.dashboard_url, "--json").stdout)
+    mine = [row for row in listed if row["metadata"].get("command") == "cluster-smoke"]
+    assert mine and mine[0]["status"] == "SUCCEEDED" and mine[0]["job_id"].startswith("cluster-cluster-smoke-")
+
+
+def test_failing_job_gives_its_exit_code_and_log_tail(ray_head, gspo):
+    script = "import sys; print('working...'); print('something broke', file=sys.stderr); sys.exit(3)"
+    job_id = jobs.submit(_target(ray_head), f"{sys.executable} -c \"{script}\"", job_id="fail-test")
+    proc = gspo("jobs", "logs", job_id, "--follow", "--address", ray_head.dashboard_url)
+    assert proc.returncode == 3, proc.stderr
+    assert f"Job {job_id} failed (exit code 3)" in proc.stderr
+    assert "something broke" in proc.stderr and f"gspo jobs logs {job_id}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    status = json.loads(gspo("jobs", "status", job_id, "--address", ray_head.dashboard_url, "--json").stdout)
+    assert status["status"] == "FAILED" and status["exit_code"] == 3
+
+
+def test_stop_stops_a_running_job(ray_head, gspo):
+    job_id = jobs.submit(_target(ray_head), "sleep 600", job_id="sleep-test")
+    _wait_status(ray_head, job_id, {"RUNNING"})
+    proc = gspo("jobs", "stop", job_id, "--address", ray_head.dashboard_url, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "STOPPED"
+
+
+def test_ctrl_c_detaches_and_the_job_keeps_running(ray_head):
+    job_id = jobs.submit(_target(ray_head), "sleep 600", job_id="detach-test")
+    _wait_status(ray_head, job_id, {"RUNNING"})
+    follower = subprocess.Popen([sys.executable, "-m", "gspo_cli", "jobs", "logs", job_id, "--follow", "--address",
+                                 ray_head.dashboard_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    follower.send_signal(signal.SIGINT)
+    _, stderr = follower.communicate(timeout=60)
+    assert follower.returncode == 130, stderr
+    assert "keeps running" in stderr and f"gspo jobs stop {job_id}" in stderr
+    assert jobs.job_status(job_id, ray_head.dashboard_url)["status"] == "RUNNING"
+    jobs.stop_job(job_id, ray_head.dashboard_url)
+
+
+def test_unknown_job_id_is_a_clean_error(ray_head, gspo):
+    for args in (["status", "no-such-job"], ["logs", "no-such-job"], ["stop", "no-such-job"]):
+        proc = gspo("jobs", *args, "--address", ray_head.dashboard_url)
+        assert proc.returncode == 1
+        assert "no job with id 'no-such-job'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_unreachable_address_is_one_line(gspo):
+    proc = gspo("jobs", "list", "--address", "http://127.0.0.1:9")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("Error: cannot reach Ray at http://127.0.0.1:9 (from --address)")
+    assert "gspo cluster up" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_no_cluster_named_and_no_head_running(gspo):
+    proc = gspo("jobs", "list")
+    assert proc.returncode == 1 and "no Ray cluster" in proc.stderr
+
+
+def test_embedded_head_is_started_reused_and_torn_down(gspo, gspo_home):
+    from gspo_cli import local_head
+
+    first = gspo("cluster", "smoke", "--json")
+    assert first.returncode == 0, first.stderr
+    assert "Starting the embedded local Ray head" in first.stderr
+    record = local_head.read_record()
+    assert record is not None and record.dashboard_url.startswith("http://127.0.0.1:")
+    status = json.loads(gspo("cluster", "status", "--json").stdout)
+    assert status["embedded"] and status["embedded_pid"] == record.pid and status["resources"]["CPU"] >= 1
+    second = gspo("cluster", "smoke")
+    assert second.returncode == 0 and "Starting the embedded" not in second.stderr  # reused
+    down = gspo("cluster", "down")
+    assert down.returncode == 0 and "Stopped the embedded Ray head" in down.stderr
+    assert local_head.read_record() is None
+    # Nothing of that process group is left running (zombies of an exited parent may linger until reaped).
+    assert not local_head._group_alive(record.pid)
+    again = gspo("cluster", "down")
+    assert again.returncode == 0 and "nothing to stop" in again.stderr
+
+
+# ---------------------------------------------------------------- event rendering (pure)
+
+
+def test_events_round_trip_through_log_lines(capsys):
+    events.progress(3, 10, task="train", metrics={"critic/score/mean": 0.5})
+    events.result({"accuracy": 0.9})
+    lines = capsys.readouterr().out.splitlines()
+    parsed = [events.parse_line(line) for line in lines]
+    assert parsed[0] == {"kind": "progress", "step": 3, "total": 10, "task": "train",
+                         "metrics": {"critic/score/mean": 0.5}}
+    assert parsed[1] == {"kind": "result", "payload": {"accuracy": 0.9}}
+    assert events.parse_line("plain log line") is None
+    assert events.parse_line(events.PREFIX + "{not json") is None
+
+
+def test_job_view_reassembles_chunked_lines():
+    view = JobView(quiet=True)
+    line = events.PREFIX + json.dumps({"kind": "result", "payload": {"ok": 1}})
+    with view:
+        for i in range(0, len(line), 7):
+            view.feed(line[i:i + 7])
+        view.feed("\n")
+    assert view.result == {"ok": 1}
