@@ -13,6 +13,7 @@ import sys
 COMMANDS: dict[str, str] = {
     "cluster-smoke": "gspo_cli.cluster_smoke:main",
     "eval": "gspo_cli.eval.job:main",
+    "prepare-data": "gspo_cli.data.job:main",
 }
 
 
