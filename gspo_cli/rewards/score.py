@@ -16,7 +16,7 @@ from gspo_cli.rewards.extract import extract
 from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_value
 
 CORRECT, INCORRECT = 1.0, -1.0
-FALLBACK_TIMEOUT_S = 10.0
+FALLBACK_TIMEOUT_S = 5.0
 _SYMBOLIC = re.compile(r"[A-Za-z\\]")  # only something with a variable or a command is worth sympy's time
 
 
