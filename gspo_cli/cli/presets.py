@@ -29,8 +29,9 @@ def list_presets(json_out: bool = typer.Option(False, "--json", help="Print JSON
     from gspo_cli.console import out
 
     table = Table(title="gspo presets", title_justify="left")
-    for col in ("name", "aliases", "model", "cluster", "engine", "description"):
-        table.add_column(col, overflow="fold")
+    for col in ("name", "aliases", "model", "cluster", "engine"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("description", overflow="fold", ratio=1)
     for row in rows:
         table.add_row(
             row["name"], ", ".join(row["aliases"]), row["model"], row["cluster"], row["engine"], row["description"]
