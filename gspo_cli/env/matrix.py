@@ -158,8 +158,11 @@ OBSOLETE_VARS: tuple[ObsoleteVar, ...] = (
                 "vLLM's attention_config.backend / --attention-backend; on Ascend the platform chooses the "
                 "backend, so drop it", "vllm-project/vllm#26315, #30564, #50292"),
     # vllm-ascend PR #4272 kept VLLM_ASCEND_ENABLE_FLASHCOMM only as a backward-compatible alias of
-    # VLLM_ASCEND_ENABLE_FLASHCOMM1; PR #9064 migrated that to additional_config.enable_flashcomm1 (migration table
-    # in the v0.23.0rc1 additional_config docs).
+    # VLLM_ASCEND_ENABLE_FLASHCOMM1; PR #9064 (May 2026) migrated FLASHCOMM1 to additional_config.enable_flashcomm1
+    # (migration table in the v0.23.0rc1 additional_config docs) and PRs #11205/#11280 centralise the fallback on
+    # the FLASHCOMM1 name only; RFC #10381 removes the deprecated names. The override reaches vLLM because verl
+    # forwards rollout.engine_kwargs.vllm into the server args and JSON-encodes dicts
+    # (verl/workers/rollout/vllm_rollout/vllm_async_server.py, utils.build_cli_args_from_config).
     ObsoleteVar("VLLM_ASCEND_ENABLE_FLASHCOMM", "0.23.0",
                 "additional_config.enable_flashcomm1 (vllm-ascend --additional-config)",
                 "vllm-ascend PR #4272, #9064; docs v0.23.0rc1 user_guide/configuration/additional_config",

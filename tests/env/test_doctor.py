@@ -204,3 +204,70 @@ def test_a2_info_parses_all_devices():
     from gspo_cli.env.npusmi import parse_info
 
     assert len(parse_info(A2_INFO)["devices"]) == 8
+
+
+def test_cann_version_fallbacks_and_driver_field(host_factory):
+    from gspo_cli.env.probes import probe_cann, probe_driver
+
+    host = host_factory(cann="8.3.RC2", stack=STACK_011)
+    home = host.path("/usr/local/Ascend/ascend-toolkit/8.3.RC2")
+    (home / "aarch64-linux/ascend_toolkit_install.info").unlink()
+    facts = probe_cann(host)
+    assert (facts["version"], facts["version_file"]) == ("8.0.0", "/usr/local/Ascend/ascend-toolkit/latest/version.cfg")
+    (home / "version.cfg").unlink()
+    (home / "compiler/version.info").write_text("Version=8.3.RC2.alpha1\n")
+    assert probe_cann(host)["version"] == "8.3.RC2.alpha1"
+    (host.path("/usr/local/Ascend/driver/version.info")).write_text("Version=24.1.rc3\npackage_version=24.1.0\n")
+    assert probe_driver(host)["version"] == "24.1.0"
+    (host.path("/usr/local/Ascend/driver/version.info")).write_text("Version=24.1.rc3\n")
+    assert probe_driver(host)["version"] == "24.1.rc3"
+
+
+def test_cann_on_network_filesystem(host_factory):
+    host = host_factory(stack=STACK_023)
+    mounts = host.path("/proc/mounts")
+    mounts.write_text(mounts.read_text() + "filer:/ascend /usr/local/Ascend nfs4 rw 0 0\n")
+    _, checks, status = run(host, clean_preset())
+    assert status["cann.netfs"] == "warn"
+    assert "nfs4" in {c.id: c.found for c in checks}["cann.netfs"]
+
+
+def test_gspo_home_not_shared_for_multi_node(host_factory):
+    host = host_factory(stack=STACK_023, home_fs="ext4")
+    assert run(host, clean_preset())[2]["gspo.home_shared"] == "warn"
+    assert "gspo.home_shared" not in run(host, clean_preset(**{"cluster.nnodes": 1}))[2]
+
+
+def test_cross_node_checks_pure(host_factory):
+    from gspo_cli.env.cluster import cross_node_checks
+
+    a = collect_facts(host_factory(stack=STACK_023))
+    b = collect_facts(host_factory(stack={**STACK_023, "vllm-ascend": "0.23.0rc1"}, npu_info=A2_INFO, board="a2"))
+    a.update(node_ip="10.0.0.1", marker="tok")
+    b.update(node_ip="10.0.0.2", marker=None)
+    p = clean_preset(**{"cluster.nnodes": 2})
+    status = by_id(cross_node_checks([a, b], p, {"NPU": 24.0, "GPU": 8.0, "CPU": 64.0}, "tok"))
+    assert status == {"ray.nodes": "ok", "ray.npu_total": "fail", "ray.gpu_key": "fail", "cluster.npu_count": "fail",
+                      "cluster.same.cann": "ok", "cluster.same.driver": "ok", "cluster.same.torch_npu": "ok",
+                      "cluster.same.vllm_ascend": "fail", "cluster.gspo_home": "fail"}
+
+
+def test_ray_start_plans(host_factory):
+    from gspo_cli.env.raystart import plan
+
+    host = host_factory(stack=STACK_023)
+    facts = collect_facts(host, with_python=False)
+    p = plan(clean_preset(), role="worker", facts=facts, host=host, head_address="10.0.0.1:6379", stack="0.23.0")
+    argv = p["argv"]
+    assert argv[1:4] == ["start", "--block", "--disable-usage-stats"]
+    assert "--address=10.0.0.1:6379" in argv and '--resources={"NPU": 16}' in argv and "--head" not in argv
+    assert p["env"]["RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES"] == "1"
+    assert p["env"]["HCCL_SOCKET_IFNAME"] == "enp189s0f0"  # from the route to the head
+    assert p["env"]["LD_PRELOAD"] == "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2"
+    import pytest
+
+    from gspo_cli.errors import ClusterError
+
+    empty = host_factory(board=None, cann=None)
+    with pytest.raises(ClusterError):
+        plan(clean_preset(), role="head", facts=collect_facts(empty, with_python=False), host=empty)
