@@ -46,8 +46,8 @@ class Exports:
                 lines.append(f"# {why}")
             lines.append(f"export {name}={shlex.quote(value)}")
         for d in self.dropped:
-            lines.append(f"# dropped {d['name']}={shlex.quote(d['value'])}: ignored since vllm-ascend {d['since']}; "
-                         f"replaced by {d['replaced_by']} [{d['source']}]")
+            lines.append(f"# dropped {d['name']}={shlex.quote(d['value'])}: ignored since vllm-ascend {d['since']}. "
+                         f"Replacement: {d['replaced_by']} [{d['source']}]")
         if self.overrides:
             lines.append("# rollout overrides that replace dropped variables (add to the preset's overrides.verl):")
             lines += [f"#   {o}" for o in self.overrides]
