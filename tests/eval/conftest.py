@@ -109,6 +109,11 @@ def write_arith_fixture(path: Path, rows: int = 24) -> Path:
 
 
 @pytest.fixture()
+def arith_writer():
+    return write_arith_fixture
+
+
+@pytest.fixture()
 def gspo_home(tmp_path, monkeypatch, tiny_model_dir) -> Path:
     """$GSPO_HOME with a run `tiny-test` holding one checkpoint (step 5) and prepared arith + aime2024 data."""
     import shutil

@@ -1,0 +1,58 @@
+"""Settings layering (registry < preset < flags), the job argv round trip, prompt restyling."""
+
+from __future__ import annotations
+
+import pytest
+
+from gspo_cli.errors import ConfigError, DataError
+from gspo_cli.eval import benchmarks
+from gspo_cli.eval.job import from_argv, to_argv
+from gspo_cli.eval.service import EvalRequest
+from gspo_cli.presets import load_preset
+
+
+def test_layering(gspo_home):
+    preset = load_preset("tiny")
+    s = benchmarks.resolve_settings("arith", preset)
+    assert (s.n, s.k, s.temperature, s.max_tokens, s.prompt_style) == (1, [1], 0.0, 8, "plain")
+    s = benchmarks.resolve_settings("arith", preset, {"n": 8, "k": [1, 8], "temperature": 0.6})
+    assert (s.n, s.k, s.temperature, s.max_tokens) == (8, [1, 8], 0.6, 8)
+    s = benchmarks.resolve_settings("aime2024", None)  # registry defaults: DAPO protocol
+    assert (s.n, s.k, s.temperature, s.top_p, s.max_tokens) == (32, [1, 4, 8, 16, 32], 1.0, 0.7, 8192)
+    assert s.data == gspo_home / "data" / "aime-2024" / "val.parquet"
+    s = benchmarks.resolve_settings("aime2024", None, {"n": 4})  # smaller n keeps the k's that fit
+    assert s.k == [1, 4]
+    preset = load_preset("tiny", ["eval.benchmarks.aime2024.n=16", "eval.benchmarks.aime2024.k=[1,16]"])
+    s = benchmarks.resolve_settings("aime2024", preset)
+    assert (s.n, s.k, s.top_p) == (16, [1, 16], 0.7)  # preset beats registry only where it sets a value
+    with pytest.raises(ConfigError):
+        benchmarks.resolve_settings("arith", None, {"n": 2, "k": [4]})
+    with pytest.raises(ConfigError):
+        benchmarks.resolve_settings("nosuch", None)
+
+
+def test_missing_data_is_a_data_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("GSPO_HOME", str(tmp_path))
+    with pytest.raises(DataError, match="benchmark data not found") as info:
+        benchmarks.resolve_settings("aime2024", load_preset("tiny"))
+    assert "gspo prepare-data --preset tiny" in info.value.hint
+
+
+def test_argv_round_trip():
+    req = EvalRequest(benchmark="aime2024", model="run:10", preset="tiny", sets=["a.b=1", "c=d e"], n=4, k=[1, 4],
+                      temperature=0.6, top_p=0.95, top_k=20, max_tokens=100, prompt_style="boxed",
+                      enable_thinking=False, data="/x.parquet", backend="hf", device="cpu", batch_size=3, tp=2,
+                      limit=5, seed=7, out="/o", score_workers=0)
+    assert from_argv(to_argv(req)) == req
+    assert from_argv(to_argv(EvalRequest(benchmark="arith"))) == EvalRequest(benchmark="arith")
+
+
+def test_restyle(gspo_home):
+    aime = benchmarks.load_problems(gspo_home / "data" / "aime-2024" / "val.parquet")
+    assert len(aime) == 30 and aime[0].data_source == "aime2024"
+    assert benchmarks.restyle(aime[0], None) == aime[0].messages
+    boxed = benchmarks.restyle(aime[0], "boxed")[0]["content"]
+    assert boxed.startswith("Find the remainder") and boxed.endswith("within \\boxed{}.")
+    arith = benchmarks.load_problems(gspo_home / "data" / "arith" / "val.parquet")
+    assert benchmarks.restyle(arith[0], "plain")[0]["content"].endswith("=")
+    assert "Answer:" in benchmarks.restyle(arith[0], "dapo")[0]["content"]
