@@ -32,23 +32,29 @@ from gspo_cli.rewards.normalize import (
 STYLES = ("dapo", "boxed")
 MAX_CANDIDATES = 16  # per kind; enough to see hedging, bounded cost on floods of markers
 MAX_CHANGES = 2  # "revised once or twice" is fine; more is listing candidates
-PROSE_TAIL = 3000
+PROSE_TAIL = 1000
+WINDOW = 6000  # marked answers are looked for in the last WINDOW characters: the end is where answers are
 SHORT_RESPONSE = 300
 _MAX_LOOK = 256  # marker-word occurrences inspected per kind (a flood of "answer" words costs nothing more)
 
 _END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "</s>", "<|im_start|>")
+_MARKERS = re.compile(r"</?think>|<\|(?:im_end|endoftext|eot_id|end_of_text|end|im_start)\|>|</s>")
 _LEAD_TOKEN = re.compile(r"\s*(?:<\|im_start\|>(?:assistant\s)?|<s>|<\|begin_of_text\|>)")
-_ANSWER_WORDS = ("answer", "réponse", "respuesta", "antwort", "答案")
+# (tail searched for, heads that may precede it): "Answer", "answer", "ANSWER", "Réponse", "答案".
+_TAILS = (("nswer", ("a", "A")), ("NSWER", ("A",)))
+_NON_ASCII_TAILS = (("éponse", ("r", "R")), ("ÉPONSE", ("R",)), ("案", ("答",)), ("espuesta", ("r", "R")))
 _COLON = re.compile(r"[ \t*_]{0,6}[:：]")
 _OPENERS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।\n]")
-_PROSE_MARK = re.compile(
-    r"(?i)\b(?:final\s+)?(?:answer|result|réponse|respuesta)\b(?:\s{0,3}(?:is|est|es|would\s+be|will\s+be|=|:|：))?")
+# Prose markers are searched in the lower-cased tail with literal-first patterns (fast in `re`), and word
+# boundaries are checked by hand: `(?i)\b...` patterns make `re` try every position.
+_PROSE_WORD = re.compile(r"(?:answer|result|réponse|respuesta)\b")
+_PROSE_SUFFIX = re.compile(r"\s{0,3}(?:is|est|es|would\s+be|will\s+be|=|:|：)(?![a-z])")
 _INNER_MARK = re.compile(r"(?i)\b(?:answer|result|réponse)\s{0,3}(?:is|est|es|=|:)\s*")
-_CONCLUSION = re.compile(
-    r"(?i)\b(?:therefore|thus|hence|so|consequently|donc|alors|daher|also|entonces)\b"
-    r"|因此|所以|故|结论|总共|一共|لذا|إذن|इसलिए|अतः")
-_BRACKET = re.compile(r"(?:^|(?<=\s))\[([^\[\]\n]{1,80})\](?=[\s.,;:!?]|$)")
+_CONCLUSION_WORDS = ("therefore", "thus", "hence", "so", "consequently", "donc", "alors", "daher", "also",
+                     "entonces")
+_CONCLUSION_CJK = ("因此", "所以", "故", "结论", "总共", "一共", "لذا", "إذن", "इसलिए", "अतः")  # no word boundary
+_BRACKET = re.compile(r"\[([^\[\]\n]{1,80})\](?=[\s.,;:!?]|$)")
 _DOLLAR_SPAN = re.compile(r"\$([^$]{1,200})\$")
 _PAREN_SPAN = re.compile(r"\\\(([^$]{1,200}?)\\\)")
 _WORD = re.compile(r"(?<![\\A-Za-z])[^\W\d_]{2,}")  # a word of letters, not a LaTeX command name
@@ -65,25 +71,25 @@ class Extraction:
 
 
 def answer_region(text: str) -> tuple[str | None, str]:
-    """The part of a response that may hold the final answer, or (None, reason)."""
+    """The part of a response that may hold the final answer, or (None, reason).
+
+    One regex pass finds every chat-template marker; most responses have none and cost just that pass.
+    """
     m = _LEAD_TOKEN.match(text)
     if m and m.end() > 0:
         text = text[m.end():]
-    cut = len(text)
-    for tok in _END_TOKENS:
-        i = text.find(tok, 0, cut)
-        if i >= 0:
-            cut = i
-    text = text[:cut]
-    tail = text.rstrip()
-    if tail.endswith("|>"):
+    marks = [(mm.start(), mm.group(0)) for mm in _MARKERS.finditer(text)] if "<" in text else []
+    if marks:
+        cut = next((i for i, tok in marks if tok in _END_TOKENS), len(text))
+        text = text[:cut]
+        close = [i for i, tok in marks if tok == "</think>" and i < cut]
+        start = close[-1] + len("</think>") if close else 0
+        if any(tok == "<think>" and start <= i < cut for i, tok in marks):
+            return None, "unclosed_think"
+        text = text[start:]
+    if text.rstrip().endswith("|>"):
         # `...\boxed{42}im_end|>`: a chat-template token that lost its `<|`; the generation is corrupt.
         return None, "malformed_special_token"
-    j = text.rfind("</think>")
-    if j >= 0:
-        text = text[j + len("</think>"):]
-    if "<think>" in text:
-        return None, "unclosed_think"
     return text, "ok"
 
 
@@ -111,19 +117,25 @@ def _take_content(t: str, start: int) -> str:
 
 
 def answer_lines(t: str) -> list[tuple[int, str]]:
-    """(position, content) of every `Answer:` marker (any case, markdown allowed), last MAX_CANDIDATES."""
-    low = t.lower()
+    """(position, content) of every `Answer:` marker (answer/Answer/ANSWER, markdown allowed), last MAX_CANDIDATES.
+
+    Searched without lower-casing the text (a copy of it): the tails "nswer"/"NSWER" are found in C, the first
+    letter and the colon are checked at each hit.
+    """
     found: list[tuple[int, str]] = []
-    for word in _ANSWER_WORDS:
-        i = low.rfind(word)
+    words = _TAILS if t.isascii() else _TAILS + _NON_ASCII_TAILS
+    for tail, heads in words:
+        i = t.rfind(tail)
         hits = looked = 0
         while i >= 0 and hits < MAX_CANDIDATES and looked < _MAX_LOOK:
             looked += 1
-            m = _COLON.match(low, i + len(word))
-            if m:
-                found.append((i, _take_content(t, m.end())))
-                hits += 1
-            i = low.rfind(word, 0, i)
+            h = i - len(heads[0])
+            if h >= 0 and t[h:i] in heads:
+                m = _COLON.match(t, i + len(tail))
+                if m:
+                    found.append((h, _take_content(t, m.end())))
+                    hits += 1
+            i = t.rfind(tail, 0, i)
     i = t.rfind("####")  # GSM8K's final-answer marker
     if i >= 0:
         found.append((i, _take_content(t, i + 4)))
@@ -134,23 +146,28 @@ def answer_lines(t: str) -> list[tuple[int, str]]:
 def boxed_answers(t: str) -> list[tuple[int, str]]:
     """(position, inner text) of the last `\\boxed{..}` / `\\fbox{..}` groups (nested braces allowed)."""
     found: list[tuple[int, str]] = []
-    for cmd in ("boxed", "fbox"):
-        i = t.rfind(cmd)
-        looked = 0
-        while i >= 0 and len(found) < 2 * MAX_CANDIDATES and looked < _MAX_LOOK:
-            looked += 1
-            j = i + len(cmd)
-            if j < len(t) and t[j] == "{":
-                end = find_group_end(t, j, MAX_ANSWER_CHARS)
-                if end > 0:
-                    found.append((i, t[j + 1:end]))
-            elif j < len(t) and t[j] == " ":  # `\boxed 42`
-                m = re.match(r" +([^\s$]{1,40})", t[j:j + 64])
-                if m:
-                    found.append((i, m.group(1)))
-            i = t.rfind(cmd, 0, i)
-    found.sort()
-    return found[-MAX_CANDIDATES:]
+    i = t.rfind("box")  # one reverse scan serves both commands
+    looked = 0
+    while i >= 0 and len(found) < MAX_CANDIDATES and looked < _MAX_LOOK:
+        looked += 1
+        if t.startswith("boxed", i):
+            j = i + 5
+        elif i > 0 and t[i - 1] == "f":
+            j = i + 3
+        else:
+            i = t.rfind("box", 0, i)
+            continue
+        if j < len(t) and t[j] == "{":
+            end = find_group_end(t, j, MAX_ANSWER_CHARS)
+            if end > 0:
+                found.append((i, t[j + 1:end]))
+        elif j < len(t) and t[j] == " ":  # `\boxed 42`
+            m = re.match(r" +([^\s$]{1,40})", t[j:j + 64])
+            if m:
+                found.append((i, m.group(1)))
+        i = t.rfind("box", 0, i)
+    found.reverse()
+    return found
 
 
 def _sentence(t: str, start: int) -> str:
@@ -222,17 +239,43 @@ def _hedged(cands: list[tuple[int, str]]) -> bool:
     return len(keys) - 1 > MAX_CHANGES
 
 
+def _bounded(low: str, i: int, n: int) -> bool:
+    return (i == 0 or not low[i - 1].isalnum()) and (i + n >= len(low) or not low[i + n].isalnum())
+
+
+def _last_conclusion(low: str) -> int:
+    """End index of the last conclusion word ("therefore", "所以", ...) in low, or -1."""
+    best = -1
+    for w in _CONCLUSION_WORDS:
+        i = low.rfind(w)
+        while i >= 0 and not _bounded(low, i, len(w)):
+            i = low.rfind(w, 0, i)
+        if i >= 0 and i + len(w) > best:
+            best = i + len(w)
+    if not low.isascii():
+        for w in _CONCLUSION_CJK:
+            i = low.rfind(w)
+            if i >= 0 and i + len(w) > best:
+                best = i + len(w)
+    return best
+
+
 def _prose(t: str) -> Extraction:
     tail = t[-PROSE_TAIL:]
     stripped = tail.strip()
     if not stripped:
         return Extraction(None, "empty")
+    low = tail.lower()
+    if len(low) != len(tail):  # a rare character whose lower case is longer: keep positions aligned
+        low = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in tail)
     # "the answer is 42", "Answer $9$", "réponse est (35 + 70 = 105)"
-    marks = list(_PROSE_MARK.finditer(tail))
+    marks = [m for m in _PROSE_WORD.finditer(low) if m.start() == 0 or not low[m.start() - 1].isalnum()]
     for m in reversed(marks[-5:]):
-        span = _take_content(tail, m.end())
+        sm = _PROSE_SUFFIX.match(low, m.end())
+        end = sm.end() if sm else m.end()
+        span = _take_content(tail, end)
         if not span.lstrip().startswith(("$", "\\(", "\\[")):
-            span = _sentence(tail, m.end())
+            span = _sentence(tail, end)
         r = read_prose_answer(span)
         if r is not None:
             return Extraction(r, "prose:answer_phrase")
@@ -241,11 +284,13 @@ def _prose(t: str) -> Extraction:
         c = clean(t)
         if parse_value(c) is not None:
             return Extraction(c, "prose:whole")
-    last_line = stripped.rsplit("\n", 1)[-1]
+    whole = t.rstrip()
+    last_line = whole[whole.rfind("\n") + 1:]
     c = clean(last_line)
     if parse_number(rhs(c), allow_tail=False) is not None:
         return Extraction(c, "prose:last_line")
-    for m in reversed(list(_BRACKET.finditer(tail))[-5:]):
+    brackets = [m for m in _BRACKET.finditer(tail) if m.start() == 0 or tail[m.start() - 1].isspace()]
+    for m in reversed(brackets[-5:]):
         c = clean(m.group(1))
         if isinstance(parse_value(c), (Fraction, str)):
             return Extraction(c, "prose:bracket")
@@ -253,10 +298,9 @@ def _prose(t: str) -> Extraction:
     # (a response cut off mid-sentence by the length limit has no conclusion to read).
     if not (short or stripped.endswith(_COMPLETE_END)):
         return Extraction(None, "no_answer")
-    marks = list(_CONCLUSION.finditer(tail))
-    if marks:
-        m = marks[-1]
-        r = read_prose_answer(_sentence(tail, m.end()), first=False)
+    end = _last_conclusion(low)
+    if end >= 0:
+        r = read_prose_answer(_sentence(tail, end), first=False)
         if r is not None:
             return Extraction(r, "prose:conclusion")
     spans = list(_DOLLAR_SPAN.finditer(tail))
@@ -278,8 +322,12 @@ def extract(text: str, style: str = "dapo") -> Extraction:
     t, why = answer_region(text)
     if t is None:
         return Extraction(None, why)
-    lines = answer_lines(t)
-    boxes = boxed_answers(t)
+    w = t[-WINDOW:]
+    lines = answer_lines(w)
+    boxes = boxed_answers(w)
+    if not lines and not boxes and len(t) > WINDOW:  # rare: an answer followed by a lot of text
+        lines = answer_lines(t)
+        boxes = boxed_answers(t)
     if len(lines) + len(boxes) > 1:
         merged = sorted(lines + boxes)
         if _hedged(merged):
