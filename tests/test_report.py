@@ -1,0 +1,143 @@
+"""`gspo report`: PNG charts + summary.md from a run's metrics.jsonl (verl file-logger format) and eval results."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gspo_cli import report
+from gspo_cli.errors import DataError
+from gspo_cli.eval import metrics as M
+
+ROOT = Path(__file__).resolve().parents[1]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def write_demo_run(run: Path, steps: int = 60, seed: int = 0) -> dict[int, dict]:
+    """A tiny-demo-shaped run: reward climbing from ~-0.6 to ~0.9, validation every 10 steps, a resume that
+    re-logs steps 31-32, a torn last line, and eval results at steps 20/40/60."""
+    rng = random.Random(seed)
+    logged: dict[int, dict] = {}
+    lines = []
+    for step in range(1, steps + 1):
+        p = 1 / (1 + math.exp(-(step - 25) / 6))
+        data = {
+            "critic/score/mean": -0.6 + 1.5 * p + rng.gauss(0, 0.08),
+            "critic/rewards/mean": -0.6 + 1.5 * p + rng.gauss(0, 0.08),
+            "response_length/mean": 6 - 4 * p + rng.gauss(0, 0.3),
+            "response_length/max": 8.0,
+            "actor/pg_clipfrac": max(0.0, 0.3 * (1 - p) + rng.gauss(0, 0.03)),
+            "actor/ppo_kl": rng.gauss(0, 2e-4),
+            "actor/grad_norm": 2.0 * (1 - p) + 0.2 + abs(rng.gauss(0, 0.1)),
+            "timing_s/gen": 1.2 + rng.random() * 0.3,
+            "timing_s/update_actor": 0.8 + rng.random() * 0.2,
+            "training/global_step": step,
+            "note": "strings are ignored",
+        }
+        data["timing_s/step"] = data["timing_s/gen"] + data["timing_s/update_actor"] + 0.3
+        if step % 10 == 0:
+            data["val-core/arith/acc/mean@1"] = min(1.0, p + rng.gauss(0, 0.03))
+        lines.append(json.dumps({"step": step, "data": data}))
+        logged[step] = data
+        if step == 32:  # killed after step 32, resumed from the step-30 checkpoint: 31 and 32 logged again
+            for again in (31, 32):
+                redo = dict(logged[again], **{"critic/score/mean": logged[again]["critic/score/mean"] + 0.05})
+                lines.append(json.dumps({"step": again, "data": redo}))
+                logged[again] = redo
+    run.mkdir(parents=True, exist_ok=True)
+    (run / "metrics.jsonl").write_text("\n".join(lines) + '\n{"step": 61, "data": {"critic/sco')
+    (run / "config.yaml").write_text("name: tiny\nmodel:\n  path: builtin:tiny\ntrainer:\n  engine: native\n")
+    for step, acc in ((20, 0.35), (40, 0.8), (60, 0.95)):
+        write_eval(run / "eval" / f"arith-{step}", step, acc, rng)
+    return logged
+
+
+def write_eval(folder: Path, step: int, acc: float, rng: random.Random, n: int = 4) -> dict:
+    problems = [[M.ScoredSample(rng.random() < acc, str(rng.randint(0, 18)), rng.randint(1, 4), False)
+                 for _ in range(n)] for _ in range(50)]
+    summary = M.summarize(problems, [1, 2, 4])
+    res = {"benchmark": "arith", "accuracy": summary["metrics"][f"avg@{n}"], "metrics": summary["metrics"],
+           "settings": {"n": n, "k": [1, 2, 4], "temperature": 1.0, "top_p": 1.0, "max_tokens": 8},
+           "model": {"step": step}, "per_problem": summary["per_problem"]}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results.json").write_text(json.dumps(res))
+    return res
+
+
+def test_read_metrics_last_line_wins_and_torn_line_skipped(tmp_path):
+    logged = write_demo_run(tmp_path / "run")
+    series = report.read_metrics(tmp_path / "run" / "metrics.jsonl")
+    score = series["critic/score/mean"]
+    assert [s for s, _ in score] == list(range(1, 61))  # no duplicated or torn step
+    assert dict(score)[31] == pytest.approx(logged[31]["critic/score/mean"])  # the resumed value
+    assert "note" not in series and len(series["val-core/arith/acc/mean@1"]) == 6
+
+
+def test_ema_is_debiased_and_smooths():
+    assert report.ema([5.0, 5.0, 5.0], 0.9) == pytest.approx([5.0, 5.0, 5.0])
+    sm = report.ema([0.0, 1.0] * 20, 0.8)
+    assert max(sm[10:]) - min(sm[10:]) < 0.3
+    assert report.ema([1.0, 2.0], 0.0) == [1.0, 2.0]
+
+
+def test_report_demo_run(tmp_path):
+    run = tmp_path / "tiny-demo"
+    logged = write_demo_run(run)
+    res = report.make_report(run)
+    out = run / "report"
+    names = sorted(Path(p).name for p in res["charts"])
+    assert names == sorted(["reward.png", "val_accuracy.png", "response_length.png", "clipfrac_kl.png",
+                            "grad_norm.png", "step_time.png", "eval_accuracy.png"])
+    for p in res["charts"]:
+        data = Path(p).read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 10_000
+    assert not list(out.glob(".*tmp*"))
+    summary = (out / "summary.md").read_text()
+    for _, name in [(0, n) for n in names]:
+        assert f"]({name})" in summary
+    final = {r["key"]: r for r in res["final"]}
+    assert final["critic/score/mean"]["final"] == pytest.approx(logged[60]["critic/score/mean"])
+    assert final["critic/score/mean"]["final_step"] == 60
+    assert f"| training reward (critic/score/mean) | {report._fmt(logged[60]['critic/score/mean'])} | 60 |" in summary
+    assert final["val-core/arith/acc/mean@1"]["final"] == pytest.approx(logged[60]["val-core/arith/acc/mean@1"])
+    evals = res["evals"]
+    assert [e["step"] for e in evals] == [20, 40, 60]
+    e60 = json.loads((run / "eval" / "arith-60" / "results.json").read_text())
+    assert f"| arith | 60 | 4 | {100 * e60['accuracy']:.1f}% ± {100 * e60['metrics']['avg@4_stderr']:.1f} |" in summary
+    assert "preset `tiny`" in summary and res["missing"] == []
+
+
+def test_report_missing_series_listed_not_drawn(tmp_path):
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text("".join(
+        json.dumps({"step": s, "data": {"critic/score/mean": s / 10}}) + "\n" for s in range(1, 4)))
+    res = report.make_report(run, tmp_path / "out")
+    assert [Path(p).name for p in res["charts"]] == ["reward.png"]
+    assert "gradient norm" in res["missing"] and "eval accuracy per checkpoint" in res["missing"]
+    assert "## Not charted" in (tmp_path / "out" / "summary.md").read_text()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DataError):
+        report.make_report(empty)
+
+
+def test_report_cli_json_by_run_name(tmp_path):
+    home = tmp_path / "home"
+    write_demo_run(home / "runs" / "tiny-demo", steps=12)
+    env = {**os.environ, "GSPO_HOME": str(home)}
+    proc = subprocess.run([sys.executable, "-m", "gspo_cli", "report", "tiny-demo", "--json"], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert Path(res["summary"]).is_file() and len(res["charts"]) == 7
+    proc = subprocess.run([sys.executable, "-m", "gspo_cli", "report", "nope"], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2 and "no run 'nope'" in proc.stderr and "Traceback" not in proc.stderr
