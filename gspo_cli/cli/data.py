@@ -64,9 +64,9 @@ def render(preset, items, out_dir: str | None) -> None:
     from gspo_cli.data import layout, manifest
 
     data_dir = Path(out_dir) if out_dir else layout.data_dir(preset)
-    table = Table(title=f"prepared data ({data_dir})", title_justify="left")
+    table = Table(title=f"prepared data in {data_dir}/<source>/<split>.parquet", title_justify="left")
     for col, just in (("source", "left"), ("split", "left"), ("rows in", "right"), ("duplicates", "right"),
-                      ("conflicts", "right"), ("rejected", "right"), ("rows out", "right"), ("file", "left")):
+                      ("conflicts", "right"), ("rejected", "right"), ("rows out", "right")):
         table.add_column(col, justify=just)
     for item in items:
         m = manifest.read(item.source, data_dir=data_dir)
@@ -77,6 +77,6 @@ def render(preset, items, out_dir: str | None) -> None:
         for split, o in m.get("outputs", {}).items():
             table.add_row(
                 item.source, split, f"{m.get('rows_in') or '-'}", f"{m.get('duplicates_removed', '-')}",
-                f"{conf.get('problems', '-')}", f"{rej}", f"{o['rows']}", str(data_dir / item.source / o["path"]),
+                f"{conf.get('problems', '-')}", f"{rej}", f"{o['rows']}",
             )
     out.print(table)

@@ -45,32 +45,52 @@ def resolve_input(
     cached = raw_cache_path(source_dir, hub_filename, revision)
     if cached.exists():
         return cached, {**where, "origin": "hub-cache"}
-    return download(source_name, hub_repo, hub_filename, revision, cached, option), where
+    path, commit = download(source_name, hub_repo, hub_filename, revision, cached, option)
+    return path, {**where, "commit": commit}
 
 
-def download(source_name: str, repo: str, filename: str, revision: str | None, dest: Path, option: str) -> Path:
-    """Fetch one dataset file from the hub into `dest` (downloaded beside it, then renamed)."""
+def download(
+    source_name: str, repo: str, filename: str, revision: str | None, dest: Path, option: str
+) -> tuple[Path, str | None]:
+    """Fetch one dataset file from the hub into `dest` (downloaded beside it, then renamed); returns the path and
+    the commit it came from."""
     offline_hint = (
         f"download {hub_url(repo, filename, revision)} and put it at {dest} "
         f"(or pass {option}=PATH to a copy you have)"
     )
     try:
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
     except ImportError:
         raise DataError(
             f"{source_name}: no local input and huggingface_hub is not installed to fetch {repo}/{filename}",
             f"pip install huggingface_hub, or {offline_hint}",
         ) from None
-    staging = dest.parent / ".download"
+    import os
+    import shutil
+
+    staging = dest.parent / f".download-{os.getpid()}"
     staging.mkdir(parents=True, exist_ok=True)
     try:
+        meta = get_hf_file_metadata(hf_hub_url(repo, filename, repo_type="dataset", revision=revision))
         got = hf_hub_download(
-            repo_id=repo, filename=filename, repo_type="dataset", revision=revision, local_dir=str(staging)
+            repo_id=repo, filename=filename, repo_type="dataset", revision=meta.commit_hash or revision,
+            local_dir=str(staging),
         )
+        Path(got).replace(dest)
     except Exception as exc:  # offline, DNS, 401/404, ...: all end the same way for the user
-        msg = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "offline mode is enabled" in msg:
+            msg = "HF_HUB_OFFLINE is set"
+        elif len(msg) > 160:
+            msg = msg[:157] + "..."
+        shutil.rmtree(staging, ignore_errors=True)
+        for parent in list(dest.parents)[:4]:  # the empty folders made for the download
+            try:
+                parent.rmdir()
+            except OSError:
+                break
         raise DataError(f"{source_name}: cannot download {repo}/{filename} from the Hugging Face Hub ({msg})",
                         offline_hint) from None
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    Path(got).replace(dest)
-    return dest
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return dest, meta.commit_hash

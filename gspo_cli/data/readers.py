@@ -84,10 +84,11 @@ class RawFile:
             + f"expected{(' ' + shape) if shape else ''}: {want}",
         )
 
-    def batches(self, columns: list[str], batch_rows: int = BATCH_ROWS) -> Iterator[Any]:
+    def batches(self, columns: list[str], batch_rows: int | None = None) -> Iterator[Any]:
         """Record batches holding `columns` (top-level names or dotted struct paths such as `a.b`)."""
         import pyarrow as pa
 
+        batch_rows = batch_rows or BATCH_ROWS
         if self._table is not None:
             table = _select(self._table, columns)
             yield from table.to_batches(max_chunksize=batch_rows)
