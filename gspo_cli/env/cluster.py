@@ -78,6 +78,19 @@ def cross_node_checks(nodes: list[dict[str, Any]], preset: Any, resources: dict[
     return out
 
 
+def _check_reachable(address: str, source: str, timeout: float = 3.0) -> None:
+    """Fail fast: `ray.init` retries an unreachable GCS for minutes."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host or address, int(port or 6379)), timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        raise ClusterError(f"cannot reach the Ray GCS at {address} (from {source}): {exc}",
+                           "start the cluster with `gspo cluster up`, or fix --address / RAY_ADDRESS") from None
+
+
 def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.0) -> tuple[list[Check], list[dict]]:
     """Connect to the cluster, probe every alive node, return (checks, per-node facts)."""
     from gspo_cli import jobs, local_head, paths
@@ -88,6 +101,7 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
     if not target.address:
         raise ClusterError(f"--cluster needs the GCS address (HEAD:PORT), got only {target.dashboard_url}",
                            "pass --address HEAD:6379")
+    _check_reachable(target.address, target.source)
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

@@ -111,3 +111,6 @@ def test_cli_exports_and_doctor_json(tmp_path):
     assert fails and all(c["fix"] for c in fails)
     res = _gspo("env", "exports", "--stack", "vllm==1")
     assert res.returncode == 2 and "Traceback" not in res.stderr
+    res = _gspo("env", "doctor", "--cluster", "--address", "127.0.0.1:1", env=env)
+    assert res.returncode == 1 and "cannot reach the Ray GCS at 127.0.0.1:1" in res.stderr
+    assert "Traceback" not in res.stderr
