@@ -1,0 +1,375 @@
+"""`gspo train` for the verl engine: plan (compile + preflight + schema check), dry-run rendering, launch, resume.
+
+The Ray job's entrypoint is `python -u -m gspo_cli.jobs_entry verl-train <run>/verl_job.json`. That wrapper
+(`job_main`) runs `python -m verl.trainer.main_ppo <overrides>` as a child process, passes its output through,
+and turns new lines of `runs/<run>/metrics.jsonl` (verl's file logger) into gspo progress events
+(step/total, reward mean, response length, step time; the follower draws the bar and ETA). Overrides travel in
+the JSON file rather than on the command line: 80 Hydra overrides with lists and quotes do not survive shell
+quoting reliably, and the file stays in the run folder as the record of what ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gspo_cli.errors import ConfigError
+
+JOB_COMMAND = "verl-train"
+SPEC_FILE = "verl_job.json"
+
+# Headline metrics shown in the progress bar (verl names) -> short label.
+PROGRESS_METRICS = {
+    "critic/score/mean": "reward",
+    "response_length/mean": "resp_len",
+    "timing_s/step": "step_s",
+    "actor/pg_clipfrac": "clipfrac",
+}
+
+
+def reward_module_path() -> Path:
+    """The file verl loads as `custom_reward_function.path` (the verifier's verl entry)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("gspo_cli.rewards.verl_entry")
+    if spec is None or not spec.origin:
+        raise ConfigError("gspo's reward module is missing (gspo_cli/rewards/verl_entry.py)", "reinstall gspo")
+    return Path(spec.origin).resolve()
+
+
+@dataclass
+class Plan:
+    loaded: Any  # presets.LoadedPreset
+    run_name: str
+    run_dir: Path
+    compiled: Any  # compile.Compiled
+    report: Any  # preflight.Report
+    entrypoint: str
+    sets: list[str] = field(default_factory=list)
+    resume_from: Path | None = None
+    schema: Any = None  # schema_check.SchemaResult
+    schema_error: Any = None  # ConfigError
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def preset(self):
+        return self.loaded.preset
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok and self.schema_error is None
+
+    @property
+    def total_steps(self) -> int | None:
+        return self.report.estimates.get("total_steps")
+
+    def to_json(self, *, redact_env: bool = True) -> dict[str, Any]:
+        from gspo_cli.engines.verl.compile import redact
+
+        env = redact(self.compiled.env_vars) if redact_env else dict(self.compiled.env_vars)
+        return {
+            "ok": self.ok,
+            "preset": self.preset.name,
+            "run": self.run_name,
+            "run_dir": str(self.run_dir),
+            "resume_from": str(self.resume_from) if self.resume_from else None,
+            "sets": list(self.sets),
+            "preflight": self.report.to_json(),
+            "schema_check": None if self.schema is None else {
+                "ok": self.schema_error is None, "verl_version": self.schema.verl_version,
+                "compose_s": round(self.schema.compose_s, 3), "validate_s": round(self.schema.validate_s, 3),
+                "validated": self.schema.validated, "cached": self.schema.cached,
+            },
+            "schema_error": None if self.schema_error is None else {
+                "message": self.schema_error.message, "hint": self.schema_error.hint,
+            },
+            "overrides": list(self.compiled.overrides),
+            "origins": dict(self.compiled.origins),
+            "runtime_env": {"env_vars": env},
+            "entrypoint": self.entrypoint,
+            "verl_command": self.compiled.verl_command(),
+            "notes": list(self.compiled.notes),
+            "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
+        }
+
+
+def _resolve_resume(run: str) -> tuple[Path, Path, int]:
+    """(run_dir, newest global_step folder, step) of an existing run."""
+    from gspo_cli import runs
+
+    candidate = Path(run).expanduser()
+    run_dir = candidate if candidate.is_dir() else runs.run_dir(run)
+    if not run_dir.is_dir():
+        raise ConfigError(f"--resume {run!r}: no such run (looked in {runs.runs_dir()})",
+                          "pass a run name from `ls $GSPO_HOME/runs` or a run folder")
+    steps = runs.list_steps(run_dir)
+    if not steps:
+        raise ConfigError(f"--resume {run!r}: {runs.checkpoints_dir(run_dir)} has no global_step_N checkpoint",
+                          "the run saved none yet (trainer.save_freq); start it again without --resume")
+    return run_dir, runs.checkpoints_dir(run_dir) / f"global_step_{steps[-1]}", steps[-1]
+
+
+def make_plan(
+    preset_name: str | None,
+    sets: list[str] | None = None,
+    *,
+    run_name: str | None = None,
+    resume: str | None = None,
+    schema: bool = True,
+    python: str = "python3",
+) -> Plan:
+    """Everything `gspo train` decides before launch. Never calls Ray."""
+    from gspo_cli import preflight, presets, runs
+    from gspo_cli.data import layout
+    from gspo_cli.engines.verl import schema_check
+    from gspo_cli.engines.verl.compile import compile_preset
+    from gspo_cli.jobs import entrypoint
+
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    sets = list(sets or [])
+    resume_from = None
+    if resume:
+        run_dir, resume_from, _ = _resolve_resume(resume)
+        saved = run_dir / "config.yaml"
+        if not saved.is_file():
+            raise ConfigError(f"--resume: {saved} is missing", "the run folder is incomplete; start a new run")
+        loaded = presets.load(str(saved), sets)
+        run_name = run_dir.name
+    else:
+        if not preset_name:
+            raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
+        loaded = presets.load(preset_name, sets)
+        run_name = run_name or runs.new_run_name(loaded.preset.name)
+        run_dir = runs.run_dir(run_name, loaded.preset)
+    preset = loaded.preset
+    if preset.trainer.engine != "verl":
+        raise ConfigError(f"preset {preset.name} uses trainer.engine={preset.trainer.engine}, not verl",
+                          "this path compiles verl jobs; the native engine runs through `gspo train` directly")
+    timings["load"] = time.perf_counter() - t0
+
+    t = time.perf_counter()
+    report = preflight.run(preset)
+    timings["preflight"] = time.perf_counter() - t
+
+    compiled = compile_preset(
+        preset, run_dir=run_dir, train_file=layout.train_file(preset), val_file=layout.val_file(preset),
+        reward_path=reward_module_path(), resume_from=resume_from,
+        experiment_name=preset.trainer.experiment_name or run_name,
+    )
+    spec = run_dir / SPEC_FILE
+    plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
+                entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
+                timings=timings)
+    if schema:
+        t = time.perf_counter()
+        try:
+            plan.schema = schema_check.check(compiled, loaded)
+        except ConfigError as exc:
+            plan.schema_error = exc
+            plan.schema = schema_check.SchemaResult(schema_check.verl_version(), time.perf_counter() - t)
+        timings["schema_check"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t0
+    return plan
+
+
+# ---------------------------------------------------------------- rendering
+
+
+_STATUS_STYLE = {"error": "bold red", "warn": "yellow", "ok": "green", "info": "cyan"}
+
+
+def render(plan: Plan) -> None:
+    """The dry-run: preflight table, schema verdict, overrides, env (secrets redacted), entrypoint."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from gspo_cli.console import out
+    from gspo_cli.engines.verl.compile import redact
+
+    p = plan.preset
+    out.print(f"[bold]gspo train[/] preset [bold]{p.name}[/] engine verl, run [bold]{plan.run_name}[/]"
+              + (f" (resume from {plan.resume_from})" if plan.resume_from else ""))
+    if plan.sets:
+        out.print("--set changes: " + ", ".join(escape(s) for s in plan.sets))
+    table = Table(title="Preflight", show_lines=False)
+    table.add_column("check")
+    table.add_column("status")
+    table.add_column("detail", overflow="fold")
+    for c in plan.report.checks:
+        detail = escape(c.message) + (f"\n[dim]fix: {escape(c.fix)}[/]" if c.fix else "")
+        table.add_row(escape(c.name), f"[{_STATUS_STYLE[c.status]}]{c.status}[/]", detail)
+    if plan.schema is not None:
+        if plan.schema_error is None:
+            how = "cached verdict" if plan.schema.cached else "Hydra compose (struct) + verl validate_config"
+            table.add_row("verl schema", "[green]ok[/]", f"verl {plan.schema.verl_version}: {how}")
+        else:
+            detail = escape(plan.schema_error.message) + (f"\n[dim]fix: {escape(plan.schema_error.hint)}[/]"
+                                                          if plan.schema_error.hint else "")
+            table.add_row("verl schema", "[bold red]error[/]", detail)
+    out.print(table)
+    out.print("[bold]verl overrides[/] (preset key in brackets):")
+    for item in plan.compiled.overrides:
+        from gspo_cli.engines.verl.compile import override_key
+
+        origin = plan.compiled.origins.get(override_key(item), "")
+        out.print(f"  {escape(item)}  [dim]\\[{escape(origin)}][/]", highlight=False, soft_wrap=True)
+    out.print("[bold]runtime env[/] (secrets redacted):")
+    for k, v in redact(plan.compiled.env_vars).items():
+        out.print(f"  {k}={escape(v)}", highlight=False)
+    out.print(f"[bold]Ray job entrypoint[/]: {escape(plan.entrypoint)}", highlight=False, soft_wrap=True)
+    out.print(f"[bold]which runs[/]: {escape(plan.compiled.verl_command())}", highlight=False, soft_wrap=True)
+    for note in plan.compiled.notes:
+        out.print(f"[dim]note: {escape(note)}[/]")
+    errors = len(plan.report.errors) + (plan.schema_error is not None)
+    verdict = (f"[bold red]{errors} error(s)[/], {len(plan.report.warnings)} warning(s): not launchable"
+               if errors else f"[green]ready to launch[/] ({len(plan.report.warnings)} warning(s))")
+    out.print(f"Verdict: {verdict}  [dim](preflight + schema check {plan.timings.get('total', 0):.2f} s)[/]")
+
+
+def raise_if_blocked(plan: Plan) -> None:
+    if plan.schema_error is not None:
+        raise plan.schema_error
+    if plan.report.errors:
+        first = plan.report.errors[0]
+        more = f" (and {len(plan.report.errors) - 1} more; see `gspo train --dry-run`)" if len(plan.report.errors) > 1 \
+            else ""
+        raise ConfigError(f"preflight: {first.name}: {first.message}{more}", first.fix or "fix the preset")
+
+
+# ---------------------------------------------------------------- launch
+
+
+def write_run(plan: Plan) -> Path:
+    """Create the run folder: the resolved preset (unless resuming) and the job spec."""
+    import yaml
+
+    from gspo_cli.fsutil import atomic_write_json, atomic_write_text
+    from gspo_cli.schema import to_jsonable
+
+    plan.run_dir.mkdir(parents=True, exist_ok=True)
+    config = plan.run_dir / "config.yaml"
+    if plan.resume_from is None or not config.exists():
+        atomic_write_text(config, yaml.safe_dump(to_jsonable(plan.preset), sort_keys=False))
+    elif plan.sets:
+        atomic_write_text(config, yaml.safe_dump(to_jsonable(plan.preset), sort_keys=False))
+    spec = plan.run_dir / SPEC_FILE
+    atomic_write_json(spec, {
+        "overrides": plan.compiled.overrides,
+        "env_vars": plan.compiled.env_vars,
+        "metrics_file": plan.compiled.env_vars.get("VERL_FILE_LOGGER_PATH"),
+        "total_steps": plan.total_steps,
+        "resume_from": str(plan.resume_from) if plan.resume_from else None,
+    })
+    return spec
+
+
+def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_out: bool = False) -> int:
+    """Preflight and schema check must have passed (`raise_if_blocked`); then submit and follow the Ray job."""
+    from gspo_cli import __version__, jobs
+    from gspo_cli.console import err
+
+    raise_if_blocked(plan)
+    write_run(plan)
+    target = jobs.resolve_target(address, plan.preset)
+    python = jobs._job_python(target, plan.preset)
+    entry = jobs.entrypoint(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], python)
+    env = {**jobs.job_env(plan.preset), **plan.compiled.env_vars}
+    job_id = jobs.submit(target, entry, job_id=jobs.submission_id(plan.preset.name, "train"), env_vars=env,
+                         metadata={"gspo_version": __version__, "preset": plan.preset.name, "command": "train",
+                                   "engine": "verl", "run": plan.run_name})
+    err.print(f"Submitted verl job [bold]{job_id}[/] to {target.dashboard_url} ({target.source}); "
+              f"run folder {plan.run_dir}")
+    if not follow:
+        if json_out:
+            from gspo_cli.console import print_json
+
+            print_json({"job_id": job_id, "run": plan.run_name, "dashboard_url": target.dashboard_url})
+        err.print(f"Follow it with: gspo jobs logs {job_id} --follow")
+        return 0
+    return jobs.follow_job(target, job_id, json_out=json_out)
+
+
+# ---------------------------------------------------------------- the job side
+
+
+def _progress_from(line: str, total: int | None) -> None:
+    from gspo_cli import events
+
+    try:
+        record = json.loads(line)
+        step = int(record["step"])
+        data = record.get("data") or {}
+    except (ValueError, KeyError, TypeError):
+        return
+    metrics = {label: float(data[k]) for k, label in PROGRESS_METRICS.items()
+               if isinstance(data.get(k), (int, float))}
+    events.progress(step, total, task="train", metrics=metrics)
+
+
+def _tail_metrics(path: Path, total: int | None, stop, start_at: int) -> None:
+    """Follow metrics.jsonl from byte `start_at` and emit a progress event per new complete line."""
+    pos = start_at
+    buf = ""
+    while True:
+        finished = stop.is_set()
+        if path.exists():
+            with open(path, encoding="utf-8") as f:
+                f.seek(pos)
+                chunk = f.read()
+                pos = f.tell()
+            buf += chunk
+            *lines, buf = buf.split("\n")
+            for line in lines:
+                if line.strip():
+                    _progress_from(line, total)
+        if finished:
+            return
+        stop.wait(2.0)
+
+
+def job_main(argv: list[str]) -> int:
+    """Job entry: run verl's main_ppo with the run's overrides, streaming its log and progress."""
+    import subprocess
+    import threading
+
+    from gspo_cli import events
+
+    if len(argv) != 1:
+        print("usage: python -m gspo_cli.jobs_entry verl-train RUN_DIR/verl_job.json", file=sys.stderr)
+        return 2
+    spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    env = dict(os.environ)
+    env.update(spec.get("env_vars") or {})
+    metrics = Path(spec["metrics_file"]) if spec.get("metrics_file") else None
+    cmd = [sys.executable, "-u", "-m", "verl.trainer.main_ppo", *spec["overrides"]]
+    events.message(f"starting verl: {len(spec['overrides'])} overrides, metrics -> {metrics}")
+    stop = threading.Event()
+    tail = None
+    if metrics is not None:
+        start_at = metrics.stat().st_size if metrics.exists() else 0
+        tail = threading.Thread(target=_tail_metrics, args=(metrics, spec.get("total_steps"), stop, start_at),
+                                daemon=True)
+        tail.start()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        code = proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        code = proc.wait()
+    finally:
+        stop.set()
+        if tail is not None:
+            tail.join(timeout=10)
+    if code != 0:
+        print(f"verl exited with code {code}", file=sys.stderr)
+    return code
