@@ -121,8 +121,17 @@ def run_one(name: str, n: int, chars: int, every: int) -> dict:
         done += 1
         right += bool(ok)
         total_chars += len(r)
-    return {"verifier": name, "scored": done, "seconds": elapsed, "per_s": done / elapsed, "ms_per": 1000 * elapsed / done,
-            "baseline_rss_mb": base, "peak_rss_mb": _rss_mb(), "accepted": right, "mean_chars": total_chars / done}
+    return {
+        "verifier": name,
+        "scored": done,
+        "seconds": elapsed,
+        "per_s": done / elapsed,
+        "ms_per": 1000 * elapsed / done,
+        "baseline_rss_mb": base,
+        "peak_rss_mb": _rss_mb(),
+        "accepted": right,
+        "mean_chars": total_chars / done,
+    }
 
 
 def hostile_ms() -> dict:
@@ -150,8 +159,18 @@ def hostile_ms() -> dict:
 
 
 def _child(args, name: str, every: int) -> dict:
-    cmd = [sys.executable, __file__, "--child", name, "--n", str(args.n), "--chars", str(args.chars),
-           "--every", str(every)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        name,
+        "--n",
+        str(args.n),
+        "--chars",
+        str(args.chars),
+        "--every",
+        str(every),
+    ]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     out, _ = p.communicate()
     if p.returncode:
@@ -180,11 +199,15 @@ def main() -> int:
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         note = f" (every {every_mv}th)" if r["verifier"] == "math_verify" and every_mv > 1 else ""
-        print(f"| {r['verifier']}{note} | {r['scored']} | {r['per_s']:,.0f} | {r['ms_per']:.3f} | "
-              f"{r['peak_rss_mb']:.0f} | {r['peak_rss_mb'] - r['baseline_rss_mb']:.1f} | {r['accepted']} |")
+        print(
+            f"| {r['verifier']}{note} | {r['scored']} | {r['per_s']:,.0f} | {r['ms_per']:.3f} | "
+            f"{r['peak_rss_mb']:.0f} | {r['peak_rss_mb'] - r['baseline_rss_mb']:.1f} | {r['accepted']} |"
+        )
     t_ours, t_dapo, t_mv = (by[k]["ms_per"] for k in ("ours", "math_dapo", "math_verify"))
-    print(f"\nours / math_dapo time: {t_ours / t_dapo:.2f}x (target <= 2x); "
-          f"math-verify / ours time: {t_mv / t_ours:.0f}x (target >= 10x)")
+    print(
+        f"\nours / math_dapo time: {t_ours / t_dapo:.2f}x (target <= 2x); "
+        f"math-verify / ours time: {t_mv / t_ours:.0f}x (target >= 10x)"
+    )
 
     print("\n## Hostile inputs (ours, ms per call, mean of 5)\n")
     print("| input | ms |\n|---|---:|")

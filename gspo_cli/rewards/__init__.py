@@ -9,5 +9,15 @@ from gspo_cli.rewards.normalize import normalize
 from gspo_cli.rewards.score import REGISTRY, compute_score, get_scorer, judge, verdict
 from gspo_cli.rewards.shaping import overlong_penalty
 
-__all__ = ["REGISTRY", "compute_score", "extract", "extract_answer", "get_scorer", "judge", "normalize",
-           "overlong_penalty", "score_batch", "verdict"]
+__all__ = [
+    "REGISTRY",
+    "compute_score",
+    "extract",
+    "extract_answer",
+    "get_scorer",
+    "judge",
+    "normalize",
+    "overlong_penalty",
+    "score_batch",
+    "verdict",
+]

@@ -20,10 +20,13 @@ class Child:
     def __init__(self, target: str, *args):
         parent_sock, child_sock = socket.socketpair()
         fd = child_sock.fileno()
-        code = ("import sys; from gspo_cli.rewards._proc import child_main; "
-                f"child_main({fd}, {target!r}, {json.dumps(list(args))!r})")
-        self.proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=(fd,), stdin=subprocess.DEVNULL,
-                                     close_fds=True)
+        code = (
+            "import sys; from gspo_cli.rewards._proc import child_main; "
+            f"child_main({fd}, {target!r}, {json.dumps(list(args))!r})"
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code], pass_fds=(fd,), stdin=subprocess.DEVNULL, close_fds=True
+        )
         child_sock.close()
         self.conn = Connection(parent_sock.detach())
 

@@ -11,15 +11,20 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 GRACE_S = 2.0  # the parent's hard kill comes this long after the worker's own timer should have fired
 
 
 def _item_args(item: Any) -> tuple[str, str, str, Any]:
     if isinstance(item, Mapping):
-        return (item.get("data_source", ""), item.get("solution_str", item.get("response", "")),
-                item.get("ground_truth", ""), item.get("extra_info"))
+        return (
+            item.get("data_source", ""),
+            item.get("solution_str", item.get("response", "")),
+            item.get("ground_truth", ""),
+            item.get("extra_info"),
+        )
     ds, sol, gt, *rest = item
     return ds, sol, gt, (rest[0] if rest else None)
 
@@ -52,7 +57,9 @@ class _ItemTimeout(Exception):
     pass
 
 
-def _worker_main(conn, timeout_s: float, scorer: str | None = None) -> None:  # pragma: no cover - runs in worker processes
+def _worker_main(
+    conn, timeout_s: float, scorer: str | None = None
+) -> None:  # pragma: no cover - runs in worker processes
     import signal
 
     from gspo_cli.rewards import fallback
@@ -117,8 +124,14 @@ def score_serial(items: Sequence[Any], scorer: str | None = None) -> list[dict]:
     return out
 
 
-def score_batch(items: Iterable[Any], *, timeout_s: float = 10.0, workers: int | None = None,
-                chunk_size: int = 32, scorer: str | None = None) -> list[dict]:
+def score_batch(
+    items: Iterable[Any],
+    *,
+    timeout_s: float = 10.0,
+    workers: int | None = None,
+    chunk_size: int = 32,
+    scorer: str | None = None,
+) -> list[dict]:
     """Score items (mappings with data_source/solution_str/ground_truth, or tuples in that order).
 
     Returns one dict per item, in input order: score, acc, pred, and `error` (None, or why the item failed:
@@ -138,7 +151,8 @@ def score_batch(items: Iterable[Any], *, timeout_s: float = 10.0, workers: int |
 
     results: list[dict | None] = [None] * len(items)
     todo: deque[list[tuple[int, Any]]] = deque(
-        [(i, items[i]) for i in range(s, min(s + chunk_size, len(items)))] for s in range(0, len(items), chunk_size))
+        [(i, items[i]) for i in range(s, min(s + chunk_size, len(items)))] for s in range(0, len(items), chunk_size)
+    )
     pool = [_Worker(timeout_s, scorer) for _ in range(min(workers, len(todo)))]
     idle = list(pool)
     remaining = len(items)
@@ -154,8 +168,16 @@ def score_batch(items: Iterable[Any], *, timeout_s: float = 10.0, workers: int |
                     try:
                         idx, res = w.conn.recv()
                     except (EOFError, OSError):
-                        remaining -= _replace(w, pool, idle, todo, items, results, timeout_s,
-                                              f"worker died (exit code {w.child.proc.poll()})")
+                        remaining -= _replace(
+                            w,
+                            pool,
+                            idle,
+                            todo,
+                            items,
+                            results,
+                            timeout_s,
+                            f"worker died (exit code {w.child.proc.poll()})",
+                        )
                         continue
                     w.last = now
                     if idx == "done":
@@ -168,16 +190,18 @@ def score_batch(items: Iterable[Any], *, timeout_s: float = 10.0, workers: int |
                     if w.pending and w.pending[0] == idx:
                         w.pending.popleft()
                 elif now - w.last > timeout_s + GRACE_S:
-                    remaining -= _replace(w, pool, idle, todo, items, results, timeout_s,
-                                          f"timeout after {timeout_s:g}s (worker killed)")
+                    remaining -= _replace(
+                        w, pool, idle, todo, items, results, timeout_s, f"timeout after {timeout_s:g}s (worker killed)"
+                    )
     finally:
         for w in pool:
             w.child.close()
     return [r if r is not None else _failed("not scored") for r in results]
 
 
-def _replace(w: _Worker, pool: list, idle: list, todo: deque, items: list, results: list, timeout_s: float,
-             reason: str) -> int:
+def _replace(
+    w: _Worker, pool: list, idle: list, todo: deque, items: list, results: list, timeout_s: float, reason: str
+) -> int:
     """Kill a stuck or dead worker: its current item fails with `reason`, the rest of its chunk is requeued."""
     w.kill()
     pool.remove(w)

@@ -51,8 +51,7 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।\n]")
 _PROSE_WORD = re.compile(r"(?:answer|result|réponse|respuesta)\b")
 _PROSE_SUFFIX = re.compile(r"\s{0,3}(?:is|est|es|would\s+be|will\s+be|=|:|：)(?![a-z])")
 _INNER_MARK = re.compile(r"(?i)\b(?:answer|result|réponse)\s{0,3}(?:is|est|es|=|:)\s*")
-_CONCLUSION_WORDS = ("therefore", "thus", "hence", "so", "consequently", "donc", "alors", "daher", "also",
-                     "entonces")
+_CONCLUSION_WORDS = ("therefore", "thus", "hence", "so", "consequently", "donc", "alors", "daher", "also", "entonces")
 _CONCLUSION_CJK = ("因此", "所以", "故", "结论", "总共", "一共", "لذا", "إذن", "इसलिए", "अतः")  # no word boundary
 _BRACKET = re.compile(r"\[([^\[\]\n]{1,80})\](?=[\s.,;:!?]|$)")
 _DOLLAR_SPAN = re.compile(r"\$([^$]{1,200})\$")
@@ -77,7 +76,7 @@ def answer_region(text: str) -> tuple[str | None, str]:
     """
     m = _LEAD_TOKEN.match(text)
     if m and m.end() > 0:
-        text = text[m.end():]
+        text = text[m.end() :]
     marks = [(mm.start(), mm.group(0)) for mm in _MARKERS.finditer(text)] if "<" in text else []
     if marks:
         cut = next((i for i, tok in marks if tok in _END_TOKENS), len(text))
@@ -109,11 +108,11 @@ def _take_content(t: str, start: int) -> str:
             e = t.find(c, i + len(o), i + MAX_ANSWER_CHARS)
             if e >= 0:
                 line_end = t.find("\n", e + len(c), e + len(c) + MAX_ANSWER_CHARS)
-                rest = t[e + len(c):line_end if line_end >= 0 else e + len(c) + MAX_ANSWER_CHARS]
-                return t[i:e + len(c)] + rest
+                rest = t[e + len(c) : line_end if line_end >= 0 else e + len(c) + MAX_ANSWER_CHARS]
+                return t[i : e + len(c)] + rest
             break
     e = t.find("\n", i, i + MAX_ANSWER_CHARS)
-    return t[i:e if e >= 0 else i + MAX_ANSWER_CHARS]
+    return t[i : e if e >= 0 else i + MAX_ANSWER_CHARS]
 
 
 def answer_lines(t: str) -> list[tuple[int, str]]:
@@ -160,9 +159,9 @@ def boxed_answers(t: str) -> list[tuple[int, str]]:
         if j < len(t) and t[j] == "{":
             end = find_group_end(t, j, MAX_ANSWER_CHARS)
             if end > 0:
-                found.append((i, t[j + 1:end]))
+                found.append((i, t[j + 1 : end]))
         elif j < len(t) and t[j] == " ":  # `\boxed 42`
-            m = re.match(r" +([^\s$]{1,40})", t[j:j + 64])
+            m = re.match(r" +([^\s$]{1,40})", t[j : j + 64])
             if m:
                 found.append((i, m.group(1)))
         i = t.rfind("box", 0, i)
@@ -172,7 +171,7 @@ def boxed_answers(t: str) -> list[tuple[int, str]]:
 
 def _sentence(t: str, start: int) -> str:
     m = _SENTENCE_END.search(t, start, start + MAX_ANSWER_CHARS)
-    return t[start:m.start() if m else start + MAX_ANSWER_CHARS]
+    return t[start : m.start() if m else start + MAX_ANSWER_CHARS]
 
 
 def _math_spans(s: str) -> list[str]:
@@ -193,11 +192,9 @@ def read_prose_answer(content: str, first: bool = True) -> str | None:
     if parse_value(c) is not None:
         return c
     s = _sentence(content, 0)
-    m = None
-    for m in _INNER_MARK.finditer(s):
-        pass
-    if m is not None:
-        s = s[m.end():]
+    inner = list(_INNER_MARK.finditer(s))
+    if inner:  # "Final Answer: The final answer is 12": read after the last inner marker
+        s = s[inner[-1].end() :]
     spans = _math_spans(s)
     if spans:
         span = clean(spans[0] if first else spans[-1])
@@ -285,7 +282,7 @@ def _prose(t: str) -> Extraction:
         if parse_value(c) is not None:
             return Extraction(c, "prose:whole")
     whole = t.rstrip()
-    last_line = whole[whole.rfind("\n") + 1:]
+    last_line = whole[whole.rfind("\n") + 1 :]
     c = clean(last_line)
     if parse_number(rhs(c), allow_tail=False) is not None:
         return Extraction(c, "prose:last_line")

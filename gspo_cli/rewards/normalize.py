@@ -21,17 +21,33 @@ TOO_BIG = "too_big"
 
 _SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|</?s>")
 _MD = re.compile(r"\*\*|__|`")
-_TEXT_CMDS = ("\\text", "\\textbf", "\\textit", "\\textrm", "\\mathrm", "\\mathbf", "\\mathit", "\\mbox",
-              "\\boldsymbol", "\\bm", "\\operatorname", "\\textnormal", "\\hbox")
+_TEXT_CMDS = (
+    "\\text",
+    "\\textbf",
+    "\\textit",
+    "\\textrm",
+    "\\mathrm",
+    "\\mathbf",
+    "\\mathit",
+    "\\mbox",
+    "\\boldsymbol",
+    "\\bm",
+    "\\operatorname",
+    "\\textnormal",
+    "\\hbox",
+)
 _BOX_CMDS = ("\\boxed", "\\fbox", "\\framebox")
 # LaTeX spacing / sizing noise that never changes a value.
 _NOISE = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|limits)(?![A-Za-z])|\\[;:> ]|\\!|~")
 # Thousands separators written between digits: `{,}`, `{, }`, `,\!`, `\,`, `\!`, thin/no-break spaces.
-_SEP_LATEX = re.compile(r"(?<=\d)(?:\s?\{\s?,\s?\}\s?|,\\!\s?|\\,|\\!|\\;|\\:|\\ |[\u2009\u202f\u00a0\u2007\u2008])(?=\d)")
+_SEP_LATEX = re.compile(
+    r"(?<=\d)(?:\s?\{\s?,\s?\}\s?|,\\!\s?|\\,|\\!|\\;|\\:|\\ |[\u2009\u202f\u00a0\u2007\u2008])(?=\d)"
+)
 _DEGREE = re.compile(r"\^\s?\{?\s?\\circ\s?\}?|\\circ|°|\\degree")
 _PERCENT = re.compile(r"\\?%")
 _UNIT_POWER = re.compile(  # `12 cm^2`, `5 m^{3}`: the unit's power, not part of the number
-    r"(\d\s?(?:cm|mm|km|m|ft|in|yd|meters?|feet|inches|units?))\s?\^\s?\{?[23]\}?")
+    r"(\d\s?(?:cm|mm|km|m|ft|in|yd|meters?|feet|inches|units?))\s?\^\s?\{?[23]\}?"
+)
 _CURRENCY = re.compile(r"\\\$|[$€£¥₹]|\\euro|\\pounds")
 _TRAIL_PUNCT = " \t\r\n.。,，;；:：!！?？\\"
 _WS = re.compile(r"\s+")
@@ -92,10 +108,10 @@ def _unwrap_commands(s: str, cmds: tuple[str, ...], keep_inner: bool = True) -> 
                         if cmd in _BOX_CMDS:  # an unclosed box is a cut-off answer: leave it unreadable
                             start = j
                             continue
-                        s = s[:i] + s[k + 1:]
+                        s = s[:i] + s[k + 1 :]
                     else:
-                        inner = s[k + 1:end] if keep_inner else ""
-                        s = s[:i] + inner + s[end + 1:]
+                        inner = s[k + 1 : end] if keep_inner else ""
+                        s = s[:i] + inner + s[end + 1 :]
                     hit = True
                     start = i
                 elif cmd in _BOX_CMDS and k > j:  # `\boxed 42`
@@ -120,7 +136,7 @@ def strip_delimiters(s: str) -> str:
         s = s.strip(_TRAIL_PUNCT.replace("\\", "") if not s.endswith("\\\\") else " ")
         for o, c in _DELIMS:
             if s.startswith(o) and s.endswith(c) and len(s) >= len(o) + len(c):
-                s = s[len(o):len(s) - len(c)].strip()
+                s = s[len(o) : len(s) - len(c)].strip()
         s = s.replace("\\(", " ").replace("\\)", " ").replace("\\[", " ").replace("\\]", " ")
         s = s.replace("$", " ").strip()
         if len(s) >= 2 and s[0] == "*" and s[-1] == "*":
@@ -172,7 +188,7 @@ def rhs(s: str) -> str:
         return s
     if s.startswith("\\approx", cut):
         cut += len("\\approx") - 1
-    out = s[cut + 1:].strip()
+    out = s[cut + 1 :].strip()
     return out if out else s
 
 
@@ -221,7 +237,9 @@ def normalize(answer: str) -> str:
 
 # --- a tiny exact evaluator for integer-valued LaTeX ----------------------------------------------------
 
-_TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\frac|\\sqrt|\\times|\\cdot|\\div|\\pi|\\[A-Za-z]+|[A-Za-z]|[-+*/^(){}\[\]]|\S)")
+_TOKEN = re.compile(
+    r"\s*(\d+(?:\.\d+)?|\.\d+|\\frac|\\sqrt|\\times|\\cdot|\\div|\\pi|\\[A-Za-z]+|[A-Za-z]|[-+*/^(){}\[\]]|\S)"
+)
 _MAX_TOKENS = 200
 _MAX_EXP = 4096
 _MAX_BITS = 1 << 16
@@ -399,5 +417,4 @@ def _looks_grouped(s: str) -> bool:
     """True when every comma in s sits inside a well-formed thousands group (`1,500 \\times 2`)."""
     if "," not in s:
         return False
-    return s.count(",") == sum(m.group(0).count(",") for m in _GROUPED.finditer(s)) and not re.search(
-        r"\d,\d{3}\d", s)
+    return s.count(",") == sum(m.group(0).count(",") for m in _GROUPED.finditer(s)) and not re.search(r"\d,\d{3}\d", s)

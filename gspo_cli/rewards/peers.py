@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 def math_dapo_acc(response: str, ground_truth: str) -> bool:

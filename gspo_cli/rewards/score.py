@@ -8,9 +8,10 @@ process with a hard timeout. Scorers are picked by `data_source`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 from gspo_cli.rewards.extract import extract
 from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_value
@@ -41,8 +42,9 @@ def _pred_str(c: str, v: Fraction | str | None) -> str:
     return format_value(v) if isinstance(v, Fraction) else c
 
 
-def judge(answer: str | None, ground_truth: str, *, fallback: bool = True,
-          fallback_timeout_s: float = FALLBACK_TIMEOUT_S) -> tuple[bool, str, str]:
+def judge(
+    answer: str | None, ground_truth: str, *, fallback: bool = True, fallback_timeout_s: float = FALLBACK_TIMEOUT_S
+) -> tuple[bool, str, str]:
     """(correct, normalised prediction, how) for an extracted answer against a ground truth."""
     g = clean(ground_truth)
     if answer is None:

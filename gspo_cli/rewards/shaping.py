@@ -8,8 +8,9 @@ DAPO's soft overlong penalty, exactly as verl's `dapo` reward manager computes i
 from __future__ import annotations
 
 
-def overlong_penalty(valid_response_length: int, max_resp_len: int, overlong_buffer_len: int,
-                     penalty_factor: float) -> float:
+def overlong_penalty(
+    valid_response_length: int, max_resp_len: int, overlong_buffer_len: int, penalty_factor: float
+) -> float:
     """min(-(L - (max_resp_len - buffer)) / buffer * factor, 0): 0 inside the budget, negative past it."""
     if overlong_buffer_len <= 0:
         raise ValueError(f"overlong_buffer_len must be positive, got {overlong_buffer_len}")

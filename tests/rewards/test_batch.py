@@ -31,8 +31,10 @@ def test_order_and_results_match_serial():
 
 
 def test_mappings_and_serial_mode():
-    items = [{"data_source": "aime24", "solution_str": "\\boxed{073}", "ground_truth": "73"},
-             {"data_source": "arith", "solution_str": "7", "ground_truth": "8"}]
+    items = [
+        {"data_source": "aime24", "solution_str": "\\boxed{073}", "ground_truth": "73"},
+        {"data_source": "arith", "solution_str": "7", "ground_truth": "8"},
+    ]
     assert [r["acc"] for r in score_batch(items, workers=0)] == [True, False]
     assert [r["acc"] for r in score_batch(items, workers=1)] == [True, False]
     assert score_batch([], workers=2) == []
@@ -40,8 +42,14 @@ def test_mappings_and_serial_mode():
 
 def test_failures_are_isolated_with_reasons(helpers_on_path):
     good = [("math_dapo", "Answer: 5", "5")] * 6
-    items = (good[:2] + [("x", "raise", "1")] + good[2:4] + [("x", "hang-python", "1")] + good[4:]
-             + [("x", "exit", "1"), ("x", "hang-c", "1"), ("math_dapo", "Answer: 6", "6")])
+    items = (
+        good[:2]
+        + [("x", "raise", "1")]
+        + good[2:4]
+        + [("x", "hang-python", "1")]
+        + good[4:]
+        + [("x", "exit", "1"), ("x", "hang-c", "1"), ("math_dapo", "Answer: 6", "6")]
+    )
     res = score_batch(items, workers=2, chunk_size=3, timeout_s=1.0, scorer=HELPERS)
     assert len(res) == len(items)
     errors = {i: r["error"] for i, r in enumerate(res) if r["error"]}

@@ -23,8 +23,22 @@ def test_corpus_is_big_and_covers_the_issue_shapes():
     rows = _load(CORPUS)
     assert len(rows) >= 300
     shapes = collections.Counter(r["shape"] for r in rows)
-    for shape in ("dapo_answer_line", "boxed_only", "qwen3_think", "qwen3_truncated", "truncated", "revised",
-                  "hedging", "separators", "leading_zeros", "units", "near_miss", "hostile", "long", "arith"):
+    for shape in (
+        "dapo_answer_line",
+        "boxed_only",
+        "qwen3_think",
+        "qwen3_truncated",
+        "truncated",
+        "revised",
+        "hedging",
+        "separators",
+        "leading_zeros",
+        "units",
+        "near_miss",
+        "hostile",
+        "long",
+        "arith",
+    ):
         assert shapes[shape] >= 1, shape
     assert len({r["id"] for r in rows}) == len(rows)
     labels = collections.Counter(r["label"] for r in rows)

@@ -15,8 +15,20 @@ def acc(resp, gt, ds="math_dapo"):
     return compute_score(ds, resp, gt)["acc"]
 
 
-@pytest.mark.parametrize("resp", ["Answer: 033", "**Answer:** 33", "Answer: 33.", "Answer: 33.0", "Answer: \\(33\\)",
-                                  "... so \\boxed{33}", "Answer: $\\boxed{33}$", "ANSWER : 33", "Answer：33"])
+@pytest.mark.parametrize(
+    "resp",
+    [
+        "Answer: 033",
+        "**Answer:** 33",
+        "Answer: 33.",
+        "Answer: 33.0",
+        "Answer: \\(33\\)",
+        "... so \\boxed{33}",
+        "Answer: $\\boxed{33}$",
+        "ANSWER : 33",
+        "Answer：33",
+    ],
+)
 def test_issue_shapes_are_right(resp):
     assert acc(resp, "33")
 
@@ -61,19 +73,48 @@ def test_empty_never_matches():
     assert not acc("Answer: 0", "")
 
 
-@pytest.mark.parametrize("raw,norm", [
-    ("$40{,}320$", "40320"), ("40\\,320", "40320"), ("40\\!320", "40320"), ("40\u2009320", "40320"),
-    ("1,234,567", "1234567"), ("+7", "7"), ("-007", "-7"), ("204.0", "204"), ("\\text{12}", "12"),
-    ("\\textbf{12}", "12"), ("\\mathrm{12}", "12"), ("**12**", "12"), ("12.", "12"), ("90^\\circ", "90"),
-    ("90 degrees", "90"), ("\\$15", "15"), ("15\\%", "15"), ("\\[ 12 \\]", "12"), ("\\(-3\\)", "-3"),
-    ("x = 5", "5"), ("1.50", "3/2"),
-])
+@pytest.mark.parametrize(
+    "raw,norm",
+    [
+        ("$40{,}320$", "40320"),
+        ("40\\,320", "40320"),
+        ("40\\!320", "40320"),
+        ("40\u2009320", "40320"),
+        ("1,234,567", "1234567"),
+        ("+7", "7"),
+        ("-007", "-7"),
+        ("204.0", "204"),
+        ("\\text{12}", "12"),
+        ("\\textbf{12}", "12"),
+        ("\\mathrm{12}", "12"),
+        ("**12**", "12"),
+        ("12.", "12"),
+        ("90^\\circ", "90"),
+        ("90 degrees", "90"),
+        ("\\$15", "15"),
+        ("15\\%", "15"),
+        ("\\[ 12 \\]", "12"),
+        ("\\(-3\\)", "-3"),
+        ("x = 5", "5"),
+        ("1.50", "3/2"),
+    ],
+)
 def test_normalize(raw, norm):
     assert normalize(raw) == norm
 
 
-@pytest.mark.parametrize("a,b", [("133", "33"), ("-3", "3"), ("3.3", "33"), ("1,23", "123"), ("(1,2)", "12"),
-                                 ("33\\sqrt{2}", "33"), ("5.001", "5")])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("133", "33"),
+        ("-3", "3"),
+        ("3.3", "33"),
+        ("1,23", "123"),
+        ("(1,2)", "12"),
+        ("33\\sqrt{2}", "33"),
+        ("5.001", "5"),
+    ],
+)
 def test_near_misses(a, b):
     assert not acc(f"Answer: {a}", b)
 

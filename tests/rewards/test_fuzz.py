@@ -16,13 +16,57 @@ from gspo_cli.rewards import compute_score, extract
 
 HANG_S = 15.0  # > the 5 s math-verify fallback limit plus a one-time worker start
 SOURCES = st.sampled_from(["math_dapo", "aime24", "arith", "", "other"])
-PIECES = st.sampled_from(["{", "}", "\\boxed{", "\\fbox{", "Answer:", "answer is", "$", "$$", "\\(", "\\)", "\\[",
-                          "\\]", "<think>", "</think>", "<|im_end|>", "|>", "\\frac", "\\sqrt", "^", "=", ",", "\\,",
-                          "{,}", "0", "7", "033", "-", ".", "\n", " ", "**", "\\text{", "Therefore", "[", "]",
-                          "9^{9^{9^{9}}}", "\\left(", "所以", "%"])
-TEXT = st.one_of(st.text(max_size=400), st.lists(PIECES, max_size=200).map("".join),
-                 st.tuples(st.text(max_size=50), PIECES, st.integers(1, 5000)).map(lambda t: t[0] + t[1] * t[2]))
-GT = st.one_of(st.integers(-10**6, 10**6).map(str), st.text(max_size=20), st.sampled_from(["", "\\frac{1}{2}", "x+1"]))
+PIECES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "\\boxed{",
+        "\\fbox{",
+        "Answer:",
+        "answer is",
+        "$",
+        "$$",
+        "\\(",
+        "\\)",
+        "\\[",
+        "\\]",
+        "<think>",
+        "</think>",
+        "<|im_end|>",
+        "|>",
+        "\\frac",
+        "\\sqrt",
+        "^",
+        "=",
+        ",",
+        "\\,",
+        "{,}",
+        "0",
+        "7",
+        "033",
+        "-",
+        ".",
+        "\n",
+        " ",
+        "**",
+        "\\text{",
+        "Therefore",
+        "[",
+        "]",
+        "9^{9^{9^{9}}}",
+        "\\left(",
+        "所以",
+        "%",
+    ]
+)
+TEXT = st.one_of(
+    st.text(max_size=400),
+    st.lists(PIECES, max_size=200).map("".join),
+    st.tuples(st.text(max_size=50), PIECES, st.integers(1, 5000)).map(lambda t: t[0] + t[1] * t[2]),
+)
+GT = st.one_of(
+    st.integers(-(10**6), 10**6).map(str), st.text(max_size=20), st.sampled_from(["", "\\frac{1}{2}", "x+1"])
+)
 
 
 @contextmanager

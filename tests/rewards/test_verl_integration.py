@@ -18,8 +18,11 @@ def test_verl_loads_compute_score_by_path():
 
     cfg = OmegaConf.create({"reward": {"custom_reward_function": {"path": str(ENTRY), "name": "compute_score"}}})
     fn = get_custom_reward_fn(cfg)
-    assert fn(data_source="math_dapo", solution_str="x</think>\n**Answer:** 033", ground_truth="33",
-              extra_info={}) == {"score": 1.0, "acc": True, "pred": "33"}
+    assert fn(data_source="math_dapo", solution_str="x</think>\n**Answer:** 033", ground_truth="33", extra_info={}) == {
+        "score": 1.0,
+        "acc": True,
+        "pred": "33",
+    }
     assert fn(data_source="aime24", solution_str="\\boxed{34}", ground_truth="33", extra_info=None)["acc"] is False
 
 
@@ -56,17 +59,27 @@ def test_overlong_penalty_matches_verl_dapo_manager(buffer_len, factor):
     attn[:, :prompt_len] = 1
     for i, L in enumerate(lengths):
         responses[i, :L] = i % 2
-        attn[i, prompt_len:prompt_len + L] = 1
+        attn[i, prompt_len : prompt_len + L] = 1
     data = DataProto.from_dict(
-        tensors={"prompts": torch.zeros((n, prompt_len), dtype=torch.long), "responses": responses,
-                 "attention_mask": attn},
-        non_tensors={"data_source": np.array(["math_dapo"] * n, dtype=object),
-                     "reward_model": np.array([{"ground_truth": "5"}] * n, dtype=object),
-                     "extra_info": np.array([{} for _ in range(n)], dtype=object)},
+        tensors={
+            "prompts": torch.zeros((n, prompt_len), dtype=torch.long),
+            "responses": responses,
+            "attention_mask": attn,
+        },
+        non_tensors={
+            "data_source": np.array(["math_dapo"] * n, dtype=object),
+            "reward_model": np.array([{"ground_truth": "5"}] * n, dtype=object),
+            "extra_info": np.array([{} for _ in range(n)], dtype=object),
+        },
     )
     cfg = OmegaConf.create({"enable": True, "len": buffer_len, "penalty_factor": factor, "log": False})
-    mgr = DAPORewardManager(tokenizer=_Tok(texts), num_examine=0, compute_score=compute_score,
-                            max_resp_len=max_resp, overlong_buffer_cfg=cfg)
+    mgr = DAPORewardManager(
+        tokenizer=_Tok(texts),
+        num_examine=0,
+        compute_score=compute_score,
+        max_resp_len=max_resp,
+        overlong_buffer_cfg=cfg,
+    )
     out = mgr(data, return_dict=True)["reward_tensor"]
     for i, L in enumerate(lengths):
         base = 1.0 if i % 2 == 0 else -1.0
