@@ -14,6 +14,7 @@ import typer
 from gspo_cli import __version__
 from gspo_cli.cli import cluster as cluster_cli
 from gspo_cli.cli import data as data_cli
+from gspo_cli.cli import env as env_cli
 from gspo_cli.cli import eval as eval_cli
 from gspo_cli.cli import jobs as jobs_cli
 from gspo_cli.cli import presets as presets_cli
@@ -57,6 +58,7 @@ def _root(
 app.add_typer(presets_cli.app, name="presets")
 app.add_typer(jobs_cli.app, name="jobs")
 app.add_typer(cluster_cli.app, name="cluster")
+app.add_typer(env_cli.app, name="env")
 app.command("eval")(eval_cli.eval_command)
 app.command("prepare-data")(data_cli.prepare_data_command)
 
