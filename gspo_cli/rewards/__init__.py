@@ -7,7 +7,7 @@ from gspo_cli.rewards.batch import score_batch
 from gspo_cli.rewards.extract import extract, extract_answer
 from gspo_cli.rewards.normalize import normalize
 from gspo_cli.rewards.score import REGISTRY, compute_score, get_scorer, judge, verdict
-from gspo_cli.rewards.shaping import overlong_penalty
+from gspo_cli.rewards.shaping import overlong_penalty, overlong_penalty_for
 
 __all__ = [
     "REGISTRY",
@@ -18,6 +18,7 @@ __all__ = [
     "judge",
     "normalize",
     "overlong_penalty",
+    "overlong_penalty_for",
     "score_batch",
     "verdict",
 ]

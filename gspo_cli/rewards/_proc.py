@@ -25,7 +25,11 @@ class Child:
             f"child_main({fd}, {target!r}, {json.dumps(list(args))!r})"
         )
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", code], pass_fds=(fd,), stdin=subprocess.DEVNULL, close_fds=True
+            [sys.executable, "-c", code],
+            pass_fds=(fd,),
+            stdin=subprocess.DEVNULL,
+            close_fds=True,
+            env=_child_env(),
         )
         child_sock.close()
         self.conn = Connection(parent_sock.detach())
@@ -56,6 +60,19 @@ class Child:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+def _child_env() -> dict:
+    """The parent's environment, plus the folder gspo_cli is imported from (it may be on sys.path only)."""
+    import os
+    from pathlib import Path
+
+    import gspo_cli
+
+    env = dict(os.environ)
+    root = str(Path(gspo_cli.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    return env
 
 
 def child_main(fd: int, target: str, args_json: str) -> None:  # pragma: no cover - runs in the worker

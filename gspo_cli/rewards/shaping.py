@@ -19,3 +19,10 @@ def overlong_penalty(
     expected_len = max_resp_len - overlong_buffer_len
     exceed_len = valid_response_length - expected_len
     return min(-exceed_len / overlong_buffer_len * penalty_factor, 0)
+
+
+def overlong_penalty_for(valid_response_length: int, max_resp_len: int, cfg) -> float:
+    """The penalty under a preset's `algorithm.overlong_penalty` section (enable, buffer_len, penalty_factor)."""
+    if cfg is None or not getattr(cfg, "enable", False):
+        return 0.0
+    return overlong_penalty(valid_response_length, max_resp_len, cfg.buffer_len, cfg.penalty_factor)

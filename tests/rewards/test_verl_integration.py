@@ -87,6 +87,15 @@ def test_overlong_penalty_matches_verl_dapo_manager(buffer_len, factor):
         assert out[i, L - 1].item() == pytest.approx(ours, abs=1e-6), (L, buffer_len, factor)
 
 
+def test_overlong_penalty_from_the_preset_section():
+    from gspo_cli.rewards import overlong_penalty_for
+    from gspo_cli.schema import OverlongPenalty
+
+    assert overlong_penalty_for(1000, 1000, OverlongPenalty()) == 0.0  # disabled by default
+    cfg = OverlongPenalty(enable=True, buffer_len=200, penalty_factor=0.5)
+    assert overlong_penalty_for(900, 1000, cfg) == overlong_penalty(900, 1000, 200, 0.5) == pytest.approx(-0.25)
+
+
 def test_overlong_penalty_values_and_checks():
     assert overlong_penalty(100, 1000, 200, 1.0) == 0
     assert overlong_penalty(900, 1000, 200, 1.0) == pytest.approx(-0.5)
