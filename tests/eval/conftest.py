@@ -114,12 +114,12 @@ def arith_writer():
 
 
 @pytest.fixture()
-def gspo_home(tmp_path, monkeypatch, tiny_model_dir) -> Path:
-    """$GSPO_HOME with a run `tiny-test` holding one checkpoint (step 5) and prepared arith + aime2024 data."""
+def eval_home(gspo_home, tiny_model_dir) -> Path:
+    """The per-test $GSPO_HOME (tests/conftest.py) with a run `tiny-test` holding one checkpoint (step 5) and
+    prepared arith + aime2024 data."""
     import shutil
 
-    home = tmp_path / "home"
-    monkeypatch.setenv("GSPO_HOME", str(home))
+    home = gspo_home
     run = home / "runs" / "tiny-test"
     shutil.copytree(tiny_model_dir, run / "checkpoints" / "global_step_5")
     (run / "metrics.jsonl").write_text(json.dumps({"step": 1, "data": {"critic/score/mean": 0.1}}) + "\n")

@@ -89,12 +89,12 @@ def rescore(samples: list[dict]) -> None:
         assert bool(v["acc"]) == s["correct"] and (v["pred"] or None) == s["pred"], s
 
 
-def test_eval_arith_on_tiny_run(gspo_home):
+def test_eval_arith_on_tiny_run(eval_home):
     proc = gspo("eval", "arith", "--preset", "tiny", "--model", "tiny-test", "--local", "--n", "4", "--k", "1,2,4",
-                "--temperature", "1.0", "--json", home=gspo_home)
+                "--temperature", "1.0", "--json", home=eval_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout)
-    out = gspo_home / "runs" / "tiny-test" / "eval" / "arith-5"
+    out = eval_home / "runs" / "tiny-test" / "eval" / "arith-5"
     assert json.loads((out / "results.json").read_text()) == results
     samples = load_samples(out / "samples.jsonl")
     assert len(samples) == 24 * 4
@@ -110,13 +110,13 @@ def test_eval_arith_on_tiny_run(gspo_home):
     assert results["metrics"]["pass@4"] >= results["metrics"]["pass@1"]
 
 
-def test_eval_aime2024_on_tiny_run_thinking_switch(gspo_home):
+def test_eval_aime2024_on_tiny_run_thinking_switch(eval_home):
     args = ["eval", "aime2024", "--preset", "tiny", "--model", "tiny-test:5", "--local", "--n", "2", "--k", "1,2",
             "--max-tokens", "6", "--batch-size", "60"]
-    proc = gspo(*args, "--thinking", home=gspo_home)
+    proc = gspo(*args, "--thinking", home=eval_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "avg@2" in proc.stdout and "pass@2" in proc.stdout  # the rich table
-    out = gspo_home / "runs" / "tiny-test" / "eval" / "aime2024-5"
+    out = eval_home / "runs" / "tiny-test" / "eval" / "aime2024-5"
     results = json.loads((out / "results.json").read_text())
     samples = load_samples(out / "samples.jsonl")
     assert len(samples) == 30 * 2 and results["data"]["problems"] == 30
@@ -128,7 +128,7 @@ def test_eval_aime2024_on_tiny_run_thinking_switch(gspo_home):
     first = samples[0]["prompt"]
     assert "Remember to put your answer on its own line" in first and "</think>" not in first
     # --no-thinking: Qwen3's template closes an empty think block in the generation prompt
-    proc = gspo(*args, "--no-thinking", "--prompt-style", "boxed", "--limit", "3", home=gspo_home)
+    proc = gspo(*args, "--no-thinking", "--prompt-style", "boxed", "--limit", "3", home=eval_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
     samples = load_samples(out / "samples.jsonl")
     assert samples[0]["prompt"].endswith("<think>\n\n</think>\n\n")
@@ -137,14 +137,14 @@ def test_eval_aime2024_on_tiny_run_thinking_switch(gspo_home):
     assert results["settings"]["enable_thinking"] is False and results["settings"]["prompt_style"] == "boxed"
 
 
-def test_eval_bare_hf_folder_goes_to_evals_dir(gspo_home, tiny_model_dir, tmp_path, arith_writer):
+def test_eval_bare_hf_folder_goes_to_evals_dir(eval_home, tiny_model_dir, tmp_path, arith_writer):
     data = arith_writer(tmp_path / "mine.parquet", rows=3)
     proc = gspo("eval", "mybench", "--model", str(tiny_model_dir), "--data", str(data), "--local", "--json",
-                "--max-tokens", "4", home=gspo_home)
+                "--max-tokens", "4", home=eval_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout)
     out = Path(results["files"]["results"]).parent
-    assert out.parent == gspo_home / "evals" and out.name.startswith("model-mybench-")
+    assert out.parent == eval_home / "evals" and out.name.startswith("model-mybench-")
     assert results["model"]["run"] is None and results["metrics"]["num_problems"] == 3
 
 
@@ -155,7 +155,20 @@ def test_eval_bare_hf_folder_goes_to_evals_dir(gspo_home, tiny_model_dir, tmp_pa
     (["eval", "arith", "--model", "tiny-test", "--n", "2", "--k", "4"], "larger than n"),
     (["eval", "arith", "--preset", "tiny", "--set", "eval.backend=tgi", "--model", "tiny-test"], "eval.backend"),
 ])
-def test_eval_bad_input_is_one_clean_line(gspo_home, args, needle):
-    proc = gspo(*args, "--local", home=gspo_home)
+def test_eval_bad_input_is_one_clean_line(eval_home, args, needle):
+    proc = gspo(*args, "--local", home=eval_home)
     assert proc.returncode == 2, proc.stderr
     assert needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.ray
+def test_eval_as_ray_job(eval_home, ray_head):
+    """The default path: a Ray job on a real local head, followed to the end; --json prints results.json."""
+    proc = gspo("eval", "arith", "--preset", "tiny", "--model", "tiny-test", "--n", "2", "--k", "1,2",
+                "--address", ray_head.dashboard_url, "--json", home=eval_home)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "succeeded" in proc.stderr
+    results = json.loads(proc.stdout)
+    out = eval_home / "runs" / "tiny-test" / "eval" / "arith-5"
+    assert json.loads((out / "results.json").read_text()) == results
+    recompute_and_compare(results, load_samples(out / "samples.jsonl"))

@@ -11,7 +11,7 @@ from gspo_cli.eval.service import EvalRequest
 from gspo_cli.presets import load_preset
 
 
-def test_layering(gspo_home):
+def test_layering(eval_home):
     preset = load_preset("tiny")
     s = benchmarks.resolve_settings("arith", preset)
     assert (s.n, s.k, s.temperature, s.max_tokens, s.prompt_style) == (1, [1], 0.0, 8, "plain")
@@ -19,7 +19,7 @@ def test_layering(gspo_home):
     assert (s.n, s.k, s.temperature, s.max_tokens) == (8, [1, 8], 0.6, 8)
     s = benchmarks.resolve_settings("aime2024", None)  # registry defaults: DAPO protocol
     assert (s.n, s.k, s.temperature, s.top_p, s.max_tokens) == (32, [1, 4, 8, 16, 32], 1.0, 0.7, 8192)
-    assert s.data == gspo_home / "data" / "aime-2024" / "val.parquet"
+    assert s.data == eval_home / "data" / "aime-2024" / "val.parquet"
     s = benchmarks.resolve_settings("aime2024", None, {"n": 4})  # smaller n keeps the k's that fit
     assert s.k == [1, 4]
     preset = load_preset("tiny", ["eval.benchmarks.aime2024.n=16", "eval.benchmarks.aime2024.k=[1,16]"])
@@ -47,12 +47,12 @@ def test_argv_round_trip():
     assert from_argv(to_argv(EvalRequest(benchmark="arith"))) == EvalRequest(benchmark="arith")
 
 
-def test_restyle(gspo_home):
-    aime = benchmarks.load_problems(gspo_home / "data" / "aime-2024" / "val.parquet")
+def test_restyle(eval_home):
+    aime = benchmarks.load_problems(eval_home / "data" / "aime-2024" / "val.parquet")
     assert len(aime) == 30 and aime[0].data_source == "aime2024"
     assert benchmarks.restyle(aime[0], None) == aime[0].messages
     boxed = benchmarks.restyle(aime[0], "boxed")[0]["content"]
     assert boxed.startswith("Find the remainder") and boxed.endswith("within \\boxed{}.")
-    arith = benchmarks.load_problems(gspo_home / "data" / "arith" / "val.parquet")
+    arith = benchmarks.load_problems(eval_home / "data" / "arith" / "val.parquet")
     assert benchmarks.restyle(arith[0], "plain")[0]["content"].endswith("=")
     assert "Answer:" in benchmarks.restyle(arith[0], "dapo")[0]["content"]
