@@ -85,7 +85,8 @@ def generate(path: Path, rows: int, unique: int, seed: int = 0) -> dict:
     uuid_like = pa.array([f"{i:08x}-5f3c-4a1e-9d2b-{i * 7919 % 10**12:012x}" for i in range(rows)])
     table = table.append_column("extra_info", pa.StructArray.from_arrays([uuid_like], names=["index"]))
     pq.write_table(table, path)  # pyarrow defaults, as `df.to_parquet` would write it
-    return {"rows": rows, "unique": unique, "bytes": path.stat().st_size,
+    mean_chars = sum(len(format_prompt(p, "dapo")) * int(k) for p, k in zip(problems, reps, strict=True)) / rows
+    return {"rows": rows, "unique": unique, "bytes": path.stat().st_size, "mean_prompt_chars": round(mean_chars),
             "row_groups": pq.ParquetFile(path).metadata.num_row_groups}
 
 
@@ -201,8 +202,9 @@ def main() -> None:
             results.append(("pandas read_parquet + drop_duplicates", base_s, base_rss, same["rows"][1]))
         results.append(("gspo prepare-data rerun (no-op)", rerun_s, rerun_rss, manifest["rows_out"]))
 
-        print(f"\ninput: {info['rows']:,} rows, {info['unique']:,} unique problems, {info['bytes'] / 2**20:.0f} MiB "
-              f"parquet ({info['row_groups']} row groups); cpus: {os.cpu_count()}")
+        print(f"\ninput: {info['rows']:,} rows, {info['unique']:,} unique problems, mean prompt "
+              f"{info['mean_prompt_chars']} chars, {info['bytes'] / 2**20:.0f} MiB parquet ({info['row_groups']} row "
+              f"groups); cpus: {os.cpu_count()}, load average at the end {os.getloadavg()[0]:.1f}")
         print(f"manifest: rows_out {manifest['rows_out']}, duplicates_removed {manifest['duplicates_removed']}, "
               f"conflicts {manifest['conflicts']['problems']}, rejected {manifest['rejected']['rows']}")
         print("\n| contender | wall s | peak RSS MiB | rows out |")

@@ -34,14 +34,7 @@ def prepare_data_command(
     loaded = load_preset(preset, sets)  # fail fast on a bad preset, --set, --dataset or --input
     inputs = prepare.parse_inputs(list(input_ or []))
     items = prepare.plan(loaded, list(dataset or []) or None)
-    missing = set(inputs) - {i.source for i in items}
-    if missing:
-        from gspo_cli.errors import ConfigError
-
-        raise ConfigError(
-            f"--input names {', '.join(sorted(missing))}, which this run does not prepare",
-            f"this run prepares: {', '.join(i.source for i in items)} (add --dataset NAME to include another)",
-        )
+    prepare.check_inputs(items, inputs)
     # Paths travel to the job as absolute paths (a Ray job runs in another working directory).
     abs_inputs = [f"{name}={Path(path).expanduser().resolve()}" for name, path in inputs.items()]
     out_dir = str(Path(out).expanduser().resolve()) if out else None

@@ -46,25 +46,40 @@ def parse_inputs(items: list[str]) -> dict[str, str]:
 
 
 def plan(preset, datasets: list[str] | None = None) -> list[Item]:
-    """The sources to build: the preset's train/val sources (or the `--dataset` names), with their splits."""
+    """The sources to build: the preset's train/val sources and its eval benchmarks' sources (or only the
+    `--dataset` names), each with the splits it writes."""
     by_source: dict[str, Item] = {}
     for split in ("train", "val"):
         spec = getattr(preset.data, split)
         item = by_source.get(spec.source)
         if item is None:
             by_source[spec.source] = Item(spec.source, (split,), spec)
-        else:
+        elif split not in item.splits:
             item.splits = (*item.splits, split)
+    # `gspo eval BENCH` reads the val split of the benchmark's source, unless the benchmark names its own file.
+    for bench, cfg in preset.eval.benchmarks.items():
+        source = layout.BENCHMARK_SOURCES.get(bench)
+        if source and not cfg.data and source not in by_source:
+            by_source[source] = Item(source, sources.get(source).default_splits, None)
     for name in datasets or []:
-        src = sources.get(name)
         if name not in by_source:
-            by_source[name] = Item(name, src.default_splits, None)
+            by_source[name] = Item(name, sources.get(name).default_splits, None)
     names = list(dict.fromkeys(datasets)) if datasets else list(by_source)
     items = [by_source[n] for n in names]
     for item in items:
         if not sources.get(item.source).needs_input:  # synthetic sources always write all their splits
             item.splits = sources.get(item.source).default_splits
     return items
+
+
+def check_inputs(items: list[Item], inputs: dict[str, str]) -> None:
+    """Every `--input NAME=PATH` must name a source this run prepares."""
+    unknown = set(inputs) - {i.source for i in items}
+    if unknown:
+        raise ConfigError(
+            f"--input names {', '.join(sorted(unknown))}, which this run does not prepare",
+            f"this run prepares: {', '.join(i.source for i in items)} (add --dataset NAME to include another)",
+        )
 
 
 def _input_identity(path: Path, previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -215,12 +230,7 @@ def prepare(
     """Prepare every planned source; returns one report (manifest + status) per source."""
     data_dir = Path(out_dir).expanduser() if out_dir else layout.data_dir(preset)
     items = plan(preset, datasets)
-    unknown = set(inputs or {}) - {i.source for i in items}
-    if unknown:
-        raise ConfigError(
-            f"--input names {', '.join(sorted(unknown))}, which this run does not prepare",
-            f"this run prepares: {', '.join(i.source for i in items)} (add --dataset NAME to include another)",
-        )
+    check_inputs(items, inputs or {})
     reports = []
     for item in items:
         reports.append(

@@ -176,3 +176,16 @@ def test_unknown_source_and_bad_input_flag(qwen_preset):
         prepare.parse_inputs(["dapo.parquet"])
     with pytest.raises(ConfigError, match="does not prepare"):
         prepare.prepare(qwen_preset(), datasets=["aime-2024"], inputs={"dapo-math-17k": "x.parquet"})
+
+
+def test_plan_covers_train_val_and_eval_benchmarks(qwen_preset):
+    from gspo_cli.presets import load_preset
+
+    assert [(i.source, i.splits) for i in prepare.plan(qwen_preset())] == [
+        ("dapo-math-17k", ("train",)), ("aime-2024", ("val",)),
+    ]
+    assert [(i.source, i.splits) for i in prepare.plan(qwen_preset(), ["aime-2024"])] == [("aime-2024", ("val",))]
+    tiny = load_preset("tiny", ["eval.benchmarks.aime2024.n=1"])
+    assert [(i.source, i.splits) for i in prepare.plan(tiny)] == [("arith", ("train", "val")), ("aime-2024", ("val",))]
+    tiny = load_preset("tiny", ["eval.benchmarks.aime2024.data=/x.parquet"])  # reads its own file
+    assert [i.source for i in prepare.plan(tiny)] == ["arith"]
