@@ -57,7 +57,9 @@ _BRACKET = re.compile(r"\[([^\[\]\n]{1,80})\](?=[\s.,;:!?]|$)")
 _DOLLAR_SPAN = re.compile(r"\$([^$]{1,200})\$")
 _PAREN_SPAN = re.compile(r"\\\(([^$]{1,200}?)\\\)")
 _WORD = re.compile(r"(?<![\\A-Za-z])[^\W\d_]{2,}")  # a word of letters, not a LaTeX command name
-_COMPLETE_END = tuple(".!?。！？।$)]}")
+_COMPLETE_END = tuple(".!?。！？।$)]}*")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?![\d,])")
+_LIST = re.compile(r"\d\s*(?:[,;]|\band\b|或|和|\bet\b|\by\b|\bund\b)\s*[-+]?\d")
 _HEDGE_OR = re.compile(r"(?i)\d\s*(?:,?\s*or|或|oder|ou|o)\s+\S*\d")
 
 
@@ -207,8 +209,8 @@ def read_prose_answer(content: str, first: bool = True) -> str | None:
     v = parse_value(s.strip())
     if v is not None:
         return s.strip()
-    if _HEDGE_OR.search(s):
-        return None
+    if _HEDGE_OR.search(s) or _LIST.search(_GROUPED.sub("N", s)):
+        return None  # "3 or 4", "5, 6, 7": candidates, not an answer
     nums = prose_numbers(s)
     if not nums:
         return None
@@ -262,6 +264,16 @@ def _prose(t: str) -> Extraction:
     stripped = tail.strip()
     if not stripped:
         return Extraction(None, "empty")
+    short = len(t.strip()) <= SHORT_RESPONSE
+    whole = t.rstrip()
+    last_line = whole[whole.rfind("\n") + 1 :]
+    # A long response cut off mid-sentence by the length limit has no conclusion to read: of the prose
+    # readers only "the last line is a number" applies to it.
+    if not (short or stripped.endswith(_COMPLETE_END)):
+        c = clean(last_line)
+        if parse_number(rhs(c), allow_tail=False) is not None:
+            return Extraction(c, "prose:last_line")
+        return Extraction(None, "no_answer")
     low = tail.lower()
     if len(low) != len(tail):  # a rare character whose lower case is longer: keep positions aligned
         low = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in tail)
@@ -276,13 +288,10 @@ def _prose(t: str) -> Extraction:
         r = read_prose_answer(span)
         if r is not None:
             return Extraction(r, "prose:answer_phrase")
-    short = len(t.strip()) <= SHORT_RESPONSE
     if short:  # the whole response is the answer: "42", "x = 3", "42 because geometry proves it"
         c = clean(t)
         if parse_value(c) is not None:
             return Extraction(c, "prose:whole")
-    whole = t.rstrip()
-    last_line = whole[whole.rfind("\n") + 1 :]
     c = clean(last_line)
     if parse_number(rhs(c), allow_tail=False) is not None:
         return Extraction(c, "prose:last_line")
@@ -291,10 +300,6 @@ def _prose(t: str) -> Extraction:
         c = clean(m.group(1))
         if isinstance(parse_value(c), (Fraction, str)):
             return Extraction(c, "prose:bracket")
-    # Below here the evidence is weak: only read a response that ends where a sentence or formula ends
-    # (a response cut off mid-sentence by the length limit has no conclusion to read).
-    if not (short or stripped.endswith(_COMPLETE_END)):
-        return Extraction(None, "no_answer")
     end = _last_conclusion(low)
     if end >= 0:
         r = read_prose_answer(_sentence(tail, end), first=False)

@@ -223,6 +223,22 @@ def build() -> list[dict]:
             "cut off mid-sentence",
         )
 
+    for v in (12, 300):
+        add(
+            "truncated",
+            cot(rng, 3) + f"\n\nI think the answer is {v}, but let me verify by computing the sum of",
+            str(v),
+            False,
+            "cut off mid-sentence after a tentative 'the answer is'",
+        )
+        add(
+            "truncated",
+            cot(rng, 3) + f"\n\nTherefore the count is {v} and the other case gives",
+            str(v),
+            False,
+            "cut off mid-sentence after a conclusion word",
+        )
+
     # 5. Revised answers: last wins (one or two revisions).
     for v, w, u in [(33, 32, 31), (204, 240, 402), (7, 6, 5), (12, 21, 13)]:
         add(
@@ -365,6 +381,9 @@ def build() -> list[dict]:
         ("因此，一共有42个。", "42", True),
         ("Donc, la réponse est 42.", "42", True),
         ("Therefore, the answer is 24.", "42", False),
+        ("The answer is 5, 6, 7.", "5", False),
+        ("Answer: the possible values are 3 and 4.", "3", False),
+        ("The answer is 12,000.", "12000", True),
     ]
     for resp, gt, lab in prose:
         add("prose", resp, gt, lab, "answer in prose")
