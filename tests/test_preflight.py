@@ -1,0 +1,143 @@
+"""Each preflight rule fires on a preset made wrong on purpose, with the message it prints."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gspo_cli import preflight, presets
+from gspo_cli.errors import ConfigError
+from gspo_cli.preflight import QWEN3_TABLE, DataFacts
+
+REF = "qwen3-32b-4x16"
+DATA_OK = DataFacts(train_rows=17398, val_rows=30)
+
+
+def report(sets, name=REF, model=None, data=DATA_OK):
+    preset = presets.load_preset(name, sets)
+    facts = model if model is not None else preflight.model_facts(preset.model.path)
+    return preflight.evaluate(preset, facts, data)
+
+
+def fired(rep, name):
+    hits = [c for c in rep.checks if c.name == name]
+    assert hits, f"no check named {name!r}: {[c.name for c in rep.checks]}"
+    return hits[0]
+
+
+def test_reference_preset_has_no_errors_with_prepared_data():
+    rep = report([])
+    assert rep.ok, [(c.name, c.message) for c in rep.errors]
+    assert rep.estimates["steps_per_epoch"] == 17398 // 256 == 67
+    assert rep.estimates["total_steps"] == 670
+    assert rep.estimates["trajectories_per_step"] == 4096 and rep.estimates["optimizer_steps_per_step"] == 4
+
+
+# (sets, check name, status, text in the message, text in the fix)
+CASES = [
+    (["cluster.nnodes=1", "cluster.devices_per_node=6"], "world % rollout TP", "error", "world 6 is not divisible by rollout.tensor_parallel_size 4", "divides 6"),
+    (["cluster.devices_per_node=6", "rollout.tensor_parallel_size=2", "actor.ulysses_sequence_parallel_size=5"],
+     "world % SP", "error", "world 24 is not divisible by actor.ulysses_sequence_parallel_size 5", "divides 24"),
+    (["rollout.tensor_parallel_size=16"], "TP | KV heads", "error", "rollout TP 16 does not divide 8 KV heads", "divides 8"),
+    (["rollout.tensor_parallel_size=8", "cluster.devices_per_node=12", "cluster.nnodes=2"], "TP | KV heads", "ok", "divides 8 KV heads", None),
+    (["actor.ulysses_sequence_parallel_size=8", "cluster.devices_per_node=12", "cluster.nnodes=2", "rollout.tensor_parallel_size=3"],
+     "TP | attention heads", "error", "rollout TP 3 does not divide 64 attention heads", "divides 64"),
+    (["actor.ulysses_sequence_parallel_size=16", "cluster.devices_per_node=12", "actor.ppo_max_token_len_per_device=640"],
+     "SP | attention heads", "ok", "Ulysses SP 16 divides 64", None),
+    (["actor.ulysses_sequence_parallel_size=3", "cluster.devices_per_node=12", "cluster.nnodes=1", "rollout.tensor_parallel_size=4",
+      "actor.ppo_max_token_len_per_device=3414"],
+     "SP | attention heads", "error", "Ulysses SP 3 does not divide 64 attention heads", "divides 64"),
+    (["data.train_batch_size=3", "actor.ppo_mini_batch_size=1", "rollout.n=5"], "batch x n % DP", "error",
+     "train_batch_size x n = 3 x 5 = 15 is not divisible by the DP size 16 (= world 64 / SP 4)", "multiple of 16"),
+    (["data.train_batch_size=16", "actor.ppo_mini_batch_size=1", "rollout.n=8"], "mini-batch x n % DP", "error",
+     "ppo_mini_batch_size x n = 8 is not divisible by the DP size 16", "multiple of 16"),
+    (["rollout.enable_chunked_prefill=false", "rollout.max_num_batched_tokens=8192"], "batched tokens >= prompt+response", "error",
+     "max_num_batched_tokens 8192 vs prompt+response 10240", ">= 10240"),
+    (["rollout.update_weights_bucket_megabytes=2048"], "weight-sync bucket >= fp32 embedding", "error",
+     "2048 MB vs embedding 151936 x 5120 x 4 B = 2968 MB", ">= 2968"),
+    (["actor.ppo_max_token_len_per_device=2048"], "max tokens per device >= (prompt+response)/SP", "error",
+     "ppo_max_token_len_per_device 2048 vs (2048+8192)/4 = 2560", ">= 2560"),
+    (["actor.use_dynamic_bsz=false"], "micro-batch size", "error",
+     "use_dynamic_bsz is off and ppo_micro_batch_size_per_device is unset", "ppo_micro_batch_size_per_device"),
+    # 32B with no offload on 8 A2 cards: 32.8B x 16 B / 8 = 61 GiB of weights, grads and AdamW per device.
+    (["cluster.nnodes=1", "cluster.devices_per_node=8", "cluster.profile=a2-910b", "actor.param_offload=false",
+      "actor.optimizer_offload=false", "data.train_batch_size=64", "actor.ppo_mini_batch_size=16"],
+     "actor memory", "error", "of 64.0 GiB (Atlas A2 910B)", "param_offload"),
+    (["rollout.tensor_parallel_size=1"], "rollout memory", "error", "weights / TP 1 = 61.0 GiB do not fit", "tensor_parallel_size"),
+    (["data.max_response_length=1040000", "actor.ppo_max_token_len_per_device=260512", "rollout.max_num_batched_tokens=2000000"],
+     "rollout memory", "error", "= 0 concurrent full-length", "gpu_memory_utilization"),
+    (["cluster.profile=mystery"], "device memory", "warn", "cluster.profile 'mystery' is not one of a3, a2-910b, h100, h200", "cluster.profile"),
+    (["cluster.profile=h200"], "rollout memory", "ok", "(16 replicas)", None),
+    (["model.path=/nowhere/custom-model"], "model facts", "warn", "not a known Qwen3 size", "local folder"),
+]
+
+
+@pytest.mark.parametrize("sets,name,status,text,fix", CASES, ids=[f"{c[1]}-{c[2]}-{i}" for i, c in enumerate(CASES)])
+def test_rule_fires(sets, name, status, text, fix):
+    check = fired(report(sets), name)
+    assert check.status == status, check
+    assert text in check.message, check.message
+    if fix is not None:
+        assert fix in (check.fix or ""), check.fix
+    print(f"{status}: {name}: {check.message} (fix: {check.fix})")
+
+
+def test_rules_the_schema_enforces_before_preflight():
+    # mini-batch > batch and batch not a multiple of mini-batch never reach preflight: the preset schema refuses.
+    with pytest.raises(ConfigError, match="ppo_mini_batch_size=512 is larger than data.train_batch_size=256"):
+        presets.load_preset(REF, ["actor.ppo_mini_batch_size=512"])
+    with pytest.raises(ConfigError, match="not a multiple of actor.ppo_mini_batch_size=48"):
+        presets.load_preset(REF, ["actor.ppo_mini_batch_size=48"])
+
+
+def test_missing_data_is_an_error_with_the_fix():
+    preset = presets.load_preset(REF)
+    rep = preflight.run(preset)  # empty $GSPO_HOME: nothing prepared
+    check = fired(rep, "prepared data")
+    assert check.status == "error"
+    assert "dapo-math-17k" in check.message and "not prepared" in check.message
+    assert check.fix == "run: gspo prepare-data --preset qwen3-32b-4x16"
+    # the rest of the table is still complete
+    assert fired(rep, "rollout memory").status == "ok"
+
+
+def test_steps_per_epoch_from_manifest_and_too_small_data():
+    rep = report(["trainer.total_epochs=3"], data=DataFacts(train_rows=1000, val_rows=30))
+    check = fired(rep, "steps per epoch")
+    assert check.status == "info" and "1000 train rows / batch 256 = 3 steps per epoch, 9 steps in total" in check.message
+    rep = report([], data=DataFacts(train_rows=100, val_rows=30))
+    assert fired(rep, "steps per epoch").status == "error"
+
+
+def test_model_facts_from_local_config_json(tmp_path):
+    cfg = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 6, "num_key_value_heads": 3,
+           "intermediate_size": 128, "vocab_size": 1000, "tie_word_embeddings": True}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    facts = preflight.model_facts(str(tmp_path))
+    assert facts.source.endswith("config.json") and facts.num_key_value_heads == 3 and facts.head_dim == 64 // 6
+    rep = report([f"model.path={tmp_path}"])
+    check = fired(rep, "TP | KV heads")
+    assert check.status == "error" and "rollout TP 4 does not divide 3 KV heads" in check.message
+
+
+def test_qwen3_table_parameter_counts_match_the_model_cards():
+    billions = {k: round(v.params / 1e9, 1) for k, v in QWEN3_TABLE.items()}
+    assert billions == {"0.6b": 0.6, "1.7b": 1.7, "4b": 4.0, "8b": 8.2, "14b": 14.8, "32b": 32.8}
+    assert preflight.model_facts("Qwen/Qwen3-8B") is QWEN3_TABLE["8b"]
+    assert preflight.model_facts("/models/qwen3-32b-instruct") is QWEN3_TABLE["32b"]
+    assert preflight.model_facts("Qwen/Qwen3-30B-A3B") is None
+
+
+def test_offload_moves_actor_state_off_the_device():
+    preset = presets.load_preset(REF)
+    on = preflight.estimate_memory(preset, QWEN3_TABLE["32b"], 64 * preflight.GiB)
+    off = preflight.estimate_memory(presets.load_preset(REF, ["actor.param_offload=false",
+                                                              "actor.optimizer_offload=false"]),
+                                    QWEN3_TABLE["32b"], 64 * preflight.GiB)
+    assert on["actor_bytes"]["optimizer_adamw"] == 0 and on["host_offload_bytes_per_node"] > 0
+    assert off["actor_bytes"]["optimizer_adamw"] == pytest.approx(8 * QWEN3_TABLE["32b"].params / 64, rel=1e-6)
+    assert off["actor_total_bytes"] - on["actor_total_bytes"] == pytest.approx(16 * QWEN3_TABLE["32b"].params / 64,
+                                                                               rel=1e-6)
+    # KV cache: 2 (K,V) x 64 layers x 8/4 KV heads per rank x 128 x 2 B per token
+    assert on["kv_bytes_per_token"] == 2 * 64 * 2 * 128 * 2
