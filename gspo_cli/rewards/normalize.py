@@ -68,12 +68,14 @@ def find_group_end(s: str, open_idx: int, limit: int = MAX_ANSWER_CHARS * 4) -> 
     depth = 0
     end = min(len(s), open_idx + limit)
     i = open_idx
+    o = c = -2  # next "{" / "}" at or after i (-1: none left); found with str.find, which runs in C
     while i < end:
-        # Jump straight to the next brace: str.find runs in C, so long brace-free text costs nothing.
-        o = s.find("{", i, end)
-        c = s.find("}", i, end)
-        if c < 0:
-            return -1
+        if o != -1 and o < i:
+            o = s.find("{", i, end)
+        if c < i:
+            c = s.find("}", i, end)
+            if c < 0:
+                return -1
         if 0 <= o < c:
             depth += 1
             i = o + 1
@@ -133,7 +135,7 @@ def strip_delimiters(s: str) -> str:
     s = s.strip()
     for _ in range(8):
         before = s
-        s = s.strip(_TRAIL_PUNCT.replace("\\", "") if not s.endswith("\\\\") else " ")
+        s = s.strip().rstrip(".。,，;；:：!！?？").strip()
         for o, c in _DELIMS:
             if s.startswith(o) and s.endswith(c) and len(s) >= len(o) + len(c):
                 s = s[len(o) : len(s) - len(c)].strip()
