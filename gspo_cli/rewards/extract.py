@@ -7,8 +7,10 @@ N" sentence, the last `$...$` span. Qwen3 thinking output counts only after `</t
 `<think>` is a truncated response. A response that keeps changing its marked answer (more than two
 changes) is hedging and has no answer.
 
-Cost is linear in the response: `str.find` scans in C, at most the last 16 candidates of each kind are read,
-every brace group and answer is length-capped, and the prose readers only look at the last 3000 characters.
+Cost is linear in the response and mostly independent of its length: one regex pass finds chat-template
+markers, marked answers are looked for in the last WINDOW characters (the whole text only when there are
+none), at most 16 candidates of each kind are read, every brace group and answer is length-capped, and the
+prose readers only look at the last PROSE_TAIL characters of a response that ends where a sentence ends.
 """
 
 from __future__ import annotations

@@ -223,8 +223,22 @@ def parse_value(answer: str) -> Fraction | str | None:
 
 
 def format_value(v: Fraction) -> str:
+    """`33`, `1.5` (terminating decimals), else `p/q`."""
     if v.denominator == 1:
         return str(v.numerator)
+    d, twos, fives = v.denominator, 0, 0
+    while d % 2 == 0:
+        d //= 2
+        twos += 1
+    while d % 5 == 0:
+        d //= 5
+        fives += 1
+    if d == 1 and max(twos, fives) <= 12:
+        places = max(twos, fives)
+        scaled = v * 10**places  # exact integer
+        sign = "-" if scaled < 0 else ""
+        digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
+        return f"{sign}{digits[:-places]}.{digits[-places:]}"
     return f"{v.numerator}/{v.denominator}"
 
 

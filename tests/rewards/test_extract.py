@@ -44,7 +44,7 @@ def test_dapo_style_prefers_answer_line_boxed_style_prefers_box():
 
 
 def test_boxed_nested_braces_and_fbox():
-    assert normalize(extract_answer("\\boxed{\\frac{1}{\\sqrt{4}}}", "boxed")) == "1/2"
+    assert normalize(extract_answer("\\boxed{\\frac{1}{\\sqrt{4}}}", "boxed")) == "0.5"
     assert extract_answer("\\fbox{12}", "boxed") == "12"
     assert extract_answer("\\boxed 12", "boxed") == "12"
 
@@ -96,7 +96,10 @@ def test_empty_never_matches():
         ("\\[ 12 \\]", "12"),
         ("\\(-3\\)", "-3"),
         ("x = 5", "5"),
-        ("1.50", "3/2"),
+        ("1.50", "1.5"),
+        ("1/3", "1/3"),
+        ("-0.125", "-0.125"),
+        (".5", "0.5"),
     ],
 )
 def test_normalize(raw, norm):

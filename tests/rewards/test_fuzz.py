@@ -124,3 +124,21 @@ def test_named_hostile_inputs_stay_bounded():
         with hang_guard():
             _check(compute_score("math_dapo", text, "42"))
             extract(text, "boxed")
+
+
+def _reference_group_end(s: str, i: int) -> int:
+    depth = 0
+    for k in range(i, len(s)):
+        depth += {"{": 1, "}": -1}.get(s[k], 0)
+        if depth == 0:
+            return k
+    return -1
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.text(alphabet="{}ab", max_size=60))
+def test_brace_matching_agrees_with_a_plain_counter(body):
+    from gspo_cli.rewards.normalize import find_group_end
+
+    s = "{" + body
+    assert find_group_end(s, 0) == _reference_group_end(s, 0)
