@@ -93,20 +93,28 @@ def score_math(solution_str: str, ground_truth: str, style: str = "dapo") -> dic
     return _result(v.acc, v.pred)
 
 
-_INT = re.compile(r"\s*([+-]?\d+)\s*")
-_ARITH_LINE = re.compile(r"(?i)answer\s*[:：]\s*([+-]?\d+)\s*\.?\s*$")
+_INT = re.compile(r"\s*([+-]?\d{1,50})\s*")
+_ARITH_LINE = re.compile(r"(?i)answer\s*[:：]\s*([+-]?\d{1,50})\s*\.?\s*$")
 
 
 def score_arith(solution_str: str, ground_truth: str) -> dict:
-    """Synthetic integer arithmetic (the tiny demo): the response is the integer, or ends `Answer: N`."""
+    """Synthetic integer arithmetic (the tiny demo), exact integers only.
+
+    The answer is the last `Answer: N` line if there is one, else the first line when it is a bare integer
+    (a tiny model that has not learnt to stop yet writes `7` and keeps going; its first line is its answer).
+    """
     g = _INT.fullmatch(ground_truth)
     text = solution_str
     for tok in ("<|im_end|>", "<|endoftext|>", "</s>"):
         text = text.split(tok, 1)[0]
-    m = _INT.fullmatch(text)
-    if m is None:
-        lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-        m = _ARITH_LINE.search(lines[-1]) if lines else None
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    m = None
+    for ln in reversed(lines[-64:]):
+        m = _ARITH_LINE.search(ln)
+        if m:
+            break
+    if m is None and lines:
+        m = _INT.fullmatch(lines[0])
     if m is None:
         return _result(False, "")
     pred = str(int(m.group(1)))

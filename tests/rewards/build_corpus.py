@@ -459,7 +459,7 @@ def build() -> list[dict]:
     for resp, gt, lab in nonint:
         add("non_integer_gt", resp, gt, lab, "non-integer ground truth", data_source="aime_2024")
 
-    # 15. The arith data source of the tiny native demo: bare integer or `Answer: N`, exact integers.
+    # 15. The arith data source of the tiny native demo: last `Answer: N` line, else a bare-integer first line.
     for resp, gt, lab in [
         ("7", "7", True),
         ("Answer: 7", "7", True),
@@ -471,6 +471,10 @@ def build() -> list[dict]:
         ("", "7", False),
         ("12 + 5 = 17\nAnswer: 17", "17", True),
         ("Answer: 71", "7", False),
+        ("7\n8 9 10 11", "7", True),
+        ("7\n8 9 10 11", "8", False),
+        ("Answer: 7\nAnswer: 9", "9", True),
+        ("3 + 4 = 7", "7", False),
     ]:
         add("arith", resp, gt, lab, "synthetic arithmetic", data_source="arith")
 

@@ -154,6 +154,7 @@ def test_registry_and_arith():
     assert score_arith("7", "7")["acc"] and score_arith("Answer: 7", "7")["acc"]
     assert score_arith(" -3 \n", "-3")["acc"]
     assert not score_arith("7.0", "7")["acc"] and not score_arith("the answer is 7", "7")["acc"]
+    assert score_arith("7\n8 9", "7")["acc"] and not score_arith("3 + 4 = 7", "7")["acc"]
     assert score_arith("Answer: 8", "7") == {"score": -1.0, "acc": False, "pred": "8"}
 
 
