@@ -206,7 +206,10 @@ def estimate_memory(preset, m: ModelFacts, device_bytes: int | None) -> dict[str
     params = m.params
     sp = a.ulysses_sequence_parallel_size
     seq = d.max_prompt_length + d.max_response_length
-    tokens = a.ppo_max_token_len_per_device if a.use_dynamic_bsz and a.ppo_max_token_len_per_device else seq
+    if a.use_dynamic_bsz and a.ppo_max_token_len_per_device:
+        tokens = a.ppo_max_token_len_per_device
+    else:  # a fixed micro-batch of full-length sequences, split over the SP group
+        tokens = (a.ppo_micro_batch_size_per_device or 1) * -(-seq // sp)
     shard = params / world
     resident = {
         "params_fp32": 0 if a.param_offload else 4 * shard,

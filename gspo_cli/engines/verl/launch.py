@@ -206,7 +206,8 @@ def render(plan: Plan) -> None:
         table.add_row(escape(c.name), f"[{_STATUS_STYLE[c.status]}]{c.status}[/]", detail)
     if plan.schema is not None:
         if plan.schema_error is None:
-            how = "cached verdict" if plan.schema.cached else "Hydra compose (struct) + verl validate_config"
+            how = ("Hydra compose (struct mode) + types ok; verl validate_config: "
+                   + ("cached verdict for these overrides" if plan.schema.cached else "ok"))
             table.add_row("verl schema", "[green]ok[/]", f"verl {plan.schema.verl_version}: {how}")
         else:
             detail = escape(plan.schema_error.message) + (f"\n[dim]fix: {escape(plan.schema_error.hint)}[/]"
@@ -373,3 +374,44 @@ def job_main(argv: list[str]) -> int:
     if code != 0:
         print(f"verl exited with code {code}", file=sys.stderr)
     return code
+
+
+# ---------------------------------------------------------------- `gspo train` entry (engine registry)
+
+
+def saved_config(run: str) -> Path:
+    """The resolved preset a run was started with (`--resume RUN` reloads it)."""
+    run_dir, _, _ = _resolve_resume(run)
+    return run_dir / "config.yaml"
+
+
+def _entry_python(preset, address: str | None) -> str:
+    """The interpreter the job will use, without contacting Ray: a named cluster runs `cluster.python`."""
+    if address or preset.cluster.address or os.environ.get("RAY_ADDRESS"):
+        return preset.cluster.python
+    return sys.executable
+
+
+def launch_request(req) -> int:
+    """`gspo train` for presets with trainer.engine=verl (see gspo_cli.engines.TrainRequest)."""
+    from gspo_cli.console import err, print_json
+
+    preset_ref = None if req.resume else req.preset_ref
+    plan = make_plan(preset_ref, req.sets, run_name=req.run_name, resume=req.resume,
+                     python=_entry_python(req.preset, req.address))
+    if req.dry_run:
+        if req.json_out:
+            print_json(plan.to_json())
+        else:
+            render(plan)
+        return 0 if plan.ok else 2
+    for w in plan.report.warnings:
+        err.print(f"[yellow]warning:[/] {w.name}: {w.message}", highlight=False)
+    if plan.resume_from is not None:
+        err.print(f"Resuming {plan.run_name} from {plan.resume_from}"
+                  + (f" with --set {' '.join(plan.sets)}" if plan.sets else " with its saved config"))
+    raise_if_blocked(plan)
+    if req.local:
+        spec = write_run(plan)
+        return job_main([str(spec)])
+    return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out)

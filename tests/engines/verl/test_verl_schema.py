@@ -1,0 +1,76 @@
+"""The verl schema check: Hydra compose of verl's own config in struct mode, then verl's validators. A typo'd
+key that only verl knows is wrong is caught before any Ray call, naming the override and the preset key."""
+
+from __future__ import annotations
+
+import pytest
+
+from gspo_cli import presets
+from gspo_cli.engines.verl import schema_check
+from gspo_cli.engines.verl.compile import compile_preset
+from gspo_cli.errors import ConfigError
+
+PATHS = dict(run_dir="/r/run", train_file="/d/t.parquet", val_file="/d/v.parquet", reward_path="/x/verl_entry.py")
+UNREACHABLE = "http://127.0.0.1:9"  # nothing listens: reaching Ray would fail with "cannot reach Ray"
+
+
+def check(sets, name="qwen3-32b-4x16", **kw):
+    loaded = presets.load(name, sets)
+    return schema_check.check(compile_preset(loaded.preset, **PATHS), loaded, **kw)
+
+
+def test_typo_in_set_is_caught_before_any_ray_call(gspo):
+    proc = gspo("train", "--preset", "qwen3-32b", "--set",
+                "overrides.verl=[actor_rollout_ref.actor.optim.lrr=2e-6]", "--address", UNREACHABLE)
+    assert proc.returncode == 2, proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert "rejected override `actor_rollout_ref.actor.optim.lrr=2e-6` (compose)" in err
+    assert "Key 'lrr' is not in struct" in err
+    assert "preset key overrides.verl[0] (--set overrides.verl=[actor_rollout_ref.actor.optim.lrr=2e-6])" in err
+    assert "cannot reach Ray" not in err and "Submitted" not in err and "Traceback" not in err
+    print(proc.stderr)
+
+
+def test_typo_in_preset_file_names_file_and_line(tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text("extends: qwen3-32b-4x16\nname: mine\noverrides:\n  verl:\n    - trainer.log_val_generations=2\n"
+                 "    - trainer.nnodess=4\n")
+    with pytest.raises(ConfigError) as info:
+        check([], name=str(f), full=False)
+    msg = info.value.message
+    assert "rejected override `trainer.nnodess=4` (compose)" in msg
+    assert f"preset key overrides.verl[1] ({f}:6)" in msg
+
+
+def test_wrong_type_is_caught_at_compose_time():
+    with pytest.raises(ConfigError) as info:
+        check(["overrides.verl=[actor_rollout_ref.actor.ppo_epochs=two]"], full=False)
+    assert "rejected override `actor_rollout_ref.actor.ppo_epochs=two` (type)" in info.value.message
+    assert "verl expects a number, got 'two'" in info.value.message
+    with pytest.raises(ConfigError, match="verl expects a boolean, got 'maybe'"):
+        check(["overrides.verl=[actor_rollout_ref.rollout.val_kwargs.do_sample=maybe]"], full=False)
+
+
+def test_bad_value_is_caught_by_verls_own_validators():
+    with pytest.raises(ConfigError) as info:
+        check(["overrides.verl=[actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-meen]"], use_cache=False)
+    msg = info.value.message
+    assert "(validate)" in msg and "Invalid loss_agg_mode: seq-mean-token-meen" in msg
+    assert "rejected override `actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-meen`" in msg
+
+
+def test_verl_batch_rule_names_the_preset_key():
+    # verl's own divisibility check (fixed micro-batches): 3 prompts x 2 samples over 64 devices.
+    with pytest.raises(ConfigError) as info:
+        check(["actor.use_dynamic_bsz=false", "actor.ppo_micro_batch_size_per_device=1", "data.train_batch_size=3",
+               "actor.ppo_mini_batch_size=1", "rollout.n=2"], use_cache=False)
+    assert "real_train_batch_size (6) must be divisible by minimal possible batch size (64)" in info.value.message
+
+
+def test_verdict_cache_is_per_overrides(gspo_home):
+    first = check([])
+    assert first.validated and not first.cached
+    again = check([])
+    assert again.cached  # same overrides, same verl: verl's verdict is reused
+    other = check(["actor.lr=2e-6"])
+    assert not other.cached and schema_check.cached_verdicts() == 2
