@@ -1,0 +1,42 @@
+"""`gspo train --preset P`: load the preset, pick its engine from the registry, launch (Ray job or --local)."""
+
+from __future__ import annotations
+
+import typer
+
+SetOption = typer.Option(None, "--set", help="Override a preset key, repeatable: --set actor.lr=1e-3.",
+                         metavar="KEY=VALUE")
+
+
+def train_command(
+    preset: str = typer.Option(None, "--preset", "-p", help="Preset name, alias or YAML path (gspo presets list)."),
+    sets: list[str] | None = SetOption,
+    run_name: str = typer.Option(None, "--run-name",
+                                 help="Run folder name (default: trainer.experiment_name, else the preset name; "
+                                      "an existing run resumes from its newest checkpoint)."),
+    local: bool = typer.Option(False, "--local", help="Run in this process instead of as a Ray job (debugging)."),
+    address: str = typer.Option(None, "--address", help="Ray address (default: preset, RAY_ADDRESS, local head)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the job's result as JSON on stdout."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="verl engine: preflight table, verl schema check, overrides, "
+                                 "env and entrypoint; launches nothing (exit 2 on errors)."),
+    resume: str = typer.Option(None, "--resume", metavar="RUN", help="verl engine: continue RUN from its newest "
+                               "global_step_N with its saved config (--set changes are applied and shown)."),
+) -> None:
+    """Train a policy with GSPO using the preset's engine (native on one device, or verl on a cluster)."""
+    from gspo_cli.engines import TrainRequest, get_engine
+    from gspo_cli.presets import load_preset
+
+    if resume and not preset:
+        from gspo_cli.engines.verl.launch import saved_config
+
+        preset = str(saved_config(resume))  # the run's resolved preset
+    if not preset:
+        from gspo_cli.errors import ConfigError
+
+        raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
+    loaded = load_preset(preset, list(sets or []))  # fail fast on a bad preset or --set, before any job
+    req = TrainRequest(preset=loaded, preset_ref=preset, sets=list(sets or []), run_name=run_name, local=local,
+                       address=address, json_out=json_out, dry_run=dry_run, resume=resume)
+    code = get_engine(loaded.trainer.engine)(req)
+    if code:
+        raise typer.Exit(code)

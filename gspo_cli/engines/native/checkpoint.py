@@ -1,0 +1,95 @@
+"""Native checkpoints: `checkpoints/global_step_<N>/` = an HF folder (model + tokenizer) + `trainer_state.pt`.
+
+A checkpoint is written into a hidden temp folder (`.global_step_<N>.tmp-*`) and renamed into place, so a
+folder named `global_step_<N>` is always complete; old ones are renamed to a hidden name before deletion, so a
+kill during retention never leaves a half-deleted folder that looks complete. Hidden leftovers are removed at
+start. `trainer_state.pt` holds the optimizer, the LR scheduler, all RNG states, the data cursor and the step.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+from gspo_cli.runs import STEP_DIR, checkpoints_dir, list_steps
+
+STATE_FILE = "trainer_state.pt"
+
+
+def step_dir(run_dir: Path, step: int) -> Path:
+    return checkpoints_dir(run_dir) / f"global_step_{step}"
+
+
+def clean_partial(run_dir: Path) -> None:
+    root = checkpoints_dir(run_dir)
+    if root.is_dir():
+        for p in root.iterdir():
+            if p.name.startswith(".") and p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+
+
+def rng_state() -> dict:
+    state = {"python": random.getstate(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    random.setstate(state["python"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save(run_dir: Path, step: int, model, tokenizer, optimizer, scheduler, cursor: dict, keep: int | None) -> Path:
+    root = checkpoints_dir(run_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    dest = step_dir(run_dir, step)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=root))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        torch.save(
+            {"step": step, "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+             "rng": rng_state(), "cursor": cursor},
+            tmp / STATE_FILE,
+        )
+        if dest.exists():  # a re-save of the same step (e.g. after resume): swap atomically-ish via hidden name
+            old = root / f".{dest.name}.old"
+            os.replace(dest, old)
+            shutil.rmtree(old, ignore_errors=True)
+        os.replace(tmp, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if keep:
+        prune(run_dir, keep)
+    return dest
+
+
+def prune(run_dir: Path, keep: int) -> None:
+    root = checkpoints_dir(run_dir)
+    for step in list_steps(run_dir)[:-keep]:
+        victim = step_dir(run_dir, step)
+        hidden = root / f".{victim.name}.deleting"
+        os.replace(victim, hidden)
+        shutil.rmtree(hidden, ignore_errors=True)
+
+
+def latest(run_dir: Path) -> Path | None:
+    steps = list_steps(run_dir)
+    return step_dir(run_dir, steps[-1]) if steps else None
+
+
+def load_state(path: Path) -> dict:
+    # Our own file, written by `save`; it holds python RNG tuples, so full unpickling is needed.
+    return torch.load(path / STATE_FILE, map_location="cpu", weights_only=False)
+
+
+def is_step_dir(path: Path) -> bool:
+    return bool(STEP_DIR.match(path.name))

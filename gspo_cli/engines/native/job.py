@@ -1,0 +1,27 @@
+"""Job side of native training: `python -m gspo_cli.jobs_entry train --config C --run-dir D`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="gspo_cli.jobs_entry train")
+    parser.add_argument("--config", required=True, help="resolved preset as JSON (written by gspo train)")
+    parser.add_argument("--run-dir", required=True)
+    args = parser.parse_args(argv)
+
+    from gspo_cli.errors import ConfigError
+    from gspo_cli.schema import Preset
+
+    try:
+        preset = Preset.model_validate(json.loads(Path(args.config).read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load the run config {args.config}: {exc}") from None
+    if preset.trainer.engine != "native":
+        raise ConfigError(f"the train job runs the native engine; this preset uses {preset.trainer.engine!r}")
+    from gspo_cli.engines.native.trainer import train
+
+    return train(preset, Path(args.run_dir))

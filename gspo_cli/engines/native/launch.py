@@ -1,0 +1,69 @@
+"""`gspo train` for the native engine: create the run folder, write the resolved preset, run the `train` job.
+
+Light on purpose (no torch): it runs in the CLI process. The job side is `gspo_cli.engines.native.job`.
+The run name is `--run-name`, else `trainer.experiment_name`, else the preset name, so running the same
+command again resumes the same run (`trainer.resume_mode: auto`), as verl does with its experiment folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gspo_cli.errors import ConfigError, DataError
+
+JOB_COMMAND = "train"
+
+
+def run_name_for(req) -> str:
+    name = req.run_name or req.preset.trainer.experiment_name or req.preset.name
+    if not name or "/" in name or name.startswith("."):
+        raise ConfigError(f"bad run name {name!r}", "a run name is a plain folder name, e.g. tiny-try2")
+    return name
+
+
+def prepare_run(req) -> Path:
+    """The run folder with config.yaml (readable) and config.json (what the job loads)."""
+    import yaml
+
+    from gspo_cli import runs
+    from gspo_cli.data.layout import train_file, val_file
+    from gspo_cli.fsutil import atomic_write_json, atomic_write_text
+    from gspo_cli.schema import to_jsonable
+
+    preset = req.preset
+    needed = [train_file(preset)]
+    if preset.trainer.test_freq > 0 or preset.trainer.val_before_train:
+        needed.append(val_file(preset))
+    missing = [str(p) for p in needed if not p.is_file()]
+    if missing:
+        raise DataError(f"prepared data missing: {', '.join(missing)}",
+                        f"run: gspo prepare-data --preset {req.preset_ref}")
+    run_dir = runs.run_dir(run_name_for(req), preset)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    data = to_jsonable(preset)
+    atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(data, sort_keys=False))
+    atomic_write_json(run_dir / "config.json", data)
+    return run_dir
+
+
+def entry_args(run_dir: Path) -> list[str]:
+    return ["--config", str(run_dir / "config.json"), "--run-dir", str(run_dir)]
+
+
+def launch(req) -> int:
+    from gspo_cli import jobs
+    from gspo_cli.console import err
+
+    if req.resume:
+        raise ConfigError("--resume is for the verl engine", "the native engine resumes automatically "
+                          "(trainer.resume_mode: auto): rerun with the same --run-name")
+    run_dir = prepare_run(req)
+    err.print(f"Run folder: {run_dir}")
+    if req.dry_run:
+        err.print("Dry run: nothing launched.")
+        return 0
+    code = jobs.run_job(JOB_COMMAND, entry_args(run_dir), preset=req.preset, address=req.address, local=req.local,
+                        json_out=req.json_out, follow=req.follow)
+    if not req.json_out:
+        err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}")
+    return code

@@ -1,0 +1,41 @@
+"""Load the policy and its tokenizer from `model.path`: `builtin:tiny`, a local HF folder, or a hub id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gspo_cli.errors import ConfigError
+
+BUILTIN_PREFIX = "builtin:"
+
+
+def resolve_model_path(path: str) -> str:
+    """A loadable path or hub id; `builtin:tiny` is built (once, cached under $GSPO_HOME/models)."""
+    if path.startswith(BUILTIN_PREFIX):
+        name = path[len(BUILTIN_PREFIX):]
+        if name != "tiny":
+            raise ConfigError(f"unknown built-in model {path!r}", "the built-in model is builtin:tiny")
+        from gspo_cli.engines.native.tiny_model import ensure_tiny_model
+
+        return str(ensure_tiny_model())
+    local = Path(path).expanduser()
+    return str(local) if local.exists() else path  # else a hub id: transformers downloads it when it can
+
+
+def load_tokenizer(path: str, trust_remote_code: bool = False):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def load_model(path: str, dtype: str = "float32", device=None, trust_remote_code: bool = False):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(
+        path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
+    )
+    return model.to(device) if device is not None else model

@@ -1,0 +1,113 @@
+"""The built-in tiny model (`model.path: builtin:tiny`): a random-init Qwen3 and a word-level tokenizer.
+
+Both are built offline and deterministically (fixed seed, fixed training corpus) and saved as a normal HF
+folder (config.json, model.safetensors, tokenizer.json + tokenizer_config.json with a Qwen-style chat
+template, generation_config.json), so loading, generation, saving and eval run the real transformers code
+paths. The folder is cached at `$GSPO_HOME/models/tiny-v<VERSION>`; bump VERSION when the recipe changes.
+
+The tokenizer keeps the vocabulary tiny on purpose: whole integers 0..MAX_NUMBER are single tokens, so a
+correct arith answer is one token followed by `<|im_end|>`, and the random-init policy already hits it now and
+then (the GRPO signal is never all-zero at the start). Anything outside the arith alphabet maps to `[UNK]`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gspo_cli import paths
+from gspo_cli.fsutil import atomic_dir
+
+VERSION = 1
+SEED = 1234
+MAX_NUMBER = 20
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "[UNK]"]
+PAD, BOS_CHAT, EOS, UNK = SPECIAL_TOKENS
+# Qwen's chat format without the thinking machinery (kwargs such as enable_thinking are accepted and ignored).
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+MODEL_SHAPE = dict(
+    hidden_size=64,
+    intermediate_size=256,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    max_position_embeddings=512,
+)
+
+
+def default_dir() -> Path:
+    return paths.gspo_home() / "models" / f"tiny-v{VERSION}"
+
+
+def _corpus() -> list[str]:
+    """Text covering the alphabet the tokenizer must know (chat roles, operators, integers), fixed order."""
+    lines = [f"{a}{op}{b}=" for a in range(10) for b in range(10) for op in "+-*"]
+    lines += [str(n) for n in range(MAX_NUMBER + 1)]
+    lines += ["system\n", "user\n", "assistant\n", "Answer: ?"]
+    return lines
+
+
+def build_tokenizer():
+    """A word-level `tokenizers` tokenizer trained on the fixed corpus, wrapped as a transformers fast tokenizer."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel(unk_token=UNK))
+    # Integers, words, single whitespace chars and single symbols are the units; nothing is dropped, so
+    # decode(encode(text)) == text for in-vocabulary text.
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"1\d|20|\d|[A-Za-z]+|\s|[^\sA-Za-z\d]"), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    trainer = trainers.WordLevelTrainer(vocab_size=10_000, min_frequency=1, special_tokens=SPECIAL_TOKENS)
+    tok.train_from_iterator(_corpus(), trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token=UNK,
+        pad_token=PAD,
+        eos_token=EOS,
+        additional_special_tokens=[BOS_CHAT],
+        model_max_length=MODEL_SHAPE["max_position_embeddings"],
+        padding_side="left",
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def build_model(tokenizer, seed: int = SEED):
+    import torch
+    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+        **MODEL_SHAPE,
+    )
+    config.torch_dtype = torch.float32
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Qwen3ForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=True
+    )
+    return model
+
+
+def ensure_tiny_model(dest: str | os.PathLike | None = None) -> Path:
+    """The tiny model folder, built on first use (atomically, so a crash never leaves half a folder)."""
+    dest = Path(dest) if dest is not None else default_dir()
+    if (dest / "config.json").is_file() and (dest / "tokenizer.json").is_file():
+        return dest
+    tokenizer = build_tokenizer()
+    model = build_model(tokenizer)
+    with atomic_dir(dest) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+    return dest
