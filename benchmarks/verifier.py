@@ -155,6 +155,20 @@ def hostile_ms() -> dict:
     return out
 
 
+def batch_step(n: int, chars: int, workers: int) -> dict:
+    """One training step's worth (256 prompts x 16) through score_batch: serial vs the process pool."""
+    from gspo_cli.rewards import score_batch
+
+    items = [("math_dapo", r, g) for r, g in responses(n, chars, seed=1)]
+    out = {}
+    for w in (0, workers):
+        t0 = time.perf_counter()
+        res = score_batch(items, workers=w, chunk_size=64)
+        dt = time.perf_counter() - t0
+        out[w] = (dt, sum(r["acc"] for r in res), sum(1 for r in res if r["error"]))
+    return out
+
+
 # --------------------------------------------------------------------------- driver
 
 
@@ -184,6 +198,7 @@ def main() -> int:
     ap.add_argument("--chars", type=int, default=32_000, help="characters per response (~8k tokens)")
     ap.add_argument("--mv-sample", type=int, default=200, help="responses math-verify scores (every n/k-th)")
     ap.add_argument("--skip-accuracy", action="store_true")
+    ap.add_argument("--workers", type=int, default=2, help="pool size for the score_batch step")
     ap.add_argument("--child")
     ap.add_argument("--every", type=int, default=1)
     args = ap.parse_args()
@@ -213,6 +228,13 @@ def main() -> int:
     print("| input | ms |\n|---|---:|")
     for name, ms in hostile_ms().items():
         print(f"| {name} | {ms:.2f} |")
+
+    step = batch_step(4096, args.chars, args.workers)
+    print("\n## score_batch: one step of 4096 responses (256 prompts x 16)\n")
+    print("| mode | seconds | responses/s | accepted | errors |\n|---|---:|---:|---:|---:|")
+    for w, (dt, acc, err) in step.items():
+        mode = "serial (workers=0)" if w == 0 else f"process pool (workers={w}, spawn included)"
+        print(f"| {mode} | {dt:.2f} | {4096 / dt:,.0f} | {acc} | {err} |")
 
     if not args.skip_accuracy:
         from gspo_cli.rewards.peers import accuracy_table, format_table
