@@ -6,14 +6,16 @@ speed assertion: expected per-call times are milliseconds (see benchmarks/verifi
 
 from __future__ import annotations
 
+import os
 import signal
 from contextlib import contextmanager
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gspo_cli.rewards import compute_score, extract
+from gspo_cli.rewards import compute_score, extract, get_scorer, normalize
 
+FUZZ_EXAMPLES = int(os.environ.get("GSPO_FUZZ_EXAMPLES", "300"))  # a longer hunt: GSPO_FUZZ_EXAMPLES=5000
 HANG_S = 15.0  # > the 5 s math-verify fallback limit plus a one-time worker start
 SOURCES = st.sampled_from(["math_dapo", "aime24", "arith", "", "other"])
 PIECES = st.sampled_from(
@@ -89,11 +91,18 @@ def _check(r):
     assert (r["score"] == 1.0) == r["acc"]
 
 
-@settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(ds=SOURCES, text=TEXT, gt=GT)
 def test_compute_score_never_raises(ds, text, gt):
     with hang_guard():
+        # The scorer itself, not only compute_score (whose catch-all would hide a bug from this test).
+        _check(get_scorer(ds)(text, gt))
         _check(compute_score(ds, text, gt))
+        for style in ("dapo", "boxed"):
+            a = extract(text, style).answer
+            if a is not None:
+                normalize(a)
+        normalize(text[:3000])
 
 
 @settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -101,7 +110,7 @@ def test_compute_score_never_raises(ds, text, gt):
 def test_huge_inputs(prefix, n, tail, gt):
     text = prefix + ("x" * n) + tail + f" Answer: {gt}"
     with hang_guard():
-        r = compute_score("math_dapo", text, str(gt))
+        r = get_scorer("math_dapo")(text, str(gt))
     _check(r)
 
 
@@ -122,7 +131,8 @@ def test_named_hostile_inputs_stay_bounded():
     ]
     for text in cases:
         with hang_guard():
-            _check(compute_score("math_dapo", text, "42"))
+            _check(get_scorer("math_dapo")(text, "42"))
+            _check(get_scorer("other")(text, "x+1"))
             extract(text, "boxed")
 
 
