@@ -24,7 +24,7 @@ def eval_command(
     prompt_style: str = typer.Option(None, "--prompt-style", help="dapo (Answer: line), boxed, or plain."),
     thinking: bool = typer.Option(None, "--thinking/--no-thinking", help="Qwen3 chat template's enable_thinking."),
     device: str = typer.Option(None, "--device", help="cpu, cuda or npu (default: the preset's, else detected)."),
-    batch_size: int = typer.Option(16, "--batch-size", help="hf backend: sequences per generate call."),
+    batch_size: int = typer.Option(64, "--batch-size", help="hf backend: sequences per generate call."),
     tp: int = typer.Option(None, "--tp", help="vllm backend: tensor-parallel size per engine."),
     limit: int = typer.Option(None, "--limit", help="Evaluate only the first N problems."),
     seed: int = typer.Option(0, "--seed"),

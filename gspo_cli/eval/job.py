@@ -59,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--data")
     p.add_argument("--backend")
     p.add_argument("--device")
-    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--tp", type=int)
     p.add_argument("--limit", type=int)
     p.add_argument("--seed", type=int, default=0)

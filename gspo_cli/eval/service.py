@@ -10,6 +10,7 @@ means the eval finished.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ class EvalRequest:
     # execution
     backend: str | None = None  # None = preset eval.backend
     device: str | None = None  # None = preset cluster.device
-    batch_size: int = 16
+    batch_size: int = 64
     tp: int | None = None  # None = preset rollout.tensor_parallel_size
     limit: int | None = None  # first N problems only (smoke tests)
     seed: int = 0
@@ -72,7 +73,8 @@ def output_dir(req: EvalRequest, preset=None, model_ref=None) -> Path:
         model_ref = resolve(req, preset)
     if model_ref.run is not None and model_ref.step is not None:
         return model_ref.run / "eval" / f"{req.benchmark}-{model_ref.step}"
-    name = model_ref.path.name or "model"
+    # a folder name safe on every filesystem ("builtin:tiny" -> "builtin-tiny")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", model_ref.path.name or str(model_ref.path)).strip("-") or "model"
     return paths.gspo_home() / "evals" / f"{name}-{req.benchmark}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
