@@ -139,9 +139,11 @@ def answer_lines(t: str) -> list[tuple[int, str]]:
                     found.append((h, _take_content(t, m.end())))
                     hits += 1
             i = t.rfind(tail, 0, i)
-    i = t.rfind("####")  # GSM8K's final-answer marker
-    if i >= 0:
-        found.append((i, _take_content(t, i + 4)))
+    i = t.rfind("####")  # GSM8K's final-answer marker; a markdown heading ("#### Step 2") is not one
+    if i >= 0 and (i == 0 or t[i - 1] != "#"):
+        content = _take_content(t, i + 4)
+        if parse_value(clean(content)) is not None:
+            found.append((i, content))
     found.sort()
     return found[-MAX_CANDIDATES:]
 
@@ -336,15 +338,19 @@ def extract(text: str, style: str = "dapo") -> Extraction:
         merged = sorted(lines + boxes)
         if _hedged(merged):
             return Extraction(None, "hedged")
-    order = [(lines, "answer_line"), (boxes, "boxed")]
-    if style == "boxed":
-        order.reverse()
-    for cands, how in order:
-        if cands:
-            content = cands[-1][1]
-            if clean(content):
-                return Extraction(_refine(content) if how == "answer_line" else content, how)
-    return _prose(t)
+    picks = []  # (position, answer, how) of the last usable candidate of each kind, preferred kind first
+    for cands, how in ((lines, "answer_line"), (boxes, "boxed"))[:: 1 if style == "dapo" else -1]:
+        if cands and clean(cands[-1][1]):
+            pos, content = cands[-1]
+            picks.append((pos, _refine(content) if how == "answer_line" else content, how))
+    if not picks:
+        return _prose(t)
+    first = picks[0]
+    if len(picks) == 2 and picks[1][0] > first[0] and parse_value(clean(first[1])) is None:
+        # "**Answer:** see below" ... "\boxed{42}": the preferred kind states no value, a later one does
+        if parse_value(clean(picks[1][1])) is not None:
+            return Extraction(picks[1][1], picks[1][2])
+    return Extraction(first[1], first[2])
 
 
 def extract_answer(text: str, style: str = "dapo") -> str | None:

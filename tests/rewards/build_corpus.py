@@ -384,6 +384,10 @@ def build() -> list[dict]:
         ("The answer is 5, 6, 7.", "5", False),
         ("Answer: the possible values are 3 and 4.", "3", False),
         ("The answer is 12,000.", "12000", True),
+        ("#### Step 1: set up\nLet x = 3.\n#### Step 2: solve\nSo $\\boxed{42}$.", "42", True),
+        ("#### Final Result\n\\[\\boxed{42}\\]", "42", True),
+        ("**Answer:** see the computation below.\n\n$6 \\times 7 = 42$, so \\boxed{42}.", "42", True),
+        ("Answer: \\text{forty-two}", "42", False),
     ]
     for resp, gt, lab in prose:
         add("prose", resp, gt, lab, "answer in prose")
