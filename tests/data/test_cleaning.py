@@ -99,3 +99,55 @@ def test_wrapper_prefix_alone_is_not_stripped_into_nothing():
     res = c.finish()
     assert res.rejected == {"empty problem": 1}
     assert [p.problem for p in res.kept] == ["Real"]
+
+
+def _reference(rows, policy, dedup):
+    """The obvious whole-table version (what the pandas baseline does), to check the streaming Collector."""
+    valid = []
+    for text, truth in rows:
+        ans = integer_answer(truth)
+        prob = strip_wrapper(text) if isinstance(text, str) else ""
+        if ans is not None and " ".join(prob.split()):
+            valid.append((" ".join(prob.split()), prob, ans))
+    answers: dict[str, set[str]] = {}
+    for key, _, ans in valid:
+        answers.setdefault(key, set()).add(ans)
+    conflicted = {k for k, a in answers.items() if len(a) > 1}
+    first_answer: dict[str, str] = {}
+    for key, _, ans in valid:
+        first_answer.setdefault(key, ans)
+    out, seen = [], {}
+    for key, prob, ans in valid:
+        if policy == "drop" and key in conflicted:
+            continue
+        if dedup:
+            if key in seen:
+                continue
+            seen[key] = prob
+            out.append((prob, first_answer[key]))
+        elif policy != "keep-first" or ans == first_answer[key]:
+            out.append((prob, ans))
+    return out, len(valid) - len(answers), len(conflicted)
+
+
+_texts = st.sampled_from(["A", "B", " A ", format_prompt("A", "dapo"), format_prompt("B", "boxed"), "C  c", "C c",
+                          "", None, "   "])
+_truths = st.sampled_from(["1", "01", "2", " 3", "x", "", None, 4, "\\frac{1}{2}"])
+
+
+@given(st.lists(st.tuples(_texts, _truths), max_size=40), st.integers(1, 7),
+       st.sampled_from(["drop", "keep-first"]), st.booleans())
+def test_streaming_collector_matches_the_whole_table_reference(rows, batch, policy, dedup):
+    c = Collector(keep_rows=not dedup)
+    for i in range(0, len(rows), batch):
+        chunk = rows[i:i + batch]
+        c.add([t for t, _ in chunk], [a for _, a in chunk])
+    res = c.finish(dedup=dedup, conflict_policy=policy)
+    expected, duplicates, conflicts = _reference(rows, policy, dedup)
+    # Problem text of a kept row is that of its problem's first appearance (whitespace may differ per row).
+    assert [(" ".join(p.problem.split()), p.answer) for p in res.kept] == [
+        (" ".join(p.split()), a) for p, a in expected
+    ]
+    assert res.duplicates == duplicates and res.conflicts["problems"] == conflicts
+    assert res.rows_in == len(rows)
+    assert sum(res.rejected.values()) + res.duplicates + res.unique_problems == len(rows)
