@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -334,6 +335,9 @@ def _tail_metrics(path: Path, total: int | None, stop, start_at: int) -> None:
         stop.wait(2.0)
 
 
+_ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception)(\(\w+\))?: ")
+
+
 def job_main(argv: list[str]) -> int:
     """Job entry: run verl's main_ppo with the run's overrides, streaming its log and progress."""
     import subprocess
@@ -357,12 +361,15 @@ def job_main(argv: list[str]) -> int:
         tail = threading.Thread(target=_tail_metrics, args=(metrics, spec.get("total_steps"), stop, start_at),
                                 daemon=True)
         tail.start()
+    last_error = ""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
             sys.stdout.write(line)
             sys.stdout.flush()
+            if _ERROR_LINE.match(line):
+                last_error = line.strip()
         code = proc.wait()
     except KeyboardInterrupt:
         proc.terminate()
@@ -372,7 +379,8 @@ def job_main(argv: list[str]) -> int:
         if tail is not None:
             tail.join(timeout=10)
     if code != 0:
-        print(f"verl exited with code {code}", file=sys.stderr)
+        # One line that says why, for the job's status message and the follower's summary.
+        print(f"verl exited with code {code}" + (f": {last_error}" if last_error else ""), file=sys.stderr)
     return code
 
 
