@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "eval": "gspo_cli.eval.job:main",
     "prepare-data": "gspo_cli.data.job:main",
     "verl-train": "gspo_cli.engines.verl.launch:job_main",
+    "verl-export": "gspo_cli.engines.verl.export:job_main",
 }
 
 

@@ -1,0 +1,99 @@
+"""Merge a verl FSDP checkpoint (`runs/<run>/checkpoints/global_step_N/actor`) into a Hugging Face folder.
+
+verl saves one `model_world_size_W_rank_R.pt` per rank (DTensor shards) plus `fsdp_config.json` and the HF
+config/tokenizer in `actor/huggingface/`. `verl.model_merger merge --backend fsdp` stitches the shards back; this
+module finds the checkpoint, runs the merger (as a Ray job via `gspo export`, or in-process), and writes the
+result atomically, so a half-merged folder never looks like a model.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from gspo_cli.errors import ConfigError, GspoError
+
+JOB_COMMAND = "verl-export"
+MERGED_DIR = "huggingface_merged"  # beside actor/: where `ensure_hf` caches the merge of a step
+
+
+def is_verl_checkpoint(path: str | Path) -> bool:
+    """A `global_step_N` folder (or its `actor/`) written by verl's FSDP checkpoint manager."""
+    path = Path(path)
+    return (path / "actor" / "fsdp_config.json").is_file() or (path / "fsdp_config.json").is_file()
+
+
+def actor_dir(step_dir: Path) -> Path:
+    step_dir = Path(step_dir)
+    actor = step_dir / "actor" if (step_dir / "actor").is_dir() else step_dir
+    if not (actor / "fsdp_config.json").is_file():
+        raise ConfigError(f"{step_dir} is not a verl FSDP checkpoint (no actor/fsdp_config.json)",
+                          "pass a run with verl checkpoints (trainer.save_freq > 0) or its global_step_N folder")
+    return actor
+
+
+def resolve(run: str, step: int | None) -> tuple[Path, int | None]:
+    """(global_step folder, step) for RUN [--step N]."""
+    from gspo_cli import runs
+
+    ref = f"{run}:{step}" if step is not None else run
+    model = runs.resolve_model(ref)
+    return model.path, model.step
+
+
+def merge(actor: str | Path, out: str | Path) -> Path:
+    """Run `python -m verl.model_merger merge --backend fsdp` into a temp folder, then rename onto `out`."""
+    from gspo_cli.fsutil import atomic_dir
+
+    actor, out = Path(actor), Path(out)
+    with atomic_dir(out) as tmp:
+        cmd = [sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
+               "--local_dir", str(actor), "--target_dir", str(tmp)]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        sys.stdout.write(proc.stdout)
+        if proc.returncode != 0:
+            last = [ln for ln in proc.stdout.splitlines() if ln.strip()][-1:] or ["no output"]
+            raise GspoError(f"verl.model_merger failed on {actor} (exit {proc.returncode}): {last[0][:300]}",
+                            "check that the checkpoint is complete (all model_world_size_*_rank_*.pt files)")
+        if not (tmp / "config.json").is_file():
+            raise GspoError(f"verl.model_merger wrote no config.json into {out}", "see the job log")
+    return out
+
+
+def ensure_hf(step_dir: str | Path) -> Path:
+    """An HF folder for a verl checkpoint step: merged once into `<step>/huggingface_merged`, then reused."""
+    step_dir = Path(step_dir)
+    target = step_dir / MERGED_DIR
+    if (target / "config.json").is_file():
+        return target
+    return merge(actor_dir(step_dir), target)
+
+
+def job_main(argv: list[str]) -> int:
+    """Job entry: `verl-export ACTOR_DIR OUT_DIR`."""
+    from gspo_cli import events
+
+    if len(argv) != 2:
+        print("usage: python -m gspo_cli.jobs_entry verl-export ACTOR_DIR OUT_DIR", file=sys.stderr)
+        return 2
+    actor, out = Path(argv[0]), Path(argv[1])
+    events.message(f"merging {actor} -> {out}")
+    merge(actor, out)
+    files = sorted(p.name for p in out.iterdir())
+    events.result({"out": str(out), "actor": str(actor), "files": files})
+    return 0
+
+
+def export(run: str, out: str, *, step: int | None = None, address: str | None = None, local: bool = False,
+           json_out: bool = False, force: bool = False) -> int:
+    """`gspo export RUN [--step N] --out DIR`: merge the checkpoint as a Ray job (or in-process with --local)."""
+    from gspo_cli import jobs
+
+    step_dir, step_n = resolve(run, step)
+    actor = actor_dir(step_dir)
+    out_path = Path(out).expanduser().resolve()
+    if out_path.exists() and any(out_path.iterdir()) and not force:
+        raise ConfigError(f"--out {out_path} exists and is not empty", "pick a new folder or pass --force")
+    return jobs.run_job(JOB_COMMAND, [str(actor.resolve()), str(out_path)], preset_name=f"export-{step_n}",
+                        address=address, local=local, json_out=json_out)
