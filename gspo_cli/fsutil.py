@@ -12,6 +12,12 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(dest: str | os.PathLike, *, suffix: str = "") -> Iterator[Path]:
     """Yield a temp path in dest's folder; on success it is renamed onto dest, on failure removed."""
@@ -20,6 +26,8 @@ def atomic_path(dest: str | os.PathLike, *, suffix: str = "") -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=suffix + ".tmp", dir=dest.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    # mkstemp makes 0600 files; the result must be readable like any other file (other users, other nodes).
+    os.chmod(tmp_path, 0o666 & ~_umask())
     try:
         yield tmp_path
         os.replace(tmp_path, dest)
@@ -43,6 +51,7 @@ def atomic_dir(dest: str | os.PathLike) -> Iterator[Path]:
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+    os.chmod(tmp, 0o777 & ~_umask())
     try:
         yield tmp
         if dest.exists():
