@@ -19,6 +19,7 @@ def test_atomic_write_replaces_and_leaves_no_temp(tmp_path):
 
 
 def test_failure_keeps_the_old_file(tmp_path):
+    tmp_path = tmp_path / "w"
     dest = tmp_path / "f.json"
     atomic_write_json(dest, {"a": 1})
     with pytest.raises(RuntimeError), atomic_path(dest) as tmp:
@@ -41,6 +42,7 @@ def test_files_follow_the_umask_not_0600(tmp_path):
 
 
 def test_atomic_dir_replaces_whole_folder(tmp_path):
+    tmp_path = tmp_path / "w"
     dest = tmp_path / "ckpt"
     with atomic_dir(dest) as d:
         (d / "a").write_text("1")
