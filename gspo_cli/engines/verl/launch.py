@@ -362,7 +362,10 @@ def job_main(argv: list[str]) -> int:
                                 daemon=True)
         tail.start()
     last_error = ""
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    # verl (Hydra) writes outputs/<date>/<time>/ under its cwd: keep that inside the run folder.
+    cwd = Path(argv[0]).resolve().parent
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            bufsize=1)
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
