@@ -111,7 +111,6 @@ def ema(values: list[float], weight: float) -> list[float]:
 class Line:
     label: str
     keys: tuple[str, ...]  # first key present is used (engines name a few metrics differently)
-    scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -178,8 +177,7 @@ def _style(plt) -> None:
     })
 
 
-def _plot_smoothed(ax, steps, values, label, color, scale=1.0):
-    values = [v * scale for v in values]
+def _plot_smoothed(ax, steps, values, label, color):
     ax.plot(steps, values, color=color, alpha=0.25, linewidth=1.0)
     if len(values) > 2:
         ax.plot(steps, ema(values, ema_weight(len(values))), color=color, linewidth=2.0, label=label)
@@ -207,10 +205,19 @@ def _draw_lines(plt, chart: Chart, series: Series, run_name: str, path: Path) ->
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.2), squeeze=False)
     used = []
     for ax, (panel, lines) in zip(axes[0], panels, strict=True):
-        for i, (line, key) in enumerate(lines):
-            steps, values = zip(*series[key], strict=True)
-            _plot_smoothed(ax, steps, values, line.label, f"C{i}", line.scale)
+        # a series identical to another one in the panel (reward == score without shaping) would hide it:
+        # draw it once and name both
+        drawn: list[tuple[list, list[str]]] = []
+        for line, key in lines:
+            same = next((d for d in drawn if d[0] == series[key]), None)
+            if same is not None:
+                same[1].append(line.label)
+            else:
+                drawn.append((series[key], [line.label]))
             used.append(key)
+        for i, (points, labels) in enumerate(drawn):
+            steps, values = zip(*points, strict=True)
+            _plot_smoothed(ax, steps, values, " = ".join(labels), f"C{i}")
         ax.set_ylabel(panel.ylabel)
         if panel.title:
             ax.set_title(panel.title)
@@ -319,7 +326,9 @@ def _fmt(v: float | None) -> str:
 def final_rows(series: Series) -> list[dict[str, Any]]:
     """One row per headline metric: final value and step, mean over the last 10% of steps, min, max."""
     rows = []
-    wanted = list(SUMMARY_METRICS) + [(k, k) for k in val_keys(series)]
+    wanted = list(SUMMARY_METRICS) + [
+        (f"validation accuracy, {m['source']} {m['stat']} ({k})", k) for k in val_keys(series) if (m := VAL_KEY.match(k))
+    ]
     for label, key in wanted:
         pts = series.get(key)
         if not pts:
