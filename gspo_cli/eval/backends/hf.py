@@ -15,6 +15,8 @@ class HFBackend:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        if device.startswith("npu"):
+            import torch_npu  # noqa: F401  (registers the npu device with torch)
         self.device = device
         if dtype == "auto":
             # bf16 generate on CPU is slow and gains nothing for eval-sized models
