@@ -56,3 +56,29 @@ def test_restyle(eval_home):
     arith = benchmarks.load_problems(eval_home / "data" / "arith" / "val.parquet")
     assert benchmarks.restyle(arith[0], "plain")[0]["content"].endswith("=")
     assert "Answer:" in benchmarks.restyle(arith[0], "dapo")[0]["content"]
+
+
+def test_model_folder_checks_and_output_dirs(eval_home, tmp_path):
+    from gspo_cli.errors import GspoError
+    from gspo_cli.eval import service
+    from gspo_cli.runs import ModelRef, resolve_model
+
+    ref = resolve_model("tiny-test")
+    assert service.hf_folder(ref) == ref.path
+    req = EvalRequest(benchmark="aime2024", model="tiny-test")
+    assert service.output_dir(req) == eval_home / "runs" / "tiny-test" / "eval" / "aime2024-5"
+    assert service.output_dir(EvalRequest(benchmark="x", out=str(tmp_path / "o"))) == tmp_path / "o"
+    bare = service.output_dir(EvalRequest(benchmark="arith", model="builtin:tiny"))
+    assert bare.parent == eval_home / "evals" and bare.name.startswith("builtin-tiny-arith-")
+    empty = tmp_path / "not-a-model"
+    empty.mkdir()
+    with pytest.raises(ConfigError, match="not an HF model folder"):
+        service.hf_folder(ModelRef(empty, None, None))
+    # a verl checkpoint (actor/ shards) is handed to the verl engine's exporter, never loaded as HF directly
+    verl_step = tmp_path / "run" / "checkpoints" / "global_step_3"
+    (verl_step / "actor").mkdir(parents=True)
+    try:
+        from gspo_cli.engines.verl import export  # noqa: F401
+    except ImportError:
+        with pytest.raises(GspoError, match="verl checkpoint"):
+            service.hf_folder(resolve_model(str(verl_step)))
