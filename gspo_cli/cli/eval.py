@@ -54,12 +54,17 @@ def eval_command(
     loaded = service.load_preset(req)  # fail fast here on a bad preset or --set, before a job is submitted
     out_dir = service.output_dir(req, loaded)
     req.out = str(out_dir)
-    code = jobs.run_job("eval", eval_job.to_argv(req), preset=loaded, address=address, local=local,
-                        json_out=json_out)
+    # --json prints results.json from disk (shared $GSPO_HOME), not the job's trimmed result event
+    code = jobs.run_job("eval", eval_job.to_argv(req), preset=loaded, address=address, local=local)
     if code != 0:
         raise typer.Exit(code)
-    if not json_out:
-        render(service.read_results(out_dir / service.RESULTS))
+    results = service.read_results(out_dir / service.RESULTS)
+    if json_out:
+        from gspo_cli.console import print_json
+
+        print_json(results)
+    else:
+        render(results)
 
 
 def render(results: dict) -> None:

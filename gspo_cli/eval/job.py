@@ -77,5 +77,6 @@ def main(argv: list[str]) -> int:
     from gspo_cli.eval.service import run_eval
 
     results = run_eval(from_argv(argv))
-    events.result(results)
+    # the event travels through the job log: keep it small; results.json on disk has everything
+    events.result({k: v for k, v in results.items() if k not in ("per_problem", "definitions")})
     return 0
