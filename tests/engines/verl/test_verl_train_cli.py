@@ -1,0 +1,64 @@
+"""`gspo train --dry-run [--json]` and `gspo train --resume RUN` for verl presets, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from gspo_cli import presets
+from gspo_cli.schema import to_jsonable
+
+
+def test_dry_run_prints_table_overrides_env_and_entrypoint_and_exits_2_without_data(gspo):
+    proc = gspo("train", "--preset", "qwen3-32b", "--dry-run", env={"COLUMNS": "200", "HF_TOKEN": "hf_secret"})
+    assert proc.returncode == 2, proc.stderr
+    out = proc.stdout
+    assert "Preflight" in out and "prepared data" in out and "gspo prepare-data --preset qwen3-32b-4x16" in out
+    assert "rollout memory" in out and "verl schema" in out
+    assert "actor_rollout_ref.actor.optim.lr=1e-06  [actor.lr]" in out
+    assert "VERL_FILE_LOGGER_PATH=" in out and "/metrics.jsonl" in out
+    assert "-m gspo_cli.jobs_entry verl-train" in out and "-m verl.trainer.main_ppo" in out
+    assert "not launchable" in out and "Traceback" not in proc.stderr
+
+
+def test_dry_run_json_parses_and_redacts_secrets(gspo, tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("extends: qwen3-8b-1x16\nname: p\nenv:\n  vars:\n    WANDB_API_KEY: sekrit\n")
+    proc = gspo("train", "--preset", str(f), "--dry-run", "--json")
+    assert proc.returncode == 2
+    plan = json.loads(proc.stdout)
+    assert plan["ok"] is False and plan["schema_check"]["ok"] is True
+    assert plan["runtime_env"]["env_vars"]["WANDB_API_KEY"] == "<redacted>"
+    assert "sekrit" not in proc.stdout
+    errors = [c for c in plan["preflight"]["checks"] if c["status"] == "error"]
+    assert [c["name"] for c in errors] == ["prepared data"]
+    assert plan["overrides"][0] == "algorithm.adv_estimator=grpo"
+
+
+def test_resume_continues_from_the_newest_step_with_saved_config(gspo, gspo_home):
+    run = gspo_home / "runs" / "qwen3-8b-1x16-20260101-000000"
+    for step in (20, 40):
+        (run / "checkpoints" / f"global_step_{step}").mkdir(parents=True)
+    (run / "checkpoints" / ".global_step_60.tmp").mkdir()  # an interrupted save is ignored
+    saved = to_jsonable(presets.load_preset("qwen3-8b-1x16", ["actor.lr=2e-6"]))
+    (run / "config.yaml").write_text(yaml.safe_dump(saved))
+
+    proc = gspo("train", "--resume", run.name, "--dry-run", "--json")
+    plan = json.loads(proc.stdout)
+    assert plan["run"] == run.name and plan["resume_from"].endswith("global_step_40")
+    assert "trainer.resume_mode=resume_path" in plan["overrides"]
+    assert f"trainer.resume_from_path={run}/checkpoints/global_step_40" in plan["overrides"]
+    assert "actor_rollout_ref.actor.optim.lr=2e-06" in plan["overrides"]  # the run's saved config
+    assert f"trainer.default_local_dir={run}/checkpoints" in plan["overrides"]
+
+    proc = gspo("train", "--resume", run.name, "--set", "actor.lr=3e-6", "--dry-run", env={"COLUMNS": "200"})
+    assert "--set changes: actor.lr=3e-6" in proc.stdout
+    assert "actor_rollout_ref.actor.optim.lr=3e-06" in proc.stdout
+
+    empty = gspo_home / "runs" / "fresh"
+    empty.mkdir()
+    proc = gspo("train", "--resume", "fresh", "--dry-run")
+    assert proc.returncode == 2 and "has no global_step_N checkpoint" in proc.stderr
+    proc = gspo("train", "--resume", "nope", "--dry-run")
+    assert proc.returncode == 2 and "no such run" in proc.stderr
