@@ -262,6 +262,10 @@ def evaluate(preset, model: ModelFacts | None, data: DataFacts | None) -> Report
     dp = world // sp if sp and world % sp == 0 else None
     vllm = r.name == "vllm"
 
+    if preset.trainer.engine == "verl" and c.device == "cpu":
+        checks.append(Check("device", "error", "trainer.engine verl needs NPUs or GPUs; cluster.device is cpu",
+                            ["cluster.device", "trainer.engine"],
+                            "set cluster.device: npu|cuda|auto, or use trainer.engine: native on a CPU"))
     checks.append(Check("world size", "info", f"{c.nnodes} nodes x {c.devices_per_node} devices = {world}",
                         ["cluster.nnodes", "cluster.devices_per_node"]))
     if vllm:
