@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gspo_cli import events, paths
-from gspo_cli.errors import ConfigError, GspoError
+from gspo_cli.errors import ConfigError
 
 RESULTS = "results.json"
 SAMPLES = "samples.jsonl"
@@ -93,13 +93,12 @@ def hf_folder(model_ref) -> Path:
         from gspo_cli.engines.native.tiny_model import ensure_tiny_model
 
         return ensure_tiny_model()
-    if (path / "actor").is_dir():
-        try:
-            from gspo_cli.engines.verl import export
-        except ImportError:
-            raise GspoError(f"{path} is a verl checkpoint and the verl engine's exporter is not available",
-                            "export it to an HF folder first and pass that folder") from None
-        return Path(export.export_hf(path))
+    from gspo_cli.engines.verl import export as verl_export  # light: paths and a subprocess call
+
+    if verl_export.is_verl_checkpoint(path):
+        # merged once into <step>/huggingface_merged by verl's model_merger, reused afterwards
+        events.message(f"{path} is a verl checkpoint: exporting it to an HF folder")
+        return Path(verl_export.ensure_hf(path))
     if not (path / "config.json").is_file():
         raise ConfigError(f"{path} is not an HF model folder (no config.json)",
                           "pass an HF folder, a run (RUN or RUN:STEP) or a verl checkpoint step folder")

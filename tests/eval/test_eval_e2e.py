@@ -91,7 +91,7 @@ def rescore(samples: list[dict]) -> None:
 
 def test_eval_arith_on_tiny_run(eval_home):
     proc = gspo("eval", "arith", "--preset", "tiny", "--model", "tiny-test", "--local", "--n", "4", "--k", "1,2,4",
-                "--temperature", "1.0", "--json", home=eval_home)
+                "--temperature", "1.0", "--max-tokens", "8", "--json", home=eval_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout)
     out = eval_home / "runs" / "tiny-test" / "eval" / "arith-5"
@@ -102,7 +102,7 @@ def test_eval_arith_on_tiny_run(eval_home):
     rescore(samples)
     s = results["settings"]
     assert (s["n"], s["k"], s["temperature"], s["max_tokens"], s["backend"], s["device"]) == (
-        4, [1, 2, 4], 1.0, 8, "hf", "cpu")  # --n/--k/--temperature over the tiny preset's eval.arith section
+        4, [1, 2, 4], 1.0, 8, "hf", "cpu")  # flags over the tiny preset's eval.arith section
     assert s["prompt_style"] == "plain" and s["enable_thinking"] is False and s["preset"] == "tiny"
     assert results["model"]["run_name"] == "tiny-test" and results["model"]["step"] == 5
     # the nudged tiny model gives a mix of outcomes, so the recomputation above is not trivially all-zero

@@ -13,10 +13,14 @@ from gspo_cli.presets import load_preset
 
 def test_layering(eval_home):
     preset = load_preset("tiny")
+    own = preset.eval.benchmarks["arith"]  # the preset's values win over the registry's
     s = benchmarks.resolve_settings("arith", preset)
-    assert (s.n, s.k, s.temperature, s.max_tokens, s.prompt_style) == (1, [1], 0.0, 8, "plain")
+    assert (s.n, s.k, s.temperature, s.max_tokens, s.prompt_style) == (
+        own.n, own.k, own.temperature, own.max_tokens, own.prompt_style)
     s = benchmarks.resolve_settings("arith", preset, {"n": 8, "k": [1, 8], "temperature": 0.6})
-    assert (s.n, s.k, s.temperature, s.max_tokens) == (8, [1, 8], 0.6, 8)
+    assert (s.n, s.k, s.temperature, s.max_tokens) == (8, [1, 8], 0.6, own.max_tokens)
+    s = benchmarks.resolve_settings("arith", None)  # registry defaults
+    assert (s.n, s.k, s.temperature, s.max_tokens) == (1, [1], 0.0, 8)
     s = benchmarks.resolve_settings("aime2024", None)  # registry defaults: DAPO protocol
     assert (s.n, s.k, s.temperature, s.top_p, s.max_tokens) == (32, [1, 4, 8, 16, 32], 1.0, 0.7, 8192)
     assert s.data == eval_home / "data" / "aime-2024" / "val.parquet"
@@ -74,11 +78,18 @@ def test_model_folder_checks_and_output_dirs(eval_home, tmp_path):
     empty.mkdir()
     with pytest.raises(ConfigError, match="not an HF model folder"):
         service.hf_folder(ModelRef(empty, None, None))
-    # a verl checkpoint (actor/ shards) is handed to the verl engine's exporter, never loaded as HF directly
+    # a verl checkpoint (actor/fsdp_config.json) goes through the verl engine's exporter, whose merge is cached
+    # in <step>/huggingface_merged: with that cache present the merged folder is what gets evaluated
     verl_step = tmp_path / "run" / "checkpoints" / "global_step_3"
     (verl_step / "actor").mkdir(parents=True)
-    try:
-        from gspo_cli.engines.verl import export  # noqa: F401
-    except ImportError:
-        with pytest.raises(GspoError, match="verl checkpoint"):
-            service.hf_folder(resolve_model(str(verl_step)))
+    (verl_step / "actor" / "fsdp_config.json").write_text("{}")
+    import shutil
+
+    shutil.copytree(ref.path, verl_step / "huggingface_merged")
+    assert service.hf_folder(resolve_model(str(verl_step))) == verl_step / "huggingface_merged"
+    # without a cache the real merger runs and fails cleanly on a checkpoint with no shards
+    (tmp_path / "run2" / "checkpoints" / "global_step_1" / "actor").mkdir(parents=True)
+    bad = tmp_path / "run2" / "checkpoints" / "global_step_1"
+    (bad / "actor" / "fsdp_config.json").write_text("{}")
+    with pytest.raises(GspoError, match="model_merger"):
+        service.hf_folder(resolve_model(str(bad)))
