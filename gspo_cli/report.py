@@ -154,7 +154,8 @@ CHARTS: tuple[Chart, ...] = (
     Chart("eval_accuracy", "Eval accuracy per checkpoint", (Panel("accuracy (%)", ()),), kind="eval"),
 )
 
-VAL_KEY = re.compile(r"^val-(?:core|aux)/(?P<source>[^/]+)/(?P<metric>acc|reward|score)/(?P<stat>[^/]+)$")
+# verl also logs std@N, best@N/mean, maj@N/mean ... under the same prefix; the curve is the mean over samples
+VAL_KEY = re.compile(r"^val-(?:core|aux)/(?P<source>[^/]+)/(?P<metric>acc|reward|score)/(?P<stat>mean@\d+)$")
 
 
 def _pick(series: Series, keys: tuple[str, ...]) -> str | None:

@@ -44,6 +44,8 @@ def write_demo_run(run: Path, steps: int = 60, seed: int = 0) -> dict[int, dict]
         data["timing_s/step"] = data["timing_s/gen"] + data["timing_s/update_actor"] + 0.3
         if step % 10 == 0:
             data["val-core/arith/acc/mean@1"] = min(1.0, p + rng.gauss(0, 0.03))
+            data["val-core/arith/acc/std@1"] = 0.5  # verl's other val statistics are not accuracy curves
+            data["val-core/arith/acc/best@1/mean"] = 1.0
         lines.append(json.dumps({"step": step, "data": data}))
         logged[step] = data
         if step == 32:  # killed after step 32, resumed from the step-30 checkpoint: 31 and 32 logged again
@@ -112,6 +114,7 @@ def test_report_demo_run(tmp_path):
     e60 = json.loads((run / "eval" / "arith-60" / "results.json").read_text())
     assert f"| arith | 60 | 4 | {100 * e60['accuracy']:.1f}% ± {100 * e60['metrics']['avg@4_stderr']:.1f} |" in summary
     assert "preset `tiny`" in summary and res["missing"] == []
+    assert report.val_keys(report.read_metrics(run / "metrics.jsonl")) == ["val-core/arith/acc/mean@1"]
 
 
 def test_report_missing_series_listed_not_drawn(tmp_path):
