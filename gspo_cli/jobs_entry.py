@@ -14,6 +14,7 @@ COMMANDS: dict[str, str] = {
     "cluster-smoke": "gspo_cli.cluster_smoke:main",
     "eval": "gspo_cli.eval.job:main",
     "prepare-data": "gspo_cli.data.job:main",
+    "train": "gspo_cli.engines.native.job:main",
     "verl-train": "gspo_cli.engines.verl.launch:job_main",
     "verl-export": "gspo_cli.engines.verl.export:job_main",
 }

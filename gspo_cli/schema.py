@@ -196,6 +196,9 @@ class TrainerSection(Section):
     seed: int = 1
     # Device of the native engine (auto = npu > cuda > cpu).
     device: Literal["auto", "cpu", "cuda", "npu"] = "auto"
+    # Native engine on CPU: torch intra-op threads (None = torch's default, one per core). Tiny models run faster
+    # on 1 thread, and a fixed count keeps the same-seed curve identical across machines.
+    cpu_threads: PositiveInt | None = None
 
     @model_validator(mode="after")
     def _frequencies(self) -> TrainerSection:

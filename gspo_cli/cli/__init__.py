@@ -19,6 +19,7 @@ from gspo_cli.cli import eval as eval_cli
 from gspo_cli.cli import jobs as jobs_cli
 from gspo_cli.cli import presets as presets_cli
 from gspo_cli.cli import report as report_cli
+from gspo_cli.cli import train as train_cli
 from gspo_cli.cli import export as export_cli
 
 app = typer.Typer(
@@ -64,6 +65,7 @@ app.add_typer(env_cli.app, name="env")
 app.command("eval")(eval_cli.eval_command)
 app.command("report")(report_cli.report_command)
 app.command("export")(export_cli.export_command)
+app.command("train")(train_cli.train_command)
 app.command("prepare-data")(data_cli.prepare_data_command)
 
 

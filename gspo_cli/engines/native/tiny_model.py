@@ -5,7 +5,8 @@ folder (config.json, model.safetensors, tokenizer.json + tokenizer_config.json w
 template, generation_config.json), so loading, generation, saving and eval run the real transformers code
 paths. The folder is cached at `$GSPO_HOME/models/tiny-v<VERSION>`; bump VERSION when the recipe changes.
 
-The tokenizer keeps the vocabulary tiny on purpose: whole integers 0..MAX_NUMBER are single tokens, so a
+The tokenizer keeps the vocabulary tiny on purpose: whole integers 0..MAX_NUMBER are single tokens (longer ones split into
+such pieces: 81 -> 8 1, 123 -> 12 3), so a
 correct arith answer is one token followed by `<|im_end|>`, and the random-init policy already hits it now and
 then (the GRPO signal is never all-zero at the start). Anything outside the arith alphabet maps to `[UNK]`.
 """
@@ -38,6 +39,10 @@ MODEL_SHAPE = dict(
     num_key_value_heads=2,
     head_dim=16,
     max_position_embeddings=512,
+    # 5x the usual 0.02: with the usual init the last position's logits barely depend on the question (about 3%
+    # of their variance), so RL first learns a question-independent answer and collapses onto it; at 0.1 about a
+    # quarter of the variance is question-dependent while the initial policy is still near-uniform.
+    initializer_range=0.1,
 )
 
 

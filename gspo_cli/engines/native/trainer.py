@@ -68,6 +68,8 @@ class NativeTrainer:
         self.run_dir = Path(run_dir)
         t, a, r = preset.trainer, preset.actor, preset.rollout
         self.device = resolve_device(t.device if t.device != "auto" else preset.cluster.device)
+        if self.device.type == "cpu" and t.cpu_threads:
+            torch.set_num_threads(t.cpu_threads)
         self.seed = t.seed
         random.seed(self.seed)
         torch.manual_seed(self.seed)
@@ -102,8 +104,8 @@ class NativeTrainer:
                 if mode == "disable":
                     raise ConfigError(f"run {self.run_dir.name} already has metrics and resume_mode is disable",
                                       "pick another --run-name, or delete the run folder")
-                # Metrics of steps that never reached a checkpoint: they are redone from step 1.
-                self.metrics.truncate_after(0)
+                # Metrics of steps that never reached a checkpoint (and a step-0 validation): all redone.
+                self.metrics.truncate_after(-1)
             return None
         state = checkpoint.load_state(latest)
         from safetensors.torch import load_file

@@ -1,0 +1,74 @@
+"""SIGKILL the real training job after a checkpoint, resume it, and check the run continues with intact metrics."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from native_helpers import PY, ROOT, quick_preset
+
+from gspo_cli import events
+from gspo_cli.engines import TrainRequest
+from gspo_cli.engines.native.launch import JOB_COMMAND, entry_args, prepare_run
+from gspo_cli.engines.native.metrics import read_metrics
+from gspo_cli.engines.native.trainer import train
+from gspo_cli.runs import list_steps
+
+STEPS = 12
+SETS = [f"trainer.total_training_steps={STEPS}", "trainer.save_freq=2", "trainer.test_freq=4",
+        "trainer.max_ckpt_to_keep=2", "data.train_batch_size=8", "actor.ppo_mini_batch_size=4", "rollout.n=8"]
+VOLATILE = ("timing_s/", "perf/")
+
+
+def _curve(run_dir):
+    return [(r["step"], {k: v for k, v in r["data"].items() if not k.startswith(VOLATILE)})
+            for r in read_metrics(run_dir / "metrics.jsonl")]
+
+
+def test_sigkill_after_a_checkpoint_then_resume(workspace):
+    preset = quick_preset(workspace["sets"], SETS)
+    run_dir = prepare_run(TrainRequest(preset=preset, preset_ref="tiny", run_name="killed"))
+    env = {**os.environ, "GSPO_HOME": str(workspace["home"])}
+    proc = subprocess.Popen([PY, "-m", "gspo_cli.jobs_entry", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 300
+        while not list_steps(run_dir) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL, err.decode()[-2000:]  # killed mid-run, not finished
+    at_kill = list_steps(run_dir)
+    assert at_kill and at_kill[-1] < STEPS
+    lines_at_kill = [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")] if (
+        run_dir / "metrics.jsonl").exists() else []
+    print(f"killed with checkpoints {at_kill}, metric steps {lines_at_kill}", file=sys.stderr)
+
+    seen: list[dict] = []
+    previous = events.set_sink(seen.append)
+    try:
+        assert train(preset, run_dir) == 0  # resume_mode auto, same run folder
+    finally:
+        events.set_sink(previous)
+    resumed_from = at_kill[-1]
+    assert any(e["kind"] == "message" and f"(step {resumed_from})" in e["text"] for e in seen)
+    assert [e["step"] for e in seen if e["kind"] == "progress"] == list(range(resumed_from + 1, STEPS + 1))
+    steps = [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")]
+    assert steps == list(range(0, STEPS + 1))  # step 0 = validation before training; none lost, none twice
+    assert list_steps(run_dir) == [STEPS - 2, STEPS]
+    assert not [p for p in (run_dir / "checkpoints").iterdir() if p.name.startswith(".")]
+
+    # The interrupted-and-resumed run is the same run as an uninterrupted one.
+    ref = workspace["runs"] / "reference"
+    previous = events.set_sink(lambda e: None)
+    try:
+        train(preset, ref)
+    finally:
+        events.set_sink(previous)
+    assert _curve(run_dir) == _curve(ref)
