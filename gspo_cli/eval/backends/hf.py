@@ -50,8 +50,11 @@ class HFBackend:
         import torch
 
         torch.manual_seed(sampling.seed)
-        # every (prompt, sample) pair is one row; rows of the same prompt sit together so batches share length
-        rows = [(p, j) for p in range(len(prompts)) for j in range(n)]
+        # every (prompt, sample) pair is one row; rows are ordered by prompt length (samples of a prompt stay
+        # together) so a batch holds similar lengths and left padding wastes little
+        lengths = [len(ids) for ids in self.tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+        order = sorted(range(len(prompts)), key=lambda p: lengths[p])
+        rows = [(p, j) for p in order for j in range(n)]
         out: list[list[Generation | None]] = [[None] * n for _ in prompts]
         total = len(rows)
         kwargs = {"max_new_tokens": sampling.max_tokens, "pad_token_id": self.pad_id,
