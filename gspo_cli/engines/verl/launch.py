@@ -93,7 +93,7 @@ class Plan:
             "origins": dict(self.compiled.origins),
             "runtime_env": {"env_vars": env},
             "entrypoint": self.entrypoint,
-            "verl_command": self.compiled.verl_command(),
+            "verl_command": self.compiled.verl_command(self.entrypoint.split(" ", 1)[0]),
             "notes": list(self.compiled.notes),
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
         }
@@ -225,7 +225,9 @@ def render(plan: Plan) -> None:
     for k, v in redact(plan.compiled.env_vars).items():
         out.print(f"  {k}={escape(v)}", highlight=False)
     out.print(f"[bold]Ray job entrypoint[/]: {escape(plan.entrypoint)}", highlight=False, soft_wrap=True)
-    out.print(f"[bold]which runs[/]: {escape(plan.compiled.verl_command())}", highlight=False, soft_wrap=True)
+    python = plan.entrypoint.split(" ", 1)[0]
+    out.print(f"[bold]which runs[/] (in the run folder): {escape(plan.compiled.verl_command(python))}",
+              highlight=False, soft_wrap=True)
     for note in plan.compiled.notes:
         out.print(f"[dim]note: {escape(note)}[/]")
     errors = len(plan.report.errors) + (plan.schema_error is not None)
