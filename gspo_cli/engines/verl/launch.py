@@ -148,6 +148,9 @@ def make_plan(
         loaded = presets.load(preset_name, sets)
         run_name = run_name or runs.new_run_name(loaded.preset.name)
         run_dir = runs.run_dir(run_name, loaded.preset)
+        if runs.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
+            # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
+            _, resume_from, _ = _resolve_resume(str(run_dir))
     preset = loaded.preset
     if preset.trainer.engine != "verl":
         raise ConfigError(f"preset {preset.name} uses trainer.engine={preset.trainer.engine}, not verl",
@@ -323,6 +326,8 @@ def _tail_metrics(path: Path, total: int | None, stop, start_at: int) -> None:
     while True:
         finished = stop.is_set()
         if path.exists():
+            if path.stat().st_size < pos:  # truncated (verl reopened it): read from the start
+                pos, buf = 0, ""
             with open(path, encoding="utf-8") as f:
                 f.seek(pos)
                 chunk = f.read()
@@ -335,6 +340,35 @@ def _tail_metrics(path: Path, total: int | None, stop, start_at: int) -> None:
         if finished:
             return
         stop.wait(2.0)
+
+
+def _set_aside_for_resume(metrics: Path, step: int) -> Path | None:
+    """verl's file logger opens metrics.jsonl with "wb" (truncates), so a resumed run would lose its history.
+    Keep the lines up to the resumed step in `metrics.before-resume.jsonl`; `_restore_after_resume` puts them back."""
+    from gspo_cli.fsutil import atomic_write_text
+
+    if not metrics.exists():
+        return None
+    kept = []
+    for line in metrics.read_text(encoding="utf-8").splitlines():
+        try:
+            if int(json.loads(line)["step"]) <= step:
+                kept.append(line)
+        except (ValueError, KeyError, TypeError):
+            continue
+    aside = metrics.with_name("metrics.before-resume.jsonl")
+    atomic_write_text(aside, "".join(f"{line}\n" for line in kept))
+    metrics.unlink()
+    return aside
+
+
+def _restore_after_resume(metrics: Path, aside: Path) -> None:
+    """metrics.jsonl = the kept history + what the resumed run wrote (steps never repeat: verl resumes at step+1)."""
+    from gspo_cli.fsutil import atomic_write_text
+
+    new = metrics.read_text(encoding="utf-8") if metrics.exists() else ""
+    atomic_write_text(metrics, aside.read_text(encoding="utf-8") + new)
+    aside.unlink()
 
 
 _ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception)(\(\w+\))?: ")
@@ -358,6 +392,10 @@ def job_main(argv: list[str]) -> int:
     events.message(f"starting verl: {len(spec['overrides'])} overrides, metrics -> {metrics}")
     stop = threading.Event()
     tail = None
+    aside = None
+    resume = spec.get("resume_from")
+    if metrics is not None and resume and (m := re.search(r"global_step_(\d+)", resume)):
+        aside = _set_aside_for_resume(metrics, int(m.group(1)))
     if metrics is not None:
         start_at = metrics.stat().st_size if metrics.exists() else 0
         tail = threading.Thread(target=_tail_metrics, args=(metrics, spec.get("total_steps"), stop, start_at),
@@ -383,6 +421,8 @@ def job_main(argv: list[str]) -> int:
         stop.set()
         if tail is not None:
             tail.join(timeout=10)
+        if aside is not None:
+            _restore_after_resume(metrics, aside)
     if code != 0:
         # One line that says why, for the job's status message and the follower's summary.
         print(f"verl exited with code {code}" + (f": {last_error}" if last_error else ""), file=sys.stderr)

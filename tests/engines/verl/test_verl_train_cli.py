@@ -90,3 +90,18 @@ def test_job_progress_comes_from_verl_metrics_file(tmp_path):
         events.set_sink(previous)
     assert seen == [{"kind": "progress", "step": 2, "total": 670, "task": "train",
                      "metrics": {"reward": 0.25, "resp_len": 812.5, "step_s": 301.0, "clipfrac": 0.001}}]
+
+
+def test_resumed_run_keeps_its_metrics_history(tmp_path):
+    """verl's file logger truncates metrics.jsonl on start; a resume keeps steps <= the checkpoint."""
+    from gspo_cli.engines.verl.launch import _restore_after_resume, _set_aside_for_resume
+
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text("".join(json.dumps({"step": s, "data": {"critic/score/mean": s / 10}}) + "\n"
+                               for s in range(1, 46)))  # crashed at step 45, checkpoint at 40
+    aside = _set_aside_for_resume(metrics, 40)
+    assert not metrics.exists() and aside.is_file()
+    metrics.write_text("".join(json.dumps({"step": s, "data": {}}) + "\n" for s in range(41, 43)))  # verl, resumed
+    _restore_after_resume(metrics, aside)
+    steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]
+    assert steps == list(range(1, 43)) and not aside.exists()
