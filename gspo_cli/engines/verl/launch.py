@@ -465,6 +465,8 @@ def launch_request(req) -> int:
                   + (f" with --set {' '.join(plan.sets)}" if plan.sets else " with its saved config"))
     raise_if_blocked(plan)
     if req.local:
-        spec = write_run(plan)
-        return job_main([str(spec)])
+        from gspo_cli import jobs
+
+        spec = write_run(plan)  # verl then starts its own local Ray (main_ppo's ray.init)
+        return jobs.run_job(JOB_COMMAND, [str(spec)], preset=plan.preset, local=True, json_out=req.json_out)
     return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out)
