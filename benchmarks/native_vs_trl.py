@@ -128,6 +128,9 @@ def run_trl(preset, rows: list[dict], home: Path) -> dict:
     clock = Clock()
     trainer = GRPOTrainer(model=model, reward_funcs=arith_reward, args=config, train_dataset=data,
                           processing_class=tok, callbacks=[clock])
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # one dict per step on stdout would bury the table
     trainer.train()
     wall = times[-1] if times else float("nan")
     return {"engine": "trl", "steps": len(scores), "wall_s": wall, "samples": len(scores) * seqs, "times": times,

@@ -1,0 +1,41 @@
+"""`gspo train` for the native engine as a user runs it (subprocess, --local): success, JSON, clean errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+from native_helpers import PY, ROOT
+
+
+def _gspo(args: list[str], home) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GSPO_HOME": str(home), "NO_COLOR": "1"}
+    return subprocess.run([PY, "-m", "gspo_cli", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_train_local_json_and_files(workspace):
+    sets = sum((["--set", s] for s in workspace["sets"]), [])
+    proc = _gspo(["train", "--preset", "tiny", "--local", "--json", "--run-name", "cli", *sets], workspace["home"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)  # --json: stdout is only the result
+    run = workspace["runs"] / "cli"
+    assert result["final_step"] == 4 and result["run_dir"] == str(run)
+    assert (run / "config.yaml").is_file() and (run / "config.json").is_file()
+    assert json.loads((run / "config.json").read_text())["trainer"]["total_training_steps"] == 4
+    assert str(run / "metrics.jsonl") in proc.stderr  # where things are, on stderr
+
+
+def test_missing_data_is_one_clean_line_with_the_fix(workspace, tmp_path):
+    empty = tmp_path / "nothing-here"
+    proc = _gspo(["train", "--preset", "tiny", "--local", "--set", f"paths.data_dir={empty}"], workspace["home"])
+    assert proc.returncode == 2
+    assert "prepared data missing" in proc.stderr and "gspo prepare-data --preset tiny" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_set_fails_before_anything_runs(workspace):
+    proc = _gspo(["train", "--preset", "tiny", "--local", "--set", "actor.lrr=1"], workspace["home"])
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert not workspace["runs"].exists()
