@@ -50,7 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=15)
     opts = parser.parse_args()
-    print(f"| command | median s | min s | heavy modules imported |\n|---|---|---|---|")
+    print("| command | median s | min s | heavy modules imported |\n|---|---|---|---|")
     for name, cmd in CASES.items():
         times = time_cmd(cmd, opts.repeat)
         heavy = ", ".join(heavy_imports(cmd[1:])) or "none" if name.startswith("gspo") else "-"

@@ -16,11 +16,11 @@ from gspo_cli.cli import cluster as cluster_cli
 from gspo_cli.cli import data as data_cli
 from gspo_cli.cli import env as env_cli
 from gspo_cli.cli import eval as eval_cli
+from gspo_cli.cli import export as export_cli
 from gspo_cli.cli import jobs as jobs_cli
 from gspo_cli.cli import presets as presets_cli
 from gspo_cli.cli import report as report_cli
 from gspo_cli.cli import train as train_cli
-from gspo_cli.cli import export as export_cli
 
 app = typer.Typer(
     name="gspo",
@@ -58,16 +58,17 @@ def _root(
     _state["debug"] = _state["debug"] or debug
 
 
-app.add_typer(presets_cli.app, name="presets")
-app.add_typer(jobs_cli.app, name="jobs")
-app.add_typer(cluster_cli.app, name="cluster")
-app.add_typer(env_cli.app, name="env")
-app.command("eval")(eval_cli.eval_command)
-app.command("report")(report_cli.report_command)
-app.command("export")(export_cli.export_command)
-app.command("train")(train_cli.train_command)
-app.command("prepare-data")(data_cli.prepare_data_command)
-
+# Listed in the order of the pipeline, then the tools around it.
+PIPELINE, OPERATE = "Pipeline", "Cluster, jobs and presets"
+app.add_typer(env_cli.app, name="env", rich_help_panel=PIPELINE)
+app.command("prepare-data", rich_help_panel=PIPELINE)(data_cli.prepare_data_command)
+app.command("train", rich_help_panel=PIPELINE)(train_cli.train_command)
+app.command("eval", rich_help_panel=PIPELINE)(eval_cli.eval_command)
+app.command("report", rich_help_panel=PIPELINE)(report_cli.report_command)
+app.command("export", rich_help_panel=PIPELINE)(export_cli.export_command)
+app.add_typer(cluster_cli.app, name="cluster", rich_help_panel=OPERATE)
+app.add_typer(jobs_cli.app, name="jobs", rich_help_panel=OPERATE)
+app.add_typer(presets_cli.app, name="presets", rich_help_panel=OPERATE)
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: run the app, turning project errors into one clean line and an exit code."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-app = typer.Typer(help="Show, test and stop the Ray cluster gspo uses.", no_args_is_help=True)
+app = typer.Typer(help="Start (up/join), show, test and stop the Ray cluster gspo uses.", no_args_is_help=True)
 
 AddressOption = typer.Option(
     None, "--address", help="Ray dashboard URL or HEAD:PORT (default: RAY_ADDRESS, else the embedded local head)."
