@@ -163,9 +163,10 @@ class NativeTrainer:
             with _timer(timing, "reward"):
                 scores, accs = score_responses(rows, batch)
             mask = batch.response_mask
-            with _timer(timing, "old_log_prob"), torch.no_grad():
-                old_logp, entropy = response_log_probs(self.model, batch, self.sampling.temperature,
-                                                       with_entropy=True)
+            old_logp = None
+            if not self.single_pass(len(batch)):
+                with _timer(timing, "old_log_prob"), torch.no_grad():
+                    old_logp, _ = response_log_probs(self.model, batch, self.sampling.temperature)
             with _timer(timing, "adv"):
                 adv = grpo_outcome_advantages(scores.to(self.device), batch.row_index,
                                               norm_by_std=alg.norm_adv_by_std_in_grpo)
@@ -184,7 +185,6 @@ class NativeTrainer:
         metrics.update(_stats("response_length", resp_len))
         metrics["response_length/clip_ratio"] = batch.truncated.float().mean().item()
         metrics.update(_stats("prompt_length", prompt_len))
-        metrics["actor/entropy"] = agg_loss(entropy, mask, alg.loss_agg_mode).item()
         metrics.update(timing)
         metrics["perf/total_num_tokens"] = n_tokens
         metrics["perf/time_per_step"] = timing["timing_s/step"]
@@ -192,7 +192,18 @@ class NativeTrainer:
         metrics["perf/samples_per_s"] = len(batch) / timing["timing_s/step"]
         return metrics
 
-    def update_policy(self, batch, old_logp: torch.Tensor, token_adv: torch.Tensor) -> dict[str, float]:
+    def single_pass(self, batch_size: int) -> bool:
+        """One epoch of one mini-batch: the policy is updated once, after every log-prob of the step is taken."""
+        a = self.p.actor
+        return a.ppo_epochs == 1 and a.ppo_mini_batch_size * self.p.rollout.n >= batch_size
+
+    def update_policy(self, batch, old_logp: torch.Tensor | None, token_adv: torch.Tensor) -> dict[str, float]:
+        """ppo_epochs x mini-batches (x micro-batches for gradient accumulation) of the policy loss.
+
+        `old_logp` None means a single pass: the old policy IS the current one when each micro-batch's forward
+        runs (no update has happened yet in this step), so that forward's detached log-probs are the old
+        log-probs, bit for bit what a separate no-grad pass would give, without the extra forward.
+        """
         a, alg, r = self.p.actor, self.p.algorithm, self.p.rollout
         B = len(batch)
         mini = a.ppo_mini_batch_size * r.n  # verl: the mini-batch size counts prompts
@@ -209,16 +220,17 @@ class NativeTrainer:
                 self.optimizer.zero_grad(set_to_none=True)
                 for u0 in range(0, len(mb), micro):
                     idx = mb[u0:u0 + micro]
-                    need_entropy = alg.entropy_coeff > 0
                     logp, ent = response_log_probs(self.model, batch, self.sampling.temperature, idx,
-                                                   with_entropy=need_entropy)
+                                                   with_entropy=True)
+                    old = logp.detach() if old_logp is None else old_logp[idx]
                     agg = dict(batch_num_tokens=global_tokens, global_batch_size=global_seqs)
+                    collected["actor/entropy"].append(agg_loss(ent.detach(), mask[idx], alg.loss_agg_mode).item())
                     out = compute_policy_loss(
-                        alg.loss_mode, log_prob=logp, old_log_prob=old_logp[idx], advantages=token_adv[idx],
+                        alg.loss_mode, log_prob=logp, old_log_prob=old, advantages=token_adv[idx],
                         response_mask=mask[idx], clip_ratio_low=alg.clip_ratio_low,
                         clip_ratio_high=alg.clip_ratio_high, loss_agg_mode=alg.loss_agg_mode, **agg)
                     loss = out.loss
-                    if need_entropy:
+                    if alg.entropy_coeff > 0:
                         ent_loss = agg_loss(ent, mask[idx], alg.loss_agg_mode, **agg)
                         loss = loss - alg.entropy_coeff * ent_loss
                     loss.backward()

@@ -27,6 +27,7 @@ QUICK_SETS = [
     "trainer.save_freq=2",
     "trainer.test_freq=2",
     "trainer.max_ckpt_to_keep=2",
+    "actor.lr_warmup_steps=2",
 ]
 
 

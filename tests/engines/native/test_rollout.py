@@ -54,3 +54,32 @@ def test_recomputed_log_probs_match_generate_scores_with_left_padding(gspo_home)
             logits = model(input_ids=seq).logits[0, -n_resp - 1 : -1] / temperature
             ref = torch.log_softmax(logits.float(), -1).gather(-1, seq[0, -n_resp:, None]).squeeze(-1)
             torch.testing.assert_close(logp[i, :n_resp], ref, atol=1e-4, rtol=1e-4)
+
+
+def test_shared_prompt_paths_equal_the_plain_ones(gspo_home):
+    """Prefill-once generation gives the same tokens; the shared-prompt forward the same log-probs and grads."""
+    model, tok = _load()
+    rows = [{"prompt": [{"role": "user", "content": c}]} for c in ["1+1=", "12+7=", "3*4 ?= 1", "5+5="]]
+    sampling = Sampling(n=6, temperature=1.0, max_new_tokens=3)
+    batches = []
+    for share in (False, True):
+        torch.manual_seed(11)
+        batches.append(generate(model, tok, rows, sampling, torch.device("cpu"), share_prompts=share))
+    plain, shared = batches
+    assert torch.equal(plain.input_ids, shared.input_ids) and plain.texts == shared.texts
+
+    model.train()
+
+    def grads(share: bool, idx=None):
+        model.zero_grad(set_to_none=True)
+        logp, ent = response_log_probs(model, shared, 0.9, idx, with_entropy=True, share_prompts=share)
+        m = shared.response_mask if idx is None else shared.response_mask[idx]
+        ((logp * m).sum() + 0.1 * (ent * m).sum()).backward()
+        return (logp * m).detach(), [p.grad.clone() for p in model.parameters()]
+
+    for idx in (None, torch.arange(3, 17)):  # whole batch, and a slice cutting through groups
+        a, ga = grads(False, idx)
+        b, gb = grads(True, idx)
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+        scale = max(g.abs().max().item() for g in ga)
+        assert max((x - y).abs().max().item() for x, y in zip(ga, gb, strict=True)) <= 1e-5 * max(scale, 1.0)
