@@ -11,11 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -25,6 +22,7 @@ from pathlib import Path
 from gspo_cli import paths
 from gspo_cli.errors import ClusterError
 from gspo_cli.fsutil import atomic_write_json
+from gspo_cli.procs import kill_group, pid_alive, ray_executable
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT_S = 90.0
@@ -61,21 +59,6 @@ def _temp_dir() -> Path:
     return Path("/tmp") / f"gspo-ray-{digest}"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child still answers kill(0); reap it if it is ours.
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    except ChildProcessError:
-        return True
-
-
 def dashboard_alive(url: str, timeout: float = 2.0) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/api/version", timeout=timeout) as resp:
@@ -99,9 +82,9 @@ def running() -> HeadRecord | None:
     record = read_record()
     if record is None:
         return None
-    if _pid_alive(record.pid) and dashboard_alive(record.dashboard_url):
+    if pid_alive(record.pid) and dashboard_alive(record.dashboard_url):
         return record
-    if not _pid_alive(record.pid):
+    if not pid_alive(record.pid):
         head_file().unlink(missing_ok=True)
     return None
 
@@ -109,16 +92,6 @@ def running() -> HeadRecord | None:
 def client_env() -> None:
     """Make this process's Ray clients talk to the no-auth loopback head even if ~/.ray/auth_token exists."""
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-
-
-def _ray_executable() -> str:
-    candidate = Path(sys.executable).with_name("ray")
-    if candidate.is_file():
-        return str(candidate)
-    found = shutil.which("ray")
-    if not found:
-        raise ClusterError("the `ray` command is not installed", "pip install 'ray[default]'")
-    return found
 
 
 def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
@@ -132,7 +105,7 @@ def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
     temp_dir.mkdir(parents=True, exist_ok=True)
     log_file = paths.ray_dir() / "head.log"
     cmd = [
-        _ray_executable(), "start", "--head", "--block", "--disable-usage-stats",
+        ray_executable(), "start", "--head", "--block", "--disable-usage-stats",
         f"--node-ip-address={LOOPBACK}", f"--port={gcs_port}",
         "--include-dashboard=true", f"--dashboard-host={LOOPBACK}", f"--dashboard-port={dash_port}",
         # Explicit free ports: two gspo homes (or a test and a user) on one machine must not collide.
@@ -163,52 +136,8 @@ def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
             atomic_write_json(head_file(), asdict(record))
             return record
         time.sleep(0.5)
-    _kill_group(proc.pid)
+    kill_group(proc.pid)
     raise ClusterError(f"the embedded Ray head did not answer within {START_TIMEOUT_S:.0f} s", f"see {log_file}")
-
-
-def _kill_group(pid: int, timeout: float = 20.0) -> None:
-    try:
-        pgid = os.getpgid(pid)
-    except ProcessLookupError:
-        return
-    if pgid != pid:  # only a group we made (the ray start process leads it)
-        return
-    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if not _group_alive(pgid):
-                return
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            time.sleep(0.2)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # Members may all be zombies of ours; check /proc for live ones.
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 3 and fields[0] != "Z" and int(fields[2]) == pgid:
-            return True
-    return False
 
 
 def stop() -> HeadRecord | None:
@@ -216,6 +145,6 @@ def stop() -> HeadRecord | None:
     record = read_record()
     if record is None:
         return None
-    _kill_group(record.pid)
+    kill_group(record.pid)
     head_file().unlink(missing_ok=True)
     return record

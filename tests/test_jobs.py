@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from gspo_cli import events, jobs
+from gspo_cli import events, jobs, procs
 from gspo_cli.job_view import JobView
 
 pytestmark = pytest.mark.ray
@@ -110,7 +110,7 @@ def test_embedded_head_is_started_reused_and_torn_down(gspo, gspo_home):
     assert down.returncode == 0 and "Stopped the embedded Ray head" in down.stderr
     assert local_head.read_record() is None
     # Nothing of that process group is left running (zombies of an exited parent may linger until reaped).
-    assert not local_head._group_alive(record.pid)
+    assert not procs.group_alive(record.pid)
     again = gspo("cluster", "down")
     assert again.returncode == 0 and "nothing to stop" in again.stderr
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ from gspo_cli.env import matrix
 from gspo_cli.env.host import Host
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
+from gspo_cli.procs import kill_group, pid_alive, ray_executable
 
 READY_MARK = "Ray runtime started"
 
@@ -48,16 +47,6 @@ def record_file(hostname: str | None = None) -> Path:
     return nodes_dir() / f"{hostname or socket.gethostname()}.json"
 
 
-def _ray_executable() -> str:
-    candidate = Path(sys.executable).with_name("ray")
-    if candidate.is_file():
-        return str(candidate)
-    found = shutil.which("ray")
-    if not found:
-        raise ClusterError("the `ray` command is not installed", "pip install 'ray[default]'")
-    return found
-
-
 def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = None, head_address: str | None = None,
          port: int = 6379, dashboard_port: int = 8265, node_ip: str | None = None, npus: int | None = None,
          stack: str | None = None, temp_dir: str | None = None, extra_ports: dict[str, int] | None = None,
@@ -80,7 +69,7 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
     env.update({name: value for name, value, _ in ex.exports})
     if npu:
         env[matrix.RAY_NOSET_VISIBLE] = "1"
-    argv = [_ray_executable(), "start", "--block", "--disable-usage-stats"]
+    argv = [ray_executable(), "start", "--block", "--disable-usage-stats"]
     if role == "head":
         argv += ["--head", f"--port={port}", "--dashboard-host=0.0.0.0", f"--dashboard-port={dashboard_port}",
                  "--include-dashboard=true"]
@@ -116,24 +105,10 @@ def read_record(hostname: str | None = None) -> NodeRecord | None:
         return None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    except ChildProcessError:
-        return True
-
-
 def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
     """Start `ray start --block` in its own process group; wait until Ray reports it started."""
     existing = read_record()
-    if existing is not None and _alive(existing.pid):
+    if existing is not None and pid_alive(existing.pid):
         raise ClusterError(f"gspo already started a Ray {existing.role} on this host (pid {existing.pid})",
                            "stop it first with `gspo cluster down`")
     nodes_dir().mkdir(parents=True, exist_ok=True)
@@ -162,12 +137,10 @@ def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
 
 def stop(hostname: str | None = None, timeout: float = 30.0) -> NodeRecord | None:
     """Stop the Ray node gspo started on this host (its process group only); None if there is none."""
-    from gspo_cli.local_head import _kill_group
-
     record = read_record(hostname)
     if record is None:
         return None
-    _kill_group(record.pid, timeout=timeout)
+    kill_group(record.pid, timeout=timeout)
     record_file(hostname).unlink(missing_ok=True)
     return record
 

@@ -1,0 +1,86 @@
+"""Processes gspo starts and stops itself: the `ray` executable, liveness, and killing only our own group.
+
+gspo runs `ray start --block` in a new session so that the process it started leads a process group; stopping
+signals that group and nothing else (never other users' Ray processes, never Ray's temp directory).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+from gspo_cli.errors import ClusterError
+
+
+def ray_executable() -> str:
+    """The `ray` next to this interpreter (the venv's), else the one on PATH."""
+    candidate = Path(sys.executable).with_name("ray")
+    if candidate.is_file():
+        return str(candidate)
+    found = shutil.which("ray")
+    if not found:
+        raise ClusterError("the `ray` command is not installed", "pip install 'ray[default]'")
+    return found
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still answers kill(0); reap it if it is ours.
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return True
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any non-zombie process of the group is left (zombies of an exited parent linger until reaped)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 3 and fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+def kill_group(pid: int, timeout: float = 20.0) -> None:
+    """SIGTERM, then SIGKILL, the process group that `pid` leads; a no-op if `pid` leads no group."""
+    try:
+        pgid = os.getpgid(pid)
+    except ProcessLookupError:
+        return
+    if pgid != pid:  # only a group we made (the process we started leads it)
+        return
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not group_alive(pgid):
+                return
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            time.sleep(0.2)
