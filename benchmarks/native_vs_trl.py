@@ -3,14 +3,15 @@
 Same built-in tiny model and tokenizer (random init, same seed), same arith data, same seed, same batch shape
 (32 prompts x 16 samples = 512 sequences per optimizer step, one step per generation), same GSPO settings
 (sequence-level importance ratio, seq-mean-token-mean, clip 3e-4/4e-4, beta 0 / no KL, entropy bonus 0.03,
-AdamW lr 2e-3, 5 warmup steps, grad clip 1.0, temperature 1.0, max 2 response tokens). TRL runs with
+AdamW lr 1e-3, 5 warmup steps, grad clip 1.0, temperature 1.0, max 3 response tokens, the same reward: our
+verifier plus DAPO's overlong penalty on the response length with EOS, as the tiny preset sets it). TRL runs with
 importance_sampling_level="sequence", loss_type="grpo", beta=0, HF generate (no vLLM).
 
 Prints one table: samples/s (sequences generated and trained on per second of training wall time) and the wall
 time to reach reward 0.9 (first step at which the mean score over the last 10 steps is >= 0.9; scores are +-1,
 so 0.9 means 95% correct). Wall time counts the training loop only, not model load or data preparation.
 
-    .venv/bin/python benchmarks/native_vs_trl.py [--steps 400] [--json out.json]
+    .venv/bin/python benchmarks/native_vs_trl.py [--steps 600] [--json out.json]
 """
 
 from __future__ import annotations
@@ -92,11 +93,17 @@ def run_trl(preset, rows: list[dict], home: Path) -> dict:
     data = Dataset.from_list([{"prompt": r["prompt"], "ground_truth": r["reward_model"]["ground_truth"]}
                               for r in rows])
 
-    def arith_reward(prompts, completions, ground_truth, **kwargs):
+    from gspo_cli.rewards.shaping import overlong_penalty_for
+
+    max_len, overlong = preset.data.max_response_length, preset.algorithm.overlong_penalty
+
+    def arith_reward(prompts, completions, ground_truth, completion_ids, **kwargs):
         out = []
-        for completion, gt in zip(completions, ground_truth, strict=True):
+        for completion, gt, ids in zip(completions, ground_truth, completion_ids, strict=True):
             text = completion[-1]["content"] if isinstance(completion, list) else completion
-            out.append(float(compute_score("arith", text, gt)["score"]))
+            # completion_ids run up to and including EOS, the length the native engine penalises too
+            out.append(float(compute_score("arith", text, gt)["score"]) + overlong_penalty_for(len(ids), max_len,
+                                                                                            overlong))
         return out
 
     a, alg, r = preset.actor, preset.algorithm, preset.rollout
@@ -151,7 +158,7 @@ def summarize(res: dict) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--json", help="also write the raw curves and the summary here")
     ap.add_argument("--only", choices=["native", "trl"])
     args = ap.parse_args()

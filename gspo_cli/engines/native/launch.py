@@ -64,6 +64,7 @@ def launch(req) -> int:
         return 0
     code = jobs.run_job(JOB_COMMAND, entry_args(run_dir), preset=req.preset, address=req.address, local=req.local,
                         json_out=req.json_out, follow=req.follow)
-    if not req.json_out:
-        err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}")
+    # stderr, so it is there with --json too (stdout then holds only the result)
+    err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}",
+              highlight=False)
     return code

@@ -44,15 +44,22 @@ def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
     return {f"{prefix}/mean": v.mean().item(), f"{prefix}/max": v.max().item(), f"{prefix}/min": v.min().item()}
 
 
-def score_responses(rows: list[dict], batch) -> tuple[torch.Tensor, torch.Tensor]:
-    """(scores [B], acc [B]) from the reward registry, picked by each row's data_source."""
-    from gspo_cli.rewards import compute_score
+def score_responses(rows: list[dict], batch, overlong=None, max_len: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(scores [B], acc [B]) from the reward registry, picked by each row's data_source.
 
+    With `overlong` (the preset's algorithm.overlong_penalty) enabled, DAPO's soft overlong penalty on the
+    response length (EOS included, as verl counts it) is added to the score, as verl's dapo reward manager does;
+    `acc` is the verifier's verdict alone.
+    """
+    from gspo_cli.rewards import compute_score
+    from gspo_cli.rewards.shaping import overlong_penalty_for
+
+    lengths = batch.response_mask.sum(-1).long().tolist()
     scores, accs = [], []
-    for text, i in zip(batch.texts, batch.row_index, strict=True):
+    for text, i, length in zip(batch.texts, batch.row_index, lengths, strict=True):
         row = rows[i]
         out = compute_score(row["data_source"], text, str(row["reward_model"]["ground_truth"]), row.get("extra_info"))
-        scores.append(float(out["score"]))
+        scores.append(float(out["score"]) + overlong_penalty_for(length, max_len, overlong))
         accs.append(float(bool(out.get("acc", out["score"] > 0))))
     return torch.tensor(scores), torch.tensor(accs)
 
@@ -139,7 +146,8 @@ class NativeTrainer:
         for start in range(0, len(self.val_rows), bs):
             rows = self.val_rows[start:start + bs]
             batch = generate(self.model, self.tokenizer, rows, self.val_sampling, self.device)
-            scores, accs = score_responses(rows, batch)
+            scores, accs = score_responses(rows, batch, self.p.algorithm.overlong_penalty,
+                                           self.val_sampling.max_new_tokens)
             for j, i in enumerate(batch.row_index):
                 src = rows[i]["data_source"]
                 by_source[src]["acc"].append(accs[j].item())
@@ -161,7 +169,7 @@ class NativeTrainer:
                 batch = generate(self.model, self.tokenizer, rows, self.sampling, self.device,
                                  p.data.max_prompt_length)
             with _timer(timing, "reward"):
-                scores, accs = score_responses(rows, batch)
+                scores, accs = score_responses(rows, batch, alg.overlong_penalty, self.sampling.max_new_tokens)
             mask = batch.response_mask
             old_logp = None
             if not self.single_pass(len(batch)):

@@ -91,3 +91,21 @@ def test_metrics_of_a_run_killed_before_its_first_checkpoint_are_redone(workspac
     (run / "metrics.jsonl").write_text('{"step": 0, "data": {}}\n{"step": 1, "data": {}}\n{"step": 2, "da')
     _run(quick_preset(workspace["sets"]), run)
     assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [0, 1, 2, 3, 4]
+
+
+def test_overlong_penalty_is_added_to_the_score_not_to_acc():
+    from types import SimpleNamespace
+
+    import torch
+
+    from gspo_cli.engines.native.trainer import score_responses
+    from gspo_cli.presets import load_preset
+
+    cfg = load_preset("tiny").algorithm.overlong_penalty  # buffer 1, factor 1.0, max length 3
+    rows = [{"data_source": "arith", "reward_model": {"ground_truth": "7"}}]
+    batch = SimpleNamespace(texts=["7", "7 ", "7  ", "8"], row_index=[0, 0, 0, 0],
+                            response_mask=torch.tensor([[1, 1, 0], [1, 1, 1], [1, 1, 1], [1, 1, 0]]))
+    scores, accs = score_responses(rows, batch, cfg, 3)
+    assert scores.tolist() == [1.0, 0.0, 0.0, -1.0] and accs.tolist() == [1.0, 1.0, 1.0, 0.0]
+    off = load_preset("tiny", ["algorithm.overlong_penalty.enable=false"]).algorithm.overlong_penalty
+    assert score_responses(rows, batch, off, 3)[0].tolist() == [1.0, 1.0, 1.0, -1.0]
