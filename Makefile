@@ -24,5 +24,25 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check gspo_cli tests benchmarks
 
+# The tiny end-to-end run: prepare-data -> train -> eval through the embedded local Ray head (gspo starts it on
+# 127.0.0.1 on first use and reuses it; `gspo cluster down` stops it). Each demo is a fresh run folder.
+ifndef DEMO_RUN
+DEMO_RUN := tiny-demo-$(shell date +%Y%m%d-%H%M%S)
+endif
+GSPO := $(VENV)/bin/gspo
+
+demo: install
+	$(GSPO) prepare-data --preset tiny
+	$(GSPO) train --preset tiny --run-name $(DEMO_RUN)
+	$(GSPO) eval arith --preset tiny --model $(DEMO_RUN)
+	@run="$${GSPO_HOME:-$$HOME/.gspo}/runs/$(DEMO_RUN)"; \
+	echo ""; \
+	echo "Demo finished. Run folder:  $$run"; \
+	echo "  resolved preset:          $$run/config.yaml"; \
+	echo "  metrics (verl format):    $$run/metrics.jsonl"; \
+	echo "  checkpoints (HF folders): $$(ls -d $$run/checkpoints/global_step_* | tr '\n' ' ')"; \
+	echo "  eval results:             $$(ls -d $$run/eval/* 2>/dev/null | tr '\n' ' ')"; \
+	echo "Curves: $(GSPO) report $(DEMO_RUN)"
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
