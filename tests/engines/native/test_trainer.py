@@ -109,3 +109,56 @@ def test_overlong_penalty_is_added_to_the_score_not_to_acc():
     assert scores.tolist() == [1.0, 0.0, 0.0, -1.0] and accs.tolist() == [1.0, 1.0, 1.0, 0.0]
     off = load_preset("tiny", ["algorithm.overlong_penalty.enable=false"]).algorithm.overlong_penalty
     assert score_responses(rows, batch, off, 3)[0].tolist() == [1.0, 1.0, 1.0, -1.0]
+
+
+def test_single_pass_old_log_probs_equal_a_separate_pass(workspace):
+    """On one on-policy pass the update's own detached log-probs serve as old log-probs: same update as verl's
+    separate no-grad recompute."""
+    import warnings
+
+    import torch
+
+    from gspo_cli.algo import broadcast_to_tokens, grpo_outcome_advantages
+    from gspo_cli.engines.native.rollout import generate, response_log_probs
+    from gspo_cli.engines.native.trainer import NativeTrainer, score_responses
+
+    preset = quick_preset(workspace["sets"], ["actor.ppo_mini_batch_size=4"])  # one mini-batch of the 4 prompts
+    params = []
+    for separate in (False, True):
+        trainer = NativeTrainer(preset, workspace["runs"] / f"sp{separate}")
+        assert trainer.single_pass(16)
+        torch.manual_seed(5)
+        rows = trainer.train_rows[:4]
+        batch = generate(trainer.model, trainer.tokenizer, rows, trainer.sampling, trainer.device)
+        scores, _ = score_responses(rows, batch, preset.algorithm.overlong_penalty, trainer.sampling.max_new_tokens)
+        adv = broadcast_to_tokens(grpo_outcome_advantages(scores, batch.row_index), batch.response_mask)
+        with warnings.catch_warnings():  # "scheduler stepped before optimizer": deliberate here
+            warnings.simplefilter("ignore")
+            trainer.scheduler.step()  # past the lr=0 warmup step, so the update is not a no-op
+        before = [p.detach().clone() for p in trainer.model.parameters()]
+        old = None
+        if separate:
+            with torch.no_grad():
+                old, _ = response_log_probs(trainer.model, batch, trainer.sampling.temperature)
+        metrics = trainer.update_policy(batch, old, adv)
+        params.append((metrics, [p.detach().clone() for p in trainer.model.parameters()]))
+        assert not all(torch.equal(a, b) for a, b in zip(before, params[-1][1], strict=True))
+    (m_fused, p_fused), (m_sep, p_sep) = params
+    assert m_fused == m_sep
+    assert all(torch.equal(a, b) for a, b in zip(p_fused, p_sep, strict=True))
+
+
+def test_device_choice():
+    import pytest
+    import torch
+
+    from gspo_cli.engines.native.device import resolve_device
+    from gspo_cli.errors import ConfigError
+
+    assert resolve_device("cpu") == torch.device("cpu")
+    if not torch.cuda.is_available():
+        assert resolve_device("auto") == torch.device("cpu")  # no torch_npu in dev installs, no CUDA here
+        with pytest.raises(ConfigError):
+            resolve_device("cuda")
+    with pytest.raises(ConfigError):
+        resolve_device("npu")  # torch-npu is never installed in dev/CI
