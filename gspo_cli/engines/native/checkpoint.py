@@ -91,5 +91,20 @@ def load_state(path: Path) -> dict:
     return torch.load(path / STATE_FILE, map_location="cpu", weights_only=False)
 
 
+def load_weights(model, path: Path, device) -> tuple[list[str], list[str]]:
+    """Load a checkpoint's safetensors (one file or an index of shards) into `model`: (missing, unexpected)."""
+    import json
+
+    from safetensors.torch import load_file
+
+    index = path / "model.safetensors.index.json"
+    files = sorted(set(json.loads(index.read_text())["weight_map"].values())) if index.is_file() else [
+        "model.safetensors"]
+    state: dict = {}
+    for name in files:
+        state.update(load_file(str(path / name), device=str(device)))
+    return model.load_state_dict(state, strict=False)
+
+
 def is_step_dir(path: Path) -> bool:
     return bool(STEP_DIR.match(path.name))

@@ -57,15 +57,19 @@ def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def generate(model, tokenizer, rows: list[dict], sampling: Sampling, device, max_prompt_length: int | None = None,
-             share_prompts: bool = True):
+             share_prompts: bool = True, truncation: str = "error"):
     """`sampling.n` responses per row; returns a RolloutBatch on `device`."""
     prompts = chat_prompts(tokenizer, rows)
     enc = tokenizer(prompts, return_tensors="pt", padding=True, padding_side="left", add_special_tokens=False)
     if max_prompt_length is not None and enc["input_ids"].shape[1] > max_prompt_length:
-        from gspo_cli.errors import DataError
+        if truncation == "left":  # keep each prompt's last tokens (left padding: the real tokens are at the end)
+            enc = {k: v[:, -max_prompt_length:] for k, v in enc.items()}
+        else:
+            from gspo_cli.errors import DataError
 
-        raise DataError(f"a prompt has {enc['input_ids'].shape[1]} tokens > data.max_prompt_length={max_prompt_length}",
-                        "raise data.max_prompt_length or set data.truncation")
+            raise DataError(
+                f"a prompt has {enc['input_ids'].shape[1]} tokens > data.max_prompt_length={max_prompt_length}",
+                "raise data.max_prompt_length, or set data.truncation=left (the native engine truncates only left)")
     p_ids, p_mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
     ids = p_ids.repeat_interleave(sampling.n, 0)
     mask = p_mask.repeat_interleave(sampling.n, 0)

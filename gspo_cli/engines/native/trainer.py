@@ -115,10 +115,7 @@ class NativeTrainer:
                 self.metrics.truncate_after(-1)
             return None
         state = checkpoint.load_state(latest)
-        from safetensors.torch import load_file
-
-        weights = load_file(str(latest / "model.safetensors"), device=str(self.device))
-        missing, unexpected = self.model.load_state_dict(weights, strict=False)
+        missing, unexpected = checkpoint.load_weights(self.model, latest, self.device)
         # Tied embeddings are saved once; anything else missing means a foreign or broken checkpoint.
         if unexpected or [k for k in missing if k != "lm_head.weight"]:
             raise ConfigError(f"checkpoint {latest} does not match the model (missing {missing[:3]}, "
@@ -167,7 +164,7 @@ class NativeTrainer:
             rows = [self.train_rows[i] for i in self.sampler.next_batch()]
             with _timer(timing, "gen"):
                 batch = generate(self.model, self.tokenizer, rows, self.sampling, self.device,
-                                 p.data.max_prompt_length)
+                                 p.data.max_prompt_length, truncation=p.data.truncation)
             with _timer(timing, "reward"):
                 scores, accs = score_responses(rows, batch, alg.overlong_penalty, self.sampling.max_new_tokens)
             mask = batch.response_mask

@@ -72,3 +72,46 @@ def test_sigkill_after_a_checkpoint_then_resume(workspace):
     finally:
         events.set_sink(previous)
     assert _curve(run_dir) == _curve(ref)
+
+
+def test_kills_at_random_moments_never_break_the_run(workspace):
+    """Kill the job at several random moments (mid-step, mid-save, mid-prune...), resume each time: every
+    complete-looking checkpoint loads, and the final run equals an uninterrupted one."""
+    import random
+
+    from gspo_cli.engines.native import checkpoint
+    from gspo_cli.engines.native.model_io import load_model
+
+    preset = quick_preset(workspace["sets"], SETS + ["trainer.save_freq=1", "trainer.max_ckpt_to_keep=1"])
+    run_dir = prepare_run(TrainRequest(preset=preset, preset_ref="tiny", run_name="torture"))
+    env = {**os.environ, "GSPO_HOME": str(workspace["home"])}
+    rng = random.Random(0)
+    kills = 0
+    for _ in range(3):
+        proc = subprocess.Popen([PY, "-m", "gspo_cli.jobs_entry", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT,
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            start = list_steps(run_dir)
+            deadline = time.monotonic() + 300
+            while list_steps(run_dir) == start and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.005)  # wait until this round trains at least one step...
+            time.sleep(rng.uniform(0.0, 0.3))  # ...then kill at a random moment
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        kills += proc.returncode == -signal.SIGKILL
+        for step in list_steps(run_dir):  # whatever is named global_step_N loads
+            path = checkpoint.step_dir(run_dir, step)
+            load_model(str(path))
+            assert checkpoint.load_state(path)["step"] == step
+    assert kills >= 1
+    previous = events.set_sink(lambda e: None)
+    try:
+        train(preset, run_dir)
+        train(preset, workspace["runs"] / "torture-ref")
+    finally:
+        events.set_sink(previous)
+    assert [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")] == list(range(0, STEPS + 1))
+    assert _curve(run_dir) == _curve(workspace["runs"] / "torture-ref")

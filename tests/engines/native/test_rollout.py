@@ -83,3 +83,18 @@ def test_shared_prompt_paths_equal_the_plain_ones(gspo_home):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
         scale = max(g.abs().max().item() for g in ga)
         assert max((x - y).abs().max().item() for x, y in zip(ga, gb, strict=True)) <= 1e-5 * max(scale, 1.0)
+
+
+def test_prompt_longer_than_the_limit(gspo_home):
+    import pytest
+
+    from gspo_cli.errors import DataError
+
+    model, tok = _load()
+    rows = [{"prompt": [{"role": "user", "content": "1+2+3+4+5="}]}]
+    with pytest.raises(DataError, match="max_prompt_length"):
+        generate(model, tok, rows, Sampling(n=2, max_new_tokens=1), torch.device("cpu"), max_prompt_length=6)
+    batch = generate(model, tok, rows, Sampling(n=2, max_new_tokens=1), torch.device("cpu"), max_prompt_length=6,
+                     truncation="left")
+    assert batch.prompt_len == 6
+    assert tok.decode(batch.input_ids[0, :6]).endswith("<|im_start|>assistant\n")  # the end is kept
