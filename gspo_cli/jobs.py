@@ -118,6 +118,8 @@ def job_env(preset: Any) -> dict[str, str]:
     env = dict(getattr(getattr(preset, "env", None), "vars", None) or {})
     env["GSPO_HOME"] = str(paths.gspo_home())
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # Our jobs report progress as events; tqdm bars of transformers/huggingface_hub would only clutter the log.
+    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     return env
 
 
@@ -280,6 +282,7 @@ def _run_in_process(command: str, entry_args: list[str], *, json_out: bool) -> i
     from gspo_cli.job_view import JobView
 
     view = JobView(title=command)
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     previous = events.set_sink(view.handle_event)
     try:
         # Job code may print; in-process that would corrupt --json on stdout, so it goes to stderr.

@@ -95,7 +95,7 @@ def build_model(tokenizer, seed: int = SEED):
         bos_token_id=None,
         **MODEL_SHAPE,
     )
-    config.torch_dtype = torch.float32
+    config.dtype = torch.float32
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Qwen3ForCausalLM(config)
