@@ -300,6 +300,13 @@ def evaluate(preset, model: ModelFacts | None, data: DataFacts | None) -> Report
             fix=f"use an SP that divides {model.num_attention_heads}")
 
     traj = d.train_batch_size * n
+    if preset.trainer.engine == "verl":
+        # verl's validate_config (FSDP): train_batch_size x n % n_gpus (the whole world, not DP), because the
+        # batch is balanced and dispatched in world-size chunks.
+        add("batch x n % world", traj % world == 0, f"train_batch_size x n = {d.train_batch_size} x {n} = {traj} "
+            f"{'is' if traj % world == 0 else 'is not'} divisible by the world size {world}",
+            ["data.train_batch_size", "rollout.n", "cluster.nnodes", "cluster.devices_per_node"],
+            fix=f"make train_batch_size x n a multiple of {world}")
     if dp is not None:
         add("batch x n % DP", traj % dp == 0, f"train_batch_size x n = {d.train_batch_size} x {n} = {traj} "
             f"{'is' if traj % dp == 0 else 'is not'} divisible by the DP size {dp} (= world {world} / SP {sp})",

@@ -50,6 +50,9 @@ CASES = [
      "SP | attention heads", "error", "Ulysses SP 3 does not divide 64 attention heads", "divides 64"),
     (["data.train_batch_size=3", "actor.ppo_mini_batch_size=1", "rollout.n=5"], "batch x n % DP", "error",
      "train_batch_size x n = 3 x 5 = 15 is not divisible by the DP size 16 (= world 64 / SP 4)", "multiple of 16"),
+    # DP 16 divides 2 x 8 = 16 trajectories, but verl's validate_config wants a multiple of the world (64).
+    (["data.train_batch_size=2", "actor.ppo_mini_batch_size=1", "rollout.n=8"], "batch x n % world", "error",
+     "train_batch_size x n = 2 x 8 = 16 is not divisible by the world size 64", "multiple of 64"),
     (["data.train_batch_size=16", "actor.ppo_mini_batch_size=1", "rollout.n=8"], "mini-batch x n % DP", "error",
      "ppo_mini_batch_size x n = 8 is not divisible by the DP size 16", "multiple of 16"),
     (["rollout.enable_chunked_prefill=false", "rollout.max_num_batched_tokens=8192"], "batched tokens >= prompt+response", "error",
