@@ -29,9 +29,10 @@ def list_presets(json_out: bool = typer.Option(False, "--json", help="Print JSON
     from gspo_cli.console import out
 
     table = Table(title="gspo presets", title_justify="left")
-    for col in ("name", "aliases", "model", "cluster", "engine"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("description", overflow="fold", ratio=1)
+    table.add_column("name", no_wrap=True)
+    for col in ("aliases", "model", "cluster", "engine"):
+        table.add_column(col, overflow="fold")
+    table.add_column("description", min_width=24, ratio=1)
     for row in rows:
         table.add_row(
             row["name"], ", ".join(row["aliases"]), row["model"], row["cluster"], row["engine"], row["description"]
