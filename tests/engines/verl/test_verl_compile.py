@@ -148,3 +148,16 @@ def test_every_builtin_verl_preset_passes_verls_validators():
         result = schema_check.check(compile_preset(loaded.preset, **PATHS), loaded, use_cache=False)
         assert result.validated and not result.cached
         assert any("All configuration checks passed" in m for m in result.messages), result.messages
+
+
+def test_every_builtin_verl_preset_evaluates_with_the_template_it_trains_with():
+    """verl renders training prompts with Qwen3's chat template default (thinking on); eval must do the same,
+    or the AIME numbers measure a prompt format the policy never saw."""
+    from gspo_cli.presets import builtin_sources
+
+    names = [s.name for s in builtin_sources() if (s.data.get("trainer") or {}).get("engine", "verl") == "verl"]
+    assert len(names) >= 5
+    for name in names:
+        preset = presets.load(name).preset
+        for bench, settings in preset.eval.benchmarks.items():
+            assert settings.enable_thinking is True, f"{name}: eval.benchmarks.{bench}.enable_thinking"
