@@ -35,6 +35,7 @@ demo: install
 	$(GSPO) prepare-data --preset tiny
 	$(GSPO) train --preset tiny --run-name $(DEMO_RUN)
 	$(GSPO) eval arith --preset tiny --model $(DEMO_RUN)
+	$(GSPO) report $(DEMO_RUN)
 	@run="$${GSPO_HOME:-$$HOME/.gspo}/runs/$(DEMO_RUN)"; \
 	echo ""; \
 	echo "Demo finished. Run folder:  $$run"; \
@@ -42,7 +43,7 @@ demo: install
 	echo "  metrics (verl format):    $$run/metrics.jsonl"; \
 	echo "  checkpoints (HF folders): $$(ls -d $$run/checkpoints/global_step_* | tr '\n' ' ')"; \
 	echo "  eval results:             $$(ls -d $$run/eval/* 2>/dev/null | tr '\n' ' ')"; \
-	echo "Curves: $(GSPO) report $(DEMO_RUN)"
+	echo "  curves + summary:         $$run/report/"
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
