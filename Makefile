@@ -43,7 +43,8 @@ demo: install
 	echo "  metrics (verl format):    $$run/metrics.jsonl"; \
 	echo "  checkpoints (HF folders): $$(ls -d $$run/checkpoints/global_step_* | tr '\n' ' ')"; \
 	echo "  eval results:             $$(ls -d $$run/eval/* 2>/dev/null | tr '\n' ' ')"; \
-	echo "  curves + summary:         $$run/report/"
+	echo "  curves + summary:         $$run/report/"; \
+	echo "The embedded Ray head on 127.0.0.1 stays up for the next command; stop it with: $(GSPO) cluster down"
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
