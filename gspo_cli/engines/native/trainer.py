@@ -44,6 +44,22 @@ def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
     return {f"{prefix}/mean": v.mean().item(), f"{prefix}/max": v.max().item(), f"{prefix}/min": v.min().item()}
 
 
+def data_metrics(batch, scores: torch.Tensor, token_adv: torch.Tensor, max_response_length: int) -> dict[str, float]:
+    """verl's `compute_data_metrics` for this batch (same names, same definitions; checked against verl in tests).
+
+    Advantages are summarised over valid response tokens (not per sequence), and a response counts as clipped
+    when its length equals the response limit, EOS or not, as verl counts them.
+    """
+    resp_len = batch.response_mask.sum(-1).float()
+    prompt_len = batch.attention_mask[:, :batch.prompt_len].sum(-1).float()
+    out = {**_stats("critic/score", scores), **_stats("critic/rewards", scores)}  # no KL in reward: rewards == scores
+    out.update(_stats("critic/advantages", torch.masked_select(token_adv, batch.response_mask.bool())))
+    out.update(_stats("response_length", resp_len))
+    out["response_length/clip_ratio"] = resp_len.eq(max_response_length).float().mean().item()
+    out.update(_stats("prompt_length", prompt_len))
+    return out
+
+
 def score_responses(rows: list[dict], batch, overlong=None, max_len: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """(scores [B], acc [B]) from the reward registry, picked by each row's data_source.
 
@@ -180,16 +196,9 @@ class NativeTrainer:
                 metrics.update(self.update_policy(batch, old_logp, token_adv))
             self.scheduler.step()
 
-        resp_len = mask.sum(-1)
-        prompt_len = batch.attention_mask[:, :batch.prompt_len].sum(-1).float()
-        n_tokens = (resp_len.sum() + prompt_len.sum()).item()
-        metrics.update(_stats("critic/score", scores))
-        metrics.update(_stats("critic/rewards", scores))  # no KL in reward: rewards == scores
-        metrics.update(_stats("critic/advantages", adv))
+        metrics.update(data_metrics(batch, scores, token_adv, self.sampling.max_new_tokens))
         metrics["critic/acc/mean"] = accs.mean().item()
-        metrics.update(_stats("response_length", resp_len))
-        metrics["response_length/clip_ratio"] = batch.truncated.float().mean().item()
-        metrics.update(_stats("prompt_length", prompt_len))
+        n_tokens = batch.attention_mask.sum().item()
         metrics.update(timing)
         metrics["perf/total_num_tokens"] = n_tokens
         metrics["perf/time_per_step"] = timing["timing_s/step"]
