@@ -17,9 +17,7 @@ def export_command(
     """Merge a verl FSDP checkpoint (global_step_N/actor) into an HF model folder with verl.model_merger."""
     from gspo_cli.engines.verl.export import export
 
-    if step is None and ":" in run:
-        run, _, step_text = run.rpartition(":")
-        step = int(step_text) if step_text.isdigit() else None
+    # RUN:STEP is resolved (and a bad step reported) by runs.resolve_model.
     code = export(run, out, step=step, address=address, local=local, json_out=json_out, force=force)
     if code:
         raise typer.Exit(code)

@@ -93,6 +93,8 @@ def export(run: str, out: str, *, step: int | None = None, address: str | None =
     step_dir, step_n = resolve(run, step)
     actor = actor_dir(step_dir)
     out_path = Path(out).expanduser().resolve()
+    if out_path.exists() and not out_path.is_dir():
+        raise ConfigError(f"--out {out_path} is a file", "pass a folder path for the merged model")
     if out_path.exists() and any(out_path.iterdir()) and not force:
         raise ConfigError(f"--out {out_path} exists and is not empty", "pick a new folder or pass --force")
     return jobs.run_job(JOB_COMMAND, [str(actor.resolve()), str(out_path)], preset_name=f"export-{step_n}",
