@@ -29,9 +29,6 @@ A = "actor_rollout_ref.actor"
 R = "actor_rollout_ref.rollout"
 M = "actor_rollout_ref.model"
 
-# Environment variables whose values are never printed (dry-run, logs).
-SECRET_PATTERN = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|CREDENTIAL)", re.IGNORECASE)
-
 VERL_MODULE = "verl.trainer.main_ppo"
 
 
@@ -90,7 +87,10 @@ def override_key(override: str) -> str:
 
 
 def redact(env: dict[str, str]) -> dict[str, str]:
-    return {k: ("<redacted>" if SECRET_PATTERN.search(k) else v) for k, v in env.items()}
+    """Values of secret-like names (KEY, TOKEN, SECRET, PASSWORD, ...) hidden: the rule `gspo env doctor` uses."""
+    from gspo_cli.env.probes import is_secret
+
+    return {k: ("<redacted>" if is_secret(k) else v) for k, v in env.items()}
 
 
 def _device(preset) -> str:

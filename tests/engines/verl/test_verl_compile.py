@@ -132,8 +132,10 @@ def test_hydra_values_round_trip_through_hydra():
 
 
 def test_secrets_are_redacted():
-    env = redact({"WANDB_API_KEY": "abc", "HF_TOKEN": "x", "VLLM_USE_V1": "1"})
-    assert env == {"WANDB_API_KEY": "<redacted>", "HF_TOKEN": "<redacted>", "VLLM_USE_V1": "1"}
+    env = redact({"WANDB_API_KEY": "abc", "HF_TOKEN": "x", "VLLM_USE_V1": "1", "OPENAI_KEY": "k",
+                  "DB_PASSWORD": "p", "my_secret": "s"})
+    assert env == {"WANDB_API_KEY": "<redacted>", "HF_TOKEN": "<redacted>", "VLLM_USE_V1": "1",
+                   "OPENAI_KEY": "<redacted>", "DB_PASSWORD": "<redacted>", "my_secret": "<redacted>"}
 
 
 @pytest.mark.slow
