@@ -126,21 +126,22 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         resources = {k: v for k, v in ray.cluster_resources().items() if not k.startswith("node:")}
         extra = tuple(preset.env.vars) if preset is not None else ()
         remote = ray.remote(num_cpus=0, max_retries=0)(_node_probe)
+        # Keyed by node id: several nodes may share one IP (containers, a multi-raylet test cluster).
         refs = {
-            n["NodeManagerAddress"]: remote.options(
+            n["NodeID"]: (n["NodeManagerAddress"], remote.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
-            ).remote(marker.name, extra)
+            ).remote(marker.name, extra))
             for n in alive
         }
         nodes: list[dict[str, Any]] = []
-        for ip, ref in refs.items():
+        for ip, ref in refs.values():
             try:
                 facts = ray.get(ref, timeout=timeout)
                 facts["node_ip"] = facts.get("node_ip") or ip
                 nodes.append(facts)
             except Exception as exc:
                 checks.append(Check("cluster.probe", FAIL, f"probe task failed on {ip}: "
-                                    f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:200]}",
+                                    f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1][:200]}",
                                     "is gspo installed in the same Python on that node?", node=ip))
         for facts in nodes:
             for c in local_checks(facts, preset):
