@@ -119,7 +119,7 @@ class _Progress:
 
 
 def _settings_device(req: EvalRequest, preset) -> str:
-    from gspo_cli.eval.backends import detect_device
+    from gspo_cli.engines.native.device import detect_device  # one device probe for train and eval
 
     requested = req.device or (preset.cluster.device if preset is not None else "auto")
     return detect_device(requested)
@@ -243,6 +243,9 @@ def run_eval(req: EvalRequest) -> dict[str, Any]:
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
+    # a rerun into the same folder: drop the old results first, so a kill between the two writes never leaves
+    # old results beside new samples looking finished
+    (out_dir / RESULTS).unlink(missing_ok=True)
     with atomic_path(out_dir / SAMPLES) as tmp:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     atomic_write_json(out_dir / RESULTS, results)

@@ -20,26 +20,6 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def detect_device(requested: str = "auto") -> str:
-    """npu > cuda > cpu unless a device is named. torch_npu is probed only when it is installed."""
-    if requested not in ("auto", None, ""):
-        return requested
-    if importlib.util.find_spec("torch_npu") is not None:
-        try:
-            import torch
-            import torch_npu  # noqa: F401
-
-            if torch.npu.is_available():
-                return "npu"
-        except Exception:  # a broken CANN install must not stop a CPU eval
-            pass
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda"
-    return "cpu"
-
-
 def vllm_installed() -> bool:
     return importlib.util.find_spec("vllm") is not None
 
