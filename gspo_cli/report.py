@@ -57,7 +57,7 @@ def read_metrics(path: Path) -> Series:
         except (ValueError, KeyError, TypeError):
             continue  # a torn or foreign line
         if isinstance(data, dict):
-            by_step.setdefault(step, {}).update(data)
+            by_step[step] = data  # a step logged again (resume) is replaced whole: no stale keys survive
     series: Series = {}
     for step in sorted(by_step):
         for key, value in by_step[step].items():
@@ -450,10 +450,15 @@ def make_report(run: Path, out: Path | None = None) -> dict[str, Any]:
     for chart in CHARTS:
         path = out / f"{chart.name}.png"
         tmp = out / f".{chart.name}.tmp.png"  # drawn beside, renamed when complete
-        if chart.kind == "eval":
-            used = _draw_eval(plt, chart, evals, run.name, tmp)
-        else:
-            used = drawers[chart.kind](plt, chart, series, run.name, tmp)
+        try:
+            if chart.kind == "eval":
+                used = _draw_eval(plt, chart, evals, run.name, tmp)
+            else:
+                used = drawers[chart.kind](plt, chart, series, run.name, tmp)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # no half-drawn leftovers beside the report
+            plt.close("all")
+            raise
         if used is None:
             missing.append(chart.title.lower())
             path.unlink(missing_ok=True)  # a chart from an older report must not outlive its data

@@ -82,6 +82,15 @@ def test_read_metrics_last_line_wins_and_torn_line_skipped(tmp_path):
     assert "note" not in series and len(series["val-core/arith/acc/mean@1"]) == 6
 
 
+def test_read_metrics_a_relogged_step_replaces_the_old_line_whole(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(json.dumps({"step": 1, "data": {"a": 1.0, "stale": 5.0}}) + "\n"
+                    + json.dumps({"step": 2, "data": {"a": 2.0}}) + "\n"
+                    + json.dumps({"step": 1, "data": {"a": 1.5}}) + "\n")
+    series = report.read_metrics(path)
+    assert series == {"a": [(1, 1.5), (2, 2.0)]}
+
+
 def test_ema_is_debiased_and_smooths():
     assert report.ema([5.0, 5.0, 5.0], 0.9) == pytest.approx([5.0, 5.0, 5.0])
     sm = report.ema([0.0, 1.0] * 20, 0.8)

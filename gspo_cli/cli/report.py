@@ -37,7 +37,8 @@ def report_command(
         table.add_row(row["metric"], report._fmt(row["final"]), str(row["final_step"]),
                       report._fmt(row["last10pct_mean"]))
     for ev in result["evals"]:
-        table.add_row(f"eval {ev['benchmark']} avg@{ev['n']}", f"{100 * ev['avg']:.1f}%", str(ev["step"]), "")
+        avg = "–" if ev["avg"] is None else f"{100 * ev['avg']:.1f}%"
+        table.add_row(f"eval {ev['benchmark']} avg@{ev['n']}", avg, str(ev["step"]), "")
     stdout.print(table)
     for path in result["charts"]:
         err.print(f"chart: {path}", highlight=False)
