@@ -53,7 +53,14 @@ class MetricsWriter:
 
 
 def read_metrics(path: str | Path) -> list[dict]:
+    """The records of a metrics file in file order; a torn last line (a kill mid-write) is skipped."""
     path = Path(path)
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    return records

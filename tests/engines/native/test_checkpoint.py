@@ -27,6 +27,7 @@ def test_metrics_truncate_after_drops_later_and_torn_lines(tmp_path):
         w.log(step, {"critic/score/mean": step / 10, "nan": float("nan")})
     with open(w.path, "a") as fh:
         fh.write('{"step": 6, "data": {"critic/sc')  # a line torn by a kill
+    assert [r["step"] for r in read_metrics(w.path)] == [1, 2, 3, 4, 5]  # readable before the resume cleans it
     assert w.truncate_after(3) == 3
     records = read_metrics(w.path)
     assert [r["step"] for r in records] == [1, 2, 3]
