@@ -34,7 +34,10 @@ class HFBackend:
             eos = self.tokenizer.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
         if not self.eos_ids:
-            raise ValueError(f"{model_path}: no eos token in generation_config or tokenizer")
+            from gspo_cli.errors import ConfigError
+
+            raise ConfigError(f"{model_path}: no eos token in generation_config or tokenizer",
+                              "set eos_token_id in the model's generation_config.json")
         pad = self.tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else min(self.eos_ids)
 
