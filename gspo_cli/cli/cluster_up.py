@@ -31,8 +31,14 @@ def _start(role: str, preset: str, head: str | None, port: int, dashboard_port: 
         want = loaded.cluster.world_size
         host_ip = (record.node_ip or "127.0.0.1") if role == "head" else head.rsplit(":", 1)[0]
         url = f"http://{host_ip}:{dashboard_port}"
-        seen = raystart.wait_for_npus(url, want, timeout=wait,
-                                      on_progress=lambda n: err.print(f"[dim]NPU registered: {n:g}/{want}[/]"))
+        last: list[float] = []
+
+        def progress(n: float) -> None:  # polled every 2 s: print only changes
+            if not last or n != last[-1]:
+                err.print(f"[dim]NPU registered: {n:g}/{want}[/]")
+            last[:] = [n]
+
+        seen = raystart.wait_for_npus(url, want, timeout=wait, on_progress=progress)
         if seen < want:
             err.print(f"[yellow]Only {seen:g} of {want} NPUs registered after {wait:g} s[/]: "
                       "join the other nodes, then `gspo cluster status`.")

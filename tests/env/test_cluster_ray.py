@@ -50,6 +50,8 @@ def test_cluster_up_doctor_cluster_down(ray_head):
     up = ray_head["up"]
     assert up.returncode == 0, up.stderr[-3000:]
     assert "All 16 NPUs registered" in up.stderr
+    polled = [ln for ln in up.stderr.splitlines() if "NPU registered:" in ln]
+    assert len(polled) == len(set(polled)), polled  # the 2 s poll prints changes only
     assert "dropped VLLM_USE_V1" in up.stderr
     record = json.loads(next((ray_head["home"] / "ray" / "nodes").glob("*.json")).read_text())
     assert record["npus"] == 16 and '--resources={"NPU": 16}' in record["argv"]
