@@ -7,14 +7,27 @@ The CLI turns its flags into an EvalRequest and then into argv with `to_argv`; t
 from __future__ import annotations
 
 import argparse
-from dataclasses import fields
+from dataclasses import fields, replace
+from pathlib import Path
 
 from gspo_cli.eval.service import EvalRequest
 
 _LISTS = {"sets": "--set", "k": "--k"}
 
 
+def _absolute(value: str | None, *, must_exist: bool = False) -> str | None:
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    if must_exist and not path.exists():
+        return value  # not a path: a run name, `latest`, `builtin:tiny`, a preset name
+    return str(path.resolve())
+
+
 def to_argv(req: EvalRequest) -> list[str]:
+    """The job's argv. Paths go absolute: a Ray job runs in another working directory than the CLI."""
+    req = replace(req, model=_absolute(req.model, must_exist=True), preset=_absolute(req.preset, must_exist=True),
+                  data=_absolute(req.data), out=_absolute(req.out))
     argv = [req.benchmark]
     for f in fields(EvalRequest):
         if f.name == "benchmark":

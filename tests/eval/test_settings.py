@@ -51,6 +51,20 @@ def test_argv_round_trip():
     assert from_argv(to_argv(EvalRequest(benchmark="arith"))) == EvalRequest(benchmark="arith")
 
 
+def test_argv_paths_go_absolute_names_stay(tmp_path, monkeypatch):
+    """A Ray job runs in another working directory: relative paths must reach it absolute."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "my.yaml").write_text("extends: tiny\n")
+    req = from_argv(to_argv(EvalRequest(benchmark="arith", model="ckpt", preset="my.yaml", data="d/x.parquet",
+                                        out="o")))
+    assert (req.model, req.preset, req.data, req.out) == (
+        str(tmp_path / "ckpt"), str(tmp_path / "my.yaml"), str(tmp_path / "d" / "x.parquet"), str(tmp_path / "o"))
+    for name in ("latest", "tiny-run:5", "builtin:tiny"):
+        assert from_argv(to_argv(EvalRequest(benchmark="arith", model=name, preset="tiny"))).model == name
+    assert from_argv(to_argv(EvalRequest(benchmark="arith", preset="tiny"))).preset == "tiny"
+
+
 def test_restyle(eval_home):
     aime = benchmarks.load_problems(eval_home / "data" / "aime-2024" / "val.parquet")
     assert len(aime) == 30 and aime[0].data_source == "aime2024"
