@@ -38,12 +38,23 @@ def prepare_run(req) -> Path:
     if missing:
         raise DataError(f"prepared data missing: {', '.join(missing)}",
                         f"run: gspo prepare-data --preset {req.preset_ref}")
-    run_dir = runs.run_dir(run_name_for(req), preset)
+    run_dir = runs.run_dir(run_name_for(req), preset).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
-    data = to_jsonable(preset)
+    data = _absolute_paths(to_jsonable(preset))
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(data, sort_keys=False))
     atomic_write_json(run_dir / "config.json", data)
     return run_dir
+
+
+def _absolute_paths(data: dict) -> dict:
+    """Relative paths of the preset made absolute: the Ray job runs in another working directory."""
+    for key in ("data_dir", "runs_dir"):
+        if data["paths"].get(key):
+            data["paths"][key] = str(Path(data["paths"][key]).expanduser().resolve())
+    model = Path(data["model"]["path"]).expanduser()
+    if model.exists():  # a local folder (else builtin:tiny or a hub id)
+        data["model"]["path"] = str(model.resolve())
+    return data
 
 
 def entry_args(run_dir: Path) -> list[str]:

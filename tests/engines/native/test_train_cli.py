@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 from native_helpers import PY, ROOT
 
@@ -39,3 +40,25 @@ def test_bad_set_fails_before_anything_runs(workspace):
     proc = _gspo(["train", "--preset", "tiny", "--local", "--set", "actor.lrr=1"], workspace["home"])
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert not workspace["runs"].exists()
+
+
+def test_run_config_carries_absolute_paths(workspace, monkeypatch):
+    """The Ray job runs in another working directory: relative data/runs/model paths reach it absolute."""
+    from native_helpers import QUICK_SETS, quick_preset
+
+    from gspo_cli.engines import TrainRequest
+    from gspo_cli.engines.native.launch import entry_args, prepare_run
+    from gspo_cli.engines.native.model_io import resolve_model_path
+
+    base = workspace["data"].parent
+    model = Path(resolve_model_path("builtin:tiny"))
+    monkeypatch.chdir(base)
+    rel_model = os.path.relpath(model, base)
+    preset = quick_preset(["paths.data_dir=data", "paths.runs_dir=runs", f"model.path={rel_model}", *QUICK_SETS])
+    run = prepare_run(TrainRequest(preset=preset, preset_ref="tiny", run_name="rel"))
+    assert run == (base / "runs" / "rel").resolve() and run.is_absolute()
+    assert entry_args(run)[1] == str(run / "config.json")
+    cfg = json.loads((run / "config.json").read_text())
+    assert cfg["paths"]["data_dir"] == str((base / "data").resolve())
+    assert cfg["paths"]["runs_dir"] == str((base / "runs").resolve())
+    assert cfg["model"]["path"] == str(model.resolve())
