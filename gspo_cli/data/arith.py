@@ -13,29 +13,19 @@ import operator
 import random
 from collections.abc import Sequence
 
+from gspo_cli.data.prompts import format_prompt
+
 DATA_SOURCE = "arith"
 ABILITY = "math"
 
 _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
-
-# The DAPO-Math instruction (as in the DAPO-Math-17k prompts) and the common \boxed{} instruction.
-_DAPO_PREFIX = (
-    "Solve the following math problem step by step. The last line of your response should be of the form "
-    "Answer: $Answer (without quotes) where $Answer is the answer to the problem.\n\n"
-)
-_DAPO_SUFFIX = '\n\nRemember to put your answer on its own line after "Answer:".'
-_BOXED_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
 
 
 def format_question(question: str, prompt_style: str) -> str:
     """The user message for `question` ("3+4") in a prompt style: plain "3+4=", dapo or boxed instructions."""
     if prompt_style == "plain":
         return f"{question}="
-    if prompt_style == "dapo":
-        return f"{_DAPO_PREFIX}{question}{_DAPO_SUFFIX}"
-    if prompt_style == "boxed":
-        return f"{question}{_BOXED_SUFFIX}"
-    raise ValueError(f"unknown prompt_style {prompt_style!r}: use plain, dapo or boxed")
+    return format_prompt(question, prompt_style)  # the same instructions as every other source
 
 
 def make_arith_rows(
