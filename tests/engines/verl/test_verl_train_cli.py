@@ -41,6 +41,9 @@ def test_resume_continues_from_the_newest_step_with_saved_config(gspo, gspo_home
     for step in (20, 40):
         (run / "checkpoints" / f"global_step_{step}").mkdir(parents=True)
     (run / "checkpoints" / ".global_step_60.tmp").mkdir()  # an interrupted save is ignored
+    # verl writes its tracker after a save completes; global_step_60/ exists but its save never finished
+    (run / "checkpoints" / "global_step_60" / "actor").mkdir(parents=True)
+    (run / "checkpoints" / "latest_checkpointed_iteration.txt").write_text("40")
     saved = to_jsonable(presets.load_preset("qwen3-8b-1x16", ["actor.lr=2e-6"]))
     (run / "config.yaml").write_text(yaml.safe_dump(saved))
 
@@ -59,7 +62,7 @@ def test_resume_continues_from_the_newest_step_with_saved_config(gspo, gspo_home
     empty = gspo_home / "runs" / "fresh"
     empty.mkdir()
     proc = gspo("train", "--resume", "fresh", "--dry-run")
-    assert proc.returncode == 2 and "has no global_step_N checkpoint" in proc.stderr
+    assert proc.returncode == 2 and "has no complete global_step_N checkpoint" in proc.stderr
     proc = gspo("train", "--resume", "nope", "--dry-run")
     assert proc.returncode == 2 and "no such run" in proc.stderr
 
