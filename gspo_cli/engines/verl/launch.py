@@ -365,18 +365,23 @@ def _set_aside_for_resume(metrics: Path, step: int) -> Path | None:
     Keep the lines up to the resumed step in `metrics.before-resume.jsonl`; `_restore_after_resume` puts them back."""
     from gspo_cli.fsutil import atomic_write_text
 
-    if not metrics.exists():
-        return None
-    kept = []
-    for line in metrics.read_text(encoding="utf-8").splitlines():
-        try:
-            if int(json.loads(line)["step"]) <= step:
-                kept.append(line)
-        except (ValueError, KeyError, TypeError):
-            continue
     aside = metrics.with_name("metrics.before-resume.jsonl")
-    atomic_write_text(aside, "".join(f"{line}\n" for line in kept))
-    metrics.unlink()
+    # An aside file still there is the history of a resumed job that was killed before it could restore it:
+    # it comes first, then what that job wrote (one line per step, the later one wins).
+    sources = [p for p in (aside, metrics) if p.exists()]
+    if not sources:
+        return None
+    kept: dict[int, str] = {}
+    for source in sources:
+        for line in source.read_text(encoding="utf-8").splitlines():
+            try:
+                s = int(json.loads(line)["step"])
+            except (ValueError, KeyError, TypeError):
+                continue
+            if s <= step:
+                kept[s] = line
+    atomic_write_text(aside, "".join(f"{kept[s]}\n" for s in sorted(kept)))
+    metrics.unlink(missing_ok=True)
     return aside
 
 
