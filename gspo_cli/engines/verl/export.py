@@ -38,6 +38,11 @@ def resolve(run: str, step: int | None) -> tuple[Path, int | None]:
     from gspo_cli import runs
 
     ref = f"{run}:{step}" if step is not None else run
+    name = run.partition(":")[0]
+    if not Path(run).expanduser().is_dir() and name != "latest" and not runs.run_dir(name).is_dir():
+        # resolve_model's own message speaks of eval's --model flag
+        raise ConfigError(f"gspo export {run!r}: no such run or folder (looked in {runs.runs_dir()})",
+                          "pass a run name (ls $GSPO_HOME/runs), `latest`, RUN:STEP or a global_step_N folder")
     model = runs.resolve_model(ref)
     return model.path, model.step
 

@@ -91,6 +91,8 @@ def test_export_merges_a_sharded_fsdp_checkpoint(ray_head, gspo, gspo_home, tmp_
     assert bad.returncode == 2 and "no checkpoint at step '3'" in bad.stderr and "available steps: 2, 4" in bad.stderr
     again = gspo("export", "probe-run", "--out", str(out), "--address", ray_head.dashboard_url)
     assert again.returncode == 2 and "exists and is not empty" in again.stderr
+    nope = gspo("export", "nope", "--out", str(tmp_path / "z"), "--address", ray_head.dashboard_url)
+    assert nope.returncode == 2 and "gspo export 'nope': no such run" in nope.stderr and "--model" not in nope.stderr
     # RUN:STEP with a step that is not a number is an error, not a silent export of the newest step
     typo = gspo("export", "probe-run:4x", "--out", str(tmp_path / "y"), "--address", ray_head.dashboard_url)
     assert typo.returncode == 2 and "no checkpoint at step '4x'" in typo.stderr and not (tmp_path / "y").exists()
