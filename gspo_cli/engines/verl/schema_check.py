@@ -191,7 +191,11 @@ def _raw_value(cfg, key: str) -> Any:
 
 
 def _cache_key(compiled: Compiled) -> str:
+    # Run-specific parts never change verl's verdict: the run folder, and the run name (the experiment name of
+    # presets that set none), so a new run of the same preset reuses the verdict.
+    run_name = Path(compiled.run_dir).name
     norm = [o.replace(compiled.run_dir, "<RUN>") for o in compiled.overrides]
+    norm = [f"{o.split('=', 1)[0]}=<RUN_NAME>" if o == f"trainer.experiment_name={run_name}" else o for o in norm]
     blob = json.dumps({"verl": verl_version(), "overrides": norm}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 

@@ -74,3 +74,14 @@ def test_verdict_cache_is_per_overrides(gspo_home):
     assert again.cached  # same overrides, same verl: verl's verdict is reused
     other = check(["actor.lr=2e-6"])
     assert not other.cached and schema_check.cached_verdicts() == 2
+
+
+def test_verdict_cache_ignores_the_run_name(gspo_home):
+    """Presets without trainer.experiment_name use the run name for it: a new run must still hit the cache."""
+    from gspo_cli.engines.verl.launch import make_plan
+
+    first = make_plan("qwen3-8b-1x16", run_name="run-a")
+    second = make_plan("qwen3-8b-1x16", run_name="run-b")
+    assert "trainer.experiment_name=run-b" in second.compiled.overrides
+    assert first.schema.validated and not first.schema.cached
+    assert second.schema.validated and second.schema.cached
