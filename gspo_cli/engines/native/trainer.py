@@ -122,11 +122,16 @@ class NativeTrainer:
         checkpoint.clean_partial(self.run_dir)
         mode = self.p.trainer.resume_mode
         latest = checkpoint.latest(self.run_dir)
-        if mode == "disable" or latest is None:
-            if self.metrics.path.exists() and self.metrics.path.stat().st_size > 0:
-                if mode == "disable":
-                    raise ConfigError(f"run {self.run_dir.name} already has metrics and resume_mode is disable",
-                                      "pick another --run-name, or delete the run folder")
+        has_metrics = self.metrics.path.exists() and self.metrics.path.stat().st_size > 0
+        if mode == "disable":
+            # Training from scratch into a used folder would mix two runs' metrics, and retention would delete
+            # the new checkpoints in favour of the old run's higher steps.
+            if has_metrics or latest is not None:
+                raise ConfigError(f"run {self.run_dir.name} already has metrics or checkpoints and resume_mode is "
+                                  "disable", "pick another --run-name, or delete the run folder")
+            return None
+        if latest is None:
+            if has_metrics:
                 # Metrics of steps that never reached a checkpoint (and a step-0 validation): all redone.
                 self.metrics.truncate_after(-1)
             return None

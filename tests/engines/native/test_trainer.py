@@ -88,6 +88,21 @@ def test_finished_run_is_not_trained_again(workspace):
     assert (run / "metrics.jsonl").read_text() == before
 
 
+def test_resume_disabled_refuses_a_used_run_folder(workspace):
+    from gspo_cli.errors import ConfigError
+
+    run = workspace["runs"] / "used"
+    _run(quick_preset(workspace["sets"], ["trainer.total_training_steps=2"]), run)
+    (run / "metrics.jsonl").unlink()  # checkpoints alone are enough to refuse
+    before = sorted(p.name for p in (run / "checkpoints").iterdir())
+    with pytest.raises(ConfigError, match="resume_mode is disable"):
+        _run(quick_preset(workspace["sets"], ["trainer.resume_mode=disable"]), run)
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == before
+    fresh = workspace["runs"] / "fresh"
+    _run(quick_preset(workspace["sets"], ["trainer.resume_mode=disable", "trainer.total_training_steps=2"]), fresh)
+    assert list_steps(fresh) == [2]
+
+
 def test_metrics_of_a_run_killed_before_its_first_checkpoint_are_redone(workspace):
     run = workspace["runs"] / "early"
     run.mkdir(parents=True)
