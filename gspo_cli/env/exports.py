@@ -78,7 +78,25 @@ def route_to(host: Host, head: str) -> dict[str, str | None]:
     src = re.search(r"\bsrc\s+(\S+)", res.out)
     if not res.ok or not dev:
         return {"ip": ip, "dev": None, "src": None, "error": (res.err or res.out).strip()[:200] or "no route"}
-    return {"ip": ip, "dev": dev.group(1), "src": src.group(1) if src else None, "error": None}
+    name = dev.group(1)
+    if name == "lo" and not ipaddress.ip_address(ip).is_loopback:
+        # The head is this host (`gspo cluster up`): the kernel routes its own address via `lo`, but the other
+        # nodes reach it on the interface that holds the address; HCCL/GLOO bound to lo would be unreachable.
+        owner = _interface_with(host, ip)
+        if owner is None:
+            return {"ip": ip, "dev": None, "src": None, "error": f"{ip} is local but on no interface `ip addr` lists"}
+        name = owner
+    return {"ip": ip, "dev": name, "src": src.group(1) if src else None, "error": None}
+
+
+def _interface_with(host: Host, ip: str) -> str | None:
+    """The interface holding address `ip` (`ip -o addr show`: `2: eth0    inet 10.0.0.2/24 ...`)."""
+    res = host.run(["ip", "-o", "addr", "show"], timeout=5)
+    for line in res.out.splitlines():
+        m = re.match(r"\s*\d+:\s+([^\s@]+)\S*\s+inet6?\s+([^/\s]+)", line)
+        if m and m.group(2) == ip:
+            return m.group(1)
+    return None
 
 
 def build(preset: Any, *, host: Host | None = None, stack: str | None = None, facts: dict[str, Any] | None = None,

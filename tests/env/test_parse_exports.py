@@ -114,3 +114,28 @@ def test_cli_exports_and_doctor_json(tmp_path):
     res = _gspo("env", "doctor", "--cluster", "--address", "127.0.0.1:1", env=env)
     assert res.returncode == 1 and "cannot reach the Ray GCS at 127.0.0.1:1" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_exports_on_the_head_itself_use_the_interface_holding_its_address(tmp_path):
+    """`ip route get <own address>` says `local ... dev lo`: HCCL/GLOO on lo would be unreachable from workers."""
+    host = make_host(tmp_path, stack=None)
+    ip = os.path.join(host.env["PATH"].split(":")[0], "ip")
+    with open(ip, "w") as f:
+        f.write('#!/bin/sh\nif [ "$1" = "-o" ]; then\n'
+                'echo "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever"\n'
+                'echo "3: enp189s0f0@if7    inet 10.0.0.2/24 brd 10.0.0.255 scope global enp189s0f0"\n'
+                'else echo "local $3 dev lo src $3 uid 0"; fi\n')
+    preset = load_preset("qwen3-32b")
+    exported = {n: v for n, v, _ in build(preset, host=host, stack="0.23.0", head="10.0.0.2:6379").exports}
+    assert exported["HCCL_SOCKET_IFNAME"] == exported["GLOO_SOCKET_IFNAME"] == "enp189s0f0"
+    assert exported["HCCL_IF_IP"] == "10.0.0.2"
+    # a loopback head (single-node tests) stays on lo
+    exported = {n: v for n, v, _ in build(preset, host=host, stack="0.23.0", head="127.0.0.1:6379").exports}
+    assert exported["GLOO_SOCKET_IFNAME"] == "lo"
+    # an address this host does not hold: no interface variables, a note instead
+    with open(ip, "w") as f:
+        f.write('#!/bin/sh\nif [ "$1" = "-o" ]; then echo "1: lo    inet 127.0.0.1/8 scope host lo"; '
+                'else echo "local $3 dev lo src $3 uid 0"; fi\n')
+    ex = build(preset, host=host, stack="0.23.0", head="10.0.0.9:6379")
+    assert "GLOO_SOCKET_IFNAME" not in {n for n, _, _ in ex.exports}
+    assert any("10.0.0.9 is local but on no interface" in n for n in ex.notes)
