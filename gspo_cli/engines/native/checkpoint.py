@@ -1,6 +1,6 @@
 """Native checkpoints: `checkpoints/global_step_<N>/` = an HF folder (model + tokenizer) + `trainer_state.pt`.
 
-A checkpoint is written into a hidden temp folder (`.global_step_<N>.tmp-*`) and renamed into place, so a
+A checkpoint is written into a hidden temp folder (`.global_step_<N>.*.tmp`, fsutil.atomic_dir) and renamed into place, so a
 folder named `global_step_<N>` is always complete; old ones are renamed to a hidden name before deletion, so a
 kill during retention never leaves a half-deleted folder that looks complete. Hidden leftovers are removed at
 start. `trainer_state.pt` holds the optimizer, the LR scheduler, all RNG states, the data cursor and the step.
@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import tempfile
 from pathlib import Path
 
 import torch
 
+from gspo_cli.fsutil import atomic_dir
 from gspo_cli.runs import STEP_DIR, checkpoints_dir, list_steps
 
 STATE_FILE = "trainer_state.pt"
@@ -48,11 +48,10 @@ def set_rng_state(state: dict) -> None:
 
 
 def save(run_dir: Path, step: int, model, tokenizer, optimizer, scheduler, cursor: dict, keep: int | None) -> Path:
-    root = checkpoints_dir(run_dir)
-    root.mkdir(parents=True, exist_ok=True)
     dest = step_dir(run_dir, step)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=root))
-    try:
+    # A hidden temp folder beside dest, renamed into place when complete (a re-save of a step swaps via a hidden
+    # name); folder permissions follow the umask, as save_pretrained's files do.
+    with atomic_dir(dest) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         torch.save(
@@ -60,13 +59,6 @@ def save(run_dir: Path, step: int, model, tokenizer, optimizer, scheduler, curso
              "rng": rng_state(), "cursor": cursor},
             tmp / STATE_FILE,
         )
-        if dest.exists():  # a re-save of the same step (e.g. after resume): swap atomically-ish via hidden name
-            old = root / f".{dest.name}.old"
-            os.replace(dest, old)
-            shutil.rmtree(old, ignore_errors=True)
-        os.replace(tmp, dest)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     if keep:
         prune(run_dir, keep)
     return dest

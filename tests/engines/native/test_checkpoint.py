@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from gspo_cli.engines.native.data import Cursor, PromptSampler
 from gspo_cli.engines.native.metrics import MetricsWriter, read_metrics
@@ -52,6 +53,10 @@ def test_save_prune_and_leftovers(gspo_home, tmp_path):
     for step in (2, 4, 6):
         checkpoint.save(run, step, model, tok, opt, sched, {"epoch": 0, "position": step}, keep=2)
     assert list_steps(run) == [4, 6]
+    umask = os.umask(0)
+    os.umask(umask)
+    # readable like the files in it (a bare mkdtemp would leave the folder 0700)
+    assert (run / "checkpoints" / "global_step_6").stat().st_mode & 0o777 == 0o777 & ~umask
     # A kill mid-save or mid-prune leaves only hidden folders, which are never taken for checkpoints.
     (run / "checkpoints" / ".global_step_8.tmp-x").mkdir()
     (run / "checkpoints" / ".global_step_4.deleting").mkdir()
