@@ -106,6 +106,8 @@ def resolve_settings(benchmark: str, preset=None, overrides: dict[str, Any] | No
                 f"known: {', '.join(REGISTRY)}; or pass --data PATH to a verl-schema parquet",
             )
     if not data.is_file():
+        if merged["data"]:  # a file named by --data or the preset: prepare-data would not create it
+            raise DataError(f"benchmark data not found: {data}", "check the path given by --data / eval.benchmarks")
         hint = f"run: gspo prepare-data --preset {preset.name}" if preset is not None else "run gspo prepare-data"
         raise DataError(f"benchmark data not found: {data}", f"{hint}, or pass --data PATH")
     return EvalSettings(benchmark=benchmark, n=n, k=ks, temperature=float(merged["temperature"]),

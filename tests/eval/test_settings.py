@@ -40,6 +40,9 @@ def test_missing_data_is_a_data_error(tmp_path, monkeypatch):
     with pytest.raises(DataError, match="benchmark data not found") as info:
         benchmarks.resolve_settings("aime2024", load_preset("tiny"))
     assert "gspo prepare-data --preset tiny" in info.value.hint
+    with pytest.raises(DataError, match="benchmark data not found") as info:
+        benchmarks.resolve_settings("aime2024", load_preset("tiny"), {"data": str(tmp_path / "typo.parquet")})
+    assert "check the path" in info.value.hint and "prepare-data" not in info.value.hint
 
 
 def test_argv_round_trip():
