@@ -155,7 +155,8 @@ CHARTS: tuple[Chart, ...] = (
 )
 
 # verl also logs std@N, best@N/mean, maj@N/mean ... under the same prefix; the curve is the mean over samples
-VAL_KEY = re.compile(r"^val-(?:core|aux)/(?P<source>[^/]+)/(?P<metric>acc|reward|score)/(?P<stat>mean@\d+)$")
+# (a data_source may hold slashes: verl's own examples use `openai/gsm8k`, `lighteval/MATH`)
+VAL_KEY = re.compile(r"^val-(?:core|aux)/(?P<source>.+)/(?P<metric>acc|reward|score)/(?P<stat>mean@\d+)$")
 
 
 def _pick(series: Series, keys: tuple[str, ...]) -> str | None:

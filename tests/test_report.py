@@ -91,6 +91,13 @@ def test_read_metrics_a_relogged_step_replaces_the_old_line_whole(tmp_path):
     assert series == {"a": [(1, 1.5), (2, 2.0)]}
 
 
+def test_val_keys_with_slashes_in_the_data_source():
+    series = {"val-core/openai/gsm8k/acc/mean@1": [(10, 0.5)], "val-aux/openai/gsm8k/reward/mean@1": [(10, 0.1)],
+              "val-core/openai/gsm8k/acc/std@1": [(10, 0.2)], "val-core/aime2024/acc/mean@32": [(10, 0.3)]}
+    assert report.val_keys(series) == ["val-core/aime2024/acc/mean@32", "val-core/openai/gsm8k/acc/mean@1"]
+    assert report.VAL_KEY.match("val-core/openai/gsm8k/acc/mean@1")["source"] == "openai/gsm8k"
+
+
 def test_ema_is_debiased_and_smooths():
     assert report.ema([5.0, 5.0, 5.0], 0.9) == pytest.approx([5.0, 5.0, 5.0])
     sm = report.ema([0.0, 1.0] * 20, 0.8)
