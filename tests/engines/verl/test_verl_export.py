@@ -100,3 +100,15 @@ def test_export_merges_a_sharded_fsdp_checkpoint(ray_head, gspo, gspo_home, tmp_
     a_file.write_text("x")
     as_file = gspo("export", "probe-run:4", "--out", str(a_file), "--address", ray_head.dashboard_url)
     assert as_file.returncode == 2 and "is a file" in as_file.stderr and "Traceback" not in as_file.stderr
+
+
+def test_export_picks_the_newest_step_verl_finished_saving(gspo_home):
+    from gspo_cli.engines.verl.export import resolve
+
+    ckpt = gspo_home / "runs" / "r" / "checkpoints"
+    for step in (2, 4, 6):
+        (ckpt / f"global_step_{step}" / "actor").mkdir(parents=True)
+    (ckpt / "latest_checkpointed_iteration.txt").write_text("4")  # the save of step 6 never finished
+    assert resolve("r", None) == (ckpt / "global_step_4", 4)
+    assert resolve("latest", None) == (ckpt / "global_step_4", 4)
+    assert resolve("r", 6) == (ckpt / "global_step_6", 6)  # asked for explicitly
