@@ -111,10 +111,15 @@ def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
     if existing is not None and pid_alive(existing.pid):
         raise ClusterError(f"gspo already started a Ray {existing.role} on this host (pid {existing.pid})",
                            "stop it first with `gspo cluster down`")
-    nodes_dir().mkdir(parents=True, exist_ok=True)
     log_file = nodes_dir() / f"{socket.gethostname()}.log"
-    offset = log_file.stat().st_size if log_file.exists() else 0
-    with open(log_file, "ab") as log:
+    try:
+        nodes_dir().mkdir(parents=True, exist_ok=True)
+        offset = log_file.stat().st_size if log_file.exists() else 0
+        log = open(log_file, "ab")  # noqa: SIM115 - closed right after Popen
+    except OSError as exc:
+        raise ClusterError(f"cannot write gspo's Ray node record under {nodes_dir()}: {exc.strerror or exc}",
+                           "export GSPO_HOME=<a writable folder> (gspo env doctor checks it)") from None
+    with log:
         proc = subprocess.Popen(p["argv"], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=p["env"], start_new_session=True)
     record = NodeRecord(role=p["role"], hostname=socket.gethostname(), pid=proc.pid, address=p["address"],

@@ -271,3 +271,16 @@ def test_ray_start_plans(host_factory):
     empty = host_factory(board=None, cann=None)
     with pytest.raises(ClusterError):
         plan(clean_preset(), role="head", facts=collect_facts(empty, with_python=False), host=empty)
+
+
+def test_cluster_up_with_unwritable_gspo_home_is_a_clean_error(tmp_path, monkeypatch):
+    import pytest
+
+    from gspo_cli.env import raystart
+    from gspo_cli.errors import ClusterError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("GSPO_HOME", str(blocker / "home"))  # under a file: nothing can be created
+    with pytest.raises(ClusterError, match="cannot write gspo's Ray node record"):
+        raystart.start({"argv": ["true"], "env": {}, "role": "head", "address": "x:1", "node_ip": None, "npus": 0})
