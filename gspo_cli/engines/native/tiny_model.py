@@ -3,7 +3,7 @@
 Both are built offline and deterministically (fixed seed, fixed training corpus) and saved as a normal HF
 folder (config.json, model.safetensors, tokenizer.json + tokenizer_config.json with a Qwen-style chat
 template, generation_config.json), so loading, generation, saving and eval run the real transformers code
-paths. The folder is cached at `$GSPO_HOME/models/tiny-v<VERSION>`; bump VERSION when the recipe changes.
+paths. The folder is cached at `$GSPO_HOME/models/tiny-v<VERSION>-<recipe digest>`.
 
 The tokenizer keeps the vocabulary tiny on purpose: whole integers 0..MAX_NUMBER are single tokens (longer ones split into
 such pieces: 81 -> 8 1, 123 -> 12 3), so a
@@ -31,6 +31,7 @@ CHAT_TEMPLATE = (
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
+PRETOKENIZE = r"1\d|20|\d|[A-Za-z]+|\s|[^\sA-Za-z\d]"
 MODEL_SHAPE = dict(
     hidden_size=64,
     intermediate_size=256,
@@ -46,8 +47,19 @@ MODEL_SHAPE = dict(
 )
 
 
+def recipe_digest() -> str:
+    """Short hash of everything the built folder depends on: a changed recipe gets a new cache folder even when
+    nobody remembers to bump VERSION (it was missed once)."""
+    import hashlib
+    import json
+
+    recipe = {"version": VERSION, "seed": SEED, "max_number": MAX_NUMBER, "special": SPECIAL_TOKENS,
+              "template": CHAT_TEMPLATE, "shape": MODEL_SHAPE, "split": PRETOKENIZE, "corpus": _corpus()}
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:10]
+
+
 def default_dir() -> Path:
-    return paths.gspo_home() / "models" / f"tiny-v{VERSION}"
+    return paths.gspo_home() / "models" / f"tiny-v{VERSION}-{recipe_digest()}"
 
 
 def _corpus() -> list[str]:
@@ -66,7 +78,7 @@ def build_tokenizer():
     tok = Tokenizer(models.WordLevel(unk_token=UNK))
     # Integers, words, single whitespace chars and single symbols are the units; nothing is dropped, so
     # decode(encode(text)) == text for in-vocabulary text.
-    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"1\d|20|\d|[A-Za-z]+|\s|[^\sA-Za-z\d]"), behavior="isolated")
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(PRETOKENIZE), behavior="isolated")
     tok.decoder = decoders.Fuse()
     trainer = trainers.WordLevelTrainer(vocab_size=10_000, min_frequency=1, special_tokens=SPECIAL_TOKENS)
     tok.train_from_iterator(_corpus(), trainer=trainer)

@@ -43,3 +43,12 @@ def test_loads_and_generates_through_auto_classes(gspo_home):
     out = model.generate(**ids, max_new_tokens=3, do_sample=True)
     assert out.shape[1] <= ids["input_ids"].shape[1] + 3
     assert tok.eos_token == "<|im_end|>" and model.generation_config.eos_token_id == tok.eos_token_id
+
+
+def test_a_changed_recipe_gets_a_new_cache_folder(gspo_home, monkeypatch):
+    from gspo_cli.engines.native import tiny_model
+
+    before = tiny_model.default_dir()
+    assert before == tiny_model.default_dir() and before.name.startswith(f"tiny-v{tiny_model.VERSION}-")
+    monkeypatch.setitem(tiny_model.MODEL_SHAPE, "initializer_range", 0.02)
+    assert tiny_model.default_dir() != before  # no stale model from an older recipe, VERSION bumped or not
