@@ -39,12 +39,33 @@ def metrics_file(run: Path) -> Path:
     return run / "metrics.jsonl"
 
 
+# verl writes this after a checkpoint save completes (ray_trainer._save_checkpoint); the native engine never does.
+VERL_TRACKER = "latest_checkpointed_iteration.txt"
+
+
 def list_steps(run: Path) -> list[int]:
-    """Steps with a complete checkpoint (temp folders of an interrupted save start with '.' and are ignored)."""
+    """Steps with a complete checkpoint.
+
+    Temp folders of an interrupted native save start with '.' and are ignored. verl creates `global_step_N/`
+    before saving and writes its tracker file only after, so with a tracker, steps after it are incomplete;
+    without one (a native run, or no verl save finished yet) every folder counts.
+    """
     ckpt = checkpoints_dir(run)
     if not ckpt.is_dir():
         return []
-    return sorted(int(m.group(1)) for p in ckpt.iterdir() if p.is_dir() and (m := STEP_DIR.match(p.name)))
+    steps = sorted(int(m.group(1)) for p in ckpt.iterdir() if p.is_dir() and (m := STEP_DIR.match(p.name)))
+    try:
+        latest = int((ckpt / VERL_TRACKER).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return steps
+    return [s for s in steps if s <= latest]
+
+
+def _last_activity(run: Path) -> float:
+    """When training last wrote to the run (metrics, config, checkpoints); eval/ and report/ folders don't count."""
+    marks = [run / "metrics.jsonl", run / "config.yaml", checkpoints_dir(run)]
+    times = [p.stat().st_mtime for p in marks if p.exists()]
+    return max(times) if times else run.stat().st_mtime
 
 
 def latest_run(preset=None) -> Path:
@@ -52,7 +73,7 @@ def latest_run(preset=None) -> Path:
     runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")] if root.is_dir() else []
     if not runs:
         raise ConfigError(f"no runs in {root}", "train one first: gspo train --preset tiny")
-    return max(runs, key=lambda p: p.stat().st_mtime)
+    return max(runs, key=_last_activity)
 
 
 @dataclass

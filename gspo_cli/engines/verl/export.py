@@ -45,9 +45,8 @@ def resolve(run: str, step: int | None) -> tuple[Path, int | None]:
                           "pass a run name (ls $GSPO_HOME/runs), `latest`, RUN:STEP or a global_step_N folder")
     if step is None and ":" not in run and not Path(run).expanduser().is_dir():
         # The newest step verl finished saving (its tracker file), not a folder left by a save killed midway.
-        from gspo_cli.engines.verl.launch import complete_steps
 
-        steps = complete_steps(runs.latest_run() if name == "latest" else runs.run_dir(name))
+        steps = runs.list_steps(runs.latest_run() if name == "latest" else runs.run_dir(name))
         if steps:
             ref = f"{run}:{steps[-1]}"
     model = runs.resolve_model(ref)

@@ -108,29 +108,11 @@ def _resolve_resume(run: str) -> tuple[Path, Path, int]:
     if not run_dir.is_dir():
         raise ConfigError(f"--resume {run!r}: no such run (looked in {runs.runs_dir()})",
                           "pass a run name from `ls $GSPO_HOME/runs` or a run folder")
-    steps = complete_steps(run_dir)
+    steps = runs.list_steps(run_dir)
     if not steps:
         raise ConfigError(f"--resume {run!r}: {runs.checkpoints_dir(run_dir)} has no complete global_step_N "
                           "checkpoint", "the run saved none yet (trainer.save_freq); start it again without --resume")
     return run_dir, runs.checkpoints_dir(run_dir) / f"global_step_{steps[-1]}", steps[-1]
-
-
-TRACKER = "latest_checkpointed_iteration.txt"
-
-
-def complete_steps(run_dir: Path) -> list[int]:
-    """Steps verl finished saving. verl creates `global_step_N/` before the save and writes the tracker file
-    `latest_checkpointed_iteration.txt` only after it (ray_trainer._save_checkpoint), so a run killed mid-save
-    leaves a newest folder that cannot be loaded. With a tracker, steps after it are not complete; without one
-    (no verl save finished yet, or async_save) every folder counts, as before."""
-    from gspo_cli import runs
-
-    steps = runs.list_steps(run_dir)
-    try:
-        latest = int((runs.checkpoints_dir(run_dir) / TRACKER).read_text(encoding="utf-8").strip())
-    except (OSError, ValueError):
-        return steps
-    return [s for s in steps if s <= latest]
 
 
 def make_plan(
@@ -166,7 +148,7 @@ def make_plan(
         loaded = presets.load(preset_name, sets)
         run_name = run_name or runs.new_run_name(loaded.preset.name)
         run_dir = runs.run_dir(run_name, loaded.preset)
-        if complete_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
+        if runs.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
             # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
             _, resume_from, _ = _resolve_resume(str(run_dir))
     preset = loaded.preset
