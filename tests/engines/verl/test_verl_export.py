@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from gspo_cli.errors import ConfigError
+
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 SHARD = r"""
@@ -111,4 +113,7 @@ def test_export_picks_the_newest_step_verl_finished_saving(gspo_home):
     (ckpt / "latest_checkpointed_iteration.txt").write_text("4")  # the save of step 6 never finished
     assert resolve("r", None) == (ckpt / "global_step_4", 4)
     assert resolve("latest", None) == (ckpt / "global_step_4", 4)
-    assert resolve("r", 6) == (ckpt / "global_step_6", 6)  # asked for explicitly
+    # Even asked for explicitly, a half-saved step is not exported: merging it would fail or produce garbage.
+    with pytest.raises(ConfigError, match=r"no checkpoint at step '6'") as info:
+        resolve("r", 6)
+    assert "available steps: 2, 4" in info.value.hint
