@@ -38,6 +38,7 @@ def prepare_run(req) -> Path:
     if missing:
         raise DataError(f"prepared data missing: {', '.join(missing)}",
                         f"run: gspo prepare-data --preset {req.preset_ref}")
+    _check_manifests(preset)
     run_dir = runs.run_dir(run_name_for(req), preset).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     data = _absolute_paths(to_jsonable(preset))
@@ -79,3 +80,13 @@ def launch(req) -> int:
     err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}",
               highlight=False)
     return code
+
+
+def _check_manifests(preset) -> None:
+    """Refuse data prepared with other settings (e.g. after --set data.arith.*). Parquet written without
+    prepare-data (no manifest at all) is trusted as given."""
+    from gspo_cli.data import layout, manifest
+
+    sources = {preset.data.train.source, preset.data.val.source}
+    if all(layout.manifest_path(source, preset).is_file() for source in sources):
+        manifest.check_prepared(preset)
