@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,8 @@ def ray_head(tmp_path_factory):
     os.environ["GSPO_HOME"] = str(home)
     try:
         local_head.stop()
+        # gspo never deletes a user's Ray temp dir; this one belongs to the test session.
+        shutil.rmtree(record.temp_dir, ignore_errors=True)
     finally:
         if old is None:
             os.environ.pop("GSPO_HOME", None)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -113,6 +115,8 @@ def test_embedded_head_is_started_reused_and_torn_down(gspo, gspo_home):
     assert not procs.group_alive(record.pid)
     again = gspo("cluster", "down")
     assert again.returncode == 0 and "nothing to stop" in again.stderr
+    assert Path(record.temp_dir).is_dir()  # `cluster down` never deletes Ray's temp dir...
+    shutil.rmtree(record.temp_dir)  # ...but this test's own may go
 
 
 # ---------------------------------------------------------------- event rendering (pure)

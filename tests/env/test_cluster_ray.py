@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -43,6 +44,7 @@ def ray_head(tmp_path):
         down = subprocess.run([sys.executable, "-m", "gspo_cli", "cluster", "down"], capture_output=True, text=True,
                               env=env, timeout=120)
         record_files = list((gspo_home / "ray" / "nodes").glob("*.json")) if (gspo_home / "ray").exists() else []
+        shutil.rmtree(temp_dir, ignore_errors=True)  # the test's own Ray temp dir (gspo itself never deletes one)
         assert not record_files, down.stderr
 
 
