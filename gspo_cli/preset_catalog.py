@@ -13,13 +13,10 @@ from gspo_cli.fsutil import atomic_write_text
 
 def catalog() -> list[dict[str, Any]]:
     """One row per preset (built-in first, then $GSPO_HOME/presets), resolved through `extends`."""
-    sources = presets.builtin_sources()
-    user_dir = paths.user_presets_dir()
-    if user_dir.is_dir():
-        sources += [presets._read_source(p, builtin=False) for p in sorted(user_dir.glob("*.yaml"))]
+    sources = presets.builtin_sources() + presets.user_sources()
     rows = []
     for source in sources:
-        data, _ = presets._resolve_extends(source)
+        data, _ = presets.resolve_extends(source)
         cluster = data.get("cluster") or {}
         rows.append(
             {

@@ -127,6 +127,14 @@ def _aliases(source: PresetSource) -> list[str]:
     return [str(a) for a in aliases] if isinstance(aliases, list) else []
 
 
+def user_sources() -> list[PresetSource]:
+    """The presets in $GSPO_HOME/presets (found by name, after the built-ins)."""
+    user_dir = paths.user_presets_dir()
+    if not user_dir.is_dir():
+        return []
+    return [_read_source(p, builtin=False) for p in sorted(user_dir.glob("*.yaml"))]
+
+
 def available_names() -> list[str]:
     names = []
     for source in builtin_sources():
@@ -172,7 +180,7 @@ def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _resolve_extends(source: PresetSource, chain: tuple[str, ...] = ()) -> tuple[dict[str, Any], Origins]:
+def resolve_extends(source: PresetSource, chain: tuple[str, ...] = ()) -> tuple[dict[str, Any], Origins]:
     key = str(source.path.resolve())
     if key in chain:
         names = [Path(p).stem for p in (*chain, key)]
@@ -194,7 +202,7 @@ def _resolve_extends(source: PresetSource, chain: tuple[str, ...] = ()) -> tuple
     if relative.is_file():
         parent_ref = str(relative)
     parent_source = find_source(parent_ref)
-    parent_data, parent_origins = _resolve_extends(parent_source, (*chain, key))
+    parent_data, parent_origins = resolve_extends(parent_source, (*chain, key))
     # A child that extends another must name itself; it never inherits the parent's name and aliases.
     parent_data.pop("aliases", None)
     if "name" not in data:
@@ -338,7 +346,7 @@ class LoadedPreset:
 def load(name_or_path: str, sets: list[str] | None = None) -> LoadedPreset:
     """Find a preset, apply `extends` and `--set` overrides, and validate it against the schema."""
     source = find_source(name_or_path)
-    data, origins = _resolve_extends(source)
+    data, origins = resolve_extends(source)
     if sets:
         data = apply_sets(data, origins, sets)
     preset = validate(data, origins, str(source.path))
