@@ -42,9 +42,9 @@ def prepare(home: Path, steps: int):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from gspo_cli.config.presets import load_preset
     from gspo_cli.data.arith import make_arith_rows
-    from gspo_cli.data.layout import train_file
-    from gspo_cli.presets import load_preset
+    from gspo_cli.layout import train_file
 
     preset = load_preset("tiny", [f"trainer.total_training_steps={steps}", "trainer.test_freq=-1",
                                   "trainer.save_freq=-1", "trainer.val_before_train=false"])
@@ -56,9 +56,9 @@ def prepare(home: Path, steps: int):
 
 
 def run_native(preset, home: Path) -> dict:
-    from gspo_cli import events
-    from gspo_cli.engines.native.metrics import read_metrics
     from gspo_cli.engines.native.trainer import NativeTrainer
+    from gspo_cli.jobs import events
+    from gspo_cli.metrics.jsonl import read_metrics
 
     previous = events.set_sink(lambda e: None)
     try:
@@ -84,7 +84,7 @@ def run_trl(preset, rows: list[dict], home: Path) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from gspo_cli.engines.native.model_io import resolve_model_path
+    from gspo_cli.models.loading import resolve_model_path
     from gspo_cli.rewards import compute_score
 
     path = resolve_model_path(preset.model.path)

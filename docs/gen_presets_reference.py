@@ -10,7 +10,7 @@ import typing
 
 from pydantic import BaseModel
 
-from gspo_cli.schema import Preset
+from gspo_cli.config.schema import Preset
 
 
 def type_name(ann) -> str:

@@ -31,7 +31,7 @@ def ray_head(tmp_path_factory):
 
     Tests talk to it with `--address <dashboard_url>` (or RAY_ADDRESS), so their per-test $GSPO_HOME stays empty.
     """
-    from gspo_cli import local_head
+    from gspo_cli.jobs import local_head
 
     home = tmp_path_factory.mktemp("ray-home")
     old = os.environ.get("GSPO_HOME")

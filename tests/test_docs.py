@@ -13,7 +13,7 @@ def test_presets_reference_matches_the_schema():
     spec = importlib.util.spec_from_file_location("gen", REPO / "docs" / "gen_presets_reference.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    from gspo_cli.schema import Preset
+    from gspo_cli.config.schema import Preset
 
     text = (REPO / "docs" / "presets.md").read_text()
     table = text.split("<!-- keys:begin -->")[1].split("<!-- keys:end -->")[0]
@@ -32,7 +32,7 @@ def test_readme_names_the_two_commands_and_makefile_has_them():
 
 
 def test_builtin_presets_table_lists_every_builtin():
-    from gspo_cli import presets
+    from gspo_cli.config import presets
 
     text = (REPO / "docs" / "presets.md").read_text()
     for source in presets.builtin_sources():

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gspo_cli import events, jobs, procs
-from gspo_cli.job_view import JobView
+from gspo_cli.jobs import client as jobs
+from gspo_cli.jobs import events, procs
+from gspo_cli.jobs.view import JobView
 
 pytestmark = pytest.mark.ray
 
@@ -97,7 +98,7 @@ def test_no_cluster_named_and_no_head_running(gspo):
 
 
 def test_embedded_head_is_started_reused_and_torn_down(gspo, gspo_home):
-    from gspo_cli import local_head
+    from gspo_cli.jobs import local_head
 
     first = gspo("cluster", "smoke", "--json")
     assert first.returncode == 0, first.stderr

@@ -18,9 +18,10 @@ def test_non_editable_install_finds_builtin_presets(tmp_path):
          str(target), str(REPO)],
         check=True, capture_output=True, text=True, timeout=300,
     )
-    assert (target / "gspo_cli" / "presets" / "qwen3-32b-4x16.yaml").is_file()
+    # presets/ at the repository root ships as the data package gspo_cli.builtin_presets (setup.py)
+    assert (target / "gspo_cli" / "builtin_presets" / "qwen3-32b-4x16.yaml").is_file()
     code = (
-        "import json, gspo_cli, gspo_cli.preset_catalog as c; "
+        "import json, gspo_cli, gspo_cli.config.catalog as c; "
         "print(json.dumps({'file': gspo_cli.__file__, 'names': [r['name'] for r in c.catalog()]}))"
     )
     env = dict(os.environ, PYTHONPATH=str(target), GSPO_HOME=str(tmp_path / "home"))

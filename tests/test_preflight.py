@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from gspo_cli import preflight, presets
+from gspo_cli.config import presets
+from gspo_cli.engines.verl import preflight
+from gspo_cli.engines.verl.preflight import QWEN3_TABLE, DataFacts
 from gspo_cli.errors import ConfigError
-from gspo_cli.preflight import QWEN3_TABLE, DataFacts
 
 REF = "qwen3-32b-4x16"
 DATA_OK = DataFacts(train_rows=17398, val_rows=30)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gspo_cli import presets
+from gspo_cli.config import presets
 from gspo_cli.errors import ConfigError
 
 MINIMAL = """\

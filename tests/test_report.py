@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gspo_cli import report
 from gspo_cli.errors import DataError
 from gspo_cli.eval import metrics as M
+from gspo_cli.report import build as report
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -15,7 +15,7 @@ AddressOption = typer.Option(
 def status_cmd(address: str | None = AddressOption,
                json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:
     """Which head is in use and the resources its alive nodes register."""
-    from gspo_cli import jobs
+    from gspo_cli.jobs import client as jobs
 
     info = jobs.cluster_status(address)
     if json_out:
@@ -45,9 +45,9 @@ def status_cmd(address: str | None = AddressOption,
 @app.command("down")
 def down_cmd() -> None:
     """Stop what gspo started: the embedded local head and a node of `cluster up/join` (never other Ray processes)."""
-    from gspo_cli import local_head
     from gspo_cli.console import err
     from gspo_cli.env import raystart
+    from gspo_cli.jobs import local_head
 
     node = raystart.stop()  # the node `gspo cluster up/join` started on this host, if any
     if node is not None:
@@ -68,7 +68,7 @@ def smoke_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Run a job that connects back to the cluster and runs one task on every alive node."""
-    from gspo_cli import jobs
+    from gspo_cli.jobs import client as jobs
 
     raise typer.Exit(jobs.run_job("cluster-smoke", [], preset_name="cluster", address=address, local=local,
                                   json_out=json_out))

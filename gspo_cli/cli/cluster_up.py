@@ -7,11 +7,11 @@ import typer
 
 def _start(role: str, preset: str, head: str | None, port: int, dashboard_port: int, node_ip: str | None,
            npus: int | None, stack: str | None, temp_dir: str | None, wait: float, sets: list[str] | None) -> None:
+    from gspo_cli.config.presets import load_preset
     from gspo_cli.console import err
     from gspo_cli.env import raystart
     from gspo_cli.env.exports import parse_stack
     from gspo_cli.env.probes import collect_facts
-    from gspo_cli.presets import load_preset
 
     loaded = load_preset(preset, sets or [])
     version = parse_stack(stack) if stack else None

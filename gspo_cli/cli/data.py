@@ -26,9 +26,9 @@ def prepare_data_command(
     """Deduplicate and convert the preset's datasets (DAPO-Math-17k, AIME-2024, arith) to verl parquet + manifest."""
     from pathlib import Path
 
-    from gspo_cli import jobs
+    from gspo_cli.config.presets import load_preset
     from gspo_cli.data import job, prepare
-    from gspo_cli.presets import load_preset
+    from gspo_cli.jobs import client as jobs
 
     sets = list(sets or [])
     loaded = load_preset(preset, sets)  # fail fast on a bad preset, --set, --dataset or --input
@@ -53,8 +53,9 @@ def render(preset, items, out_dir: str | None) -> None:
 
     from rich.table import Table
 
+    from gspo_cli import layout
     from gspo_cli.console import out
-    from gspo_cli.data import layout, manifest
+    from gspo_cli.data import manifest
 
     data_dir = Path(out_dir) if out_dir else layout.data_dir(preset)
     table = Table(title=f"prepared data in {data_dir}/<source>/<split>.parquet", title_justify="left")

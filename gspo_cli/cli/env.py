@@ -13,7 +13,7 @@ STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "di
 def _load(preset: str | None, sets: list[str] | None):
     if not preset:
         return None
-    from gspo_cli.presets import load_preset
+    from gspo_cli.config.presets import load_preset
 
     return load_preset(preset, sets or [])
 

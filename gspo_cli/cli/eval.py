@@ -35,10 +35,10 @@ def eval_command(
     json_out: bool = typer.Option(False, "--json", help="Print results.json to stdout."),
 ) -> None:
     """Evaluate a model on a benchmark: avg@n, unbiased pass@k, maj@k, with every response saved."""
-    from gspo_cli import jobs
     from gspo_cli.errors import ConfigError
     from gspo_cli.eval import job as eval_job
     from gspo_cli.eval import service
+    from gspo_cli.jobs import client as jobs
 
     ks = None
     if k:

@@ -15,7 +15,7 @@ def export_command(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
 ) -> None:
     """Merge a verl FSDP checkpoint (global_step_N/actor) into an HF model folder with verl.model_merger."""
-    from gspo_cli.engines.verl.export import export
+    from gspo_cli.models.verl_checkpoint import export
 
     # RUN:STEP is resolved (and a bad step reported) by runs.resolve_model.
     code = export(run, out, step=step, address=address, local=local, json_out=json_out, force=force)

@@ -15,7 +15,7 @@ JsonOption = typer.Option(False, "--json", help="Print JSON for scripts.")
 @app.command("list")
 def list_cmd(address: str | None = AddressOption, json_out: bool = JsonOption) -> None:
     """List jobs, newest first."""
-    from gspo_cli import jobs
+    from gspo_cli.jobs import client as jobs
 
     rows = jobs.list_jobs(address)
     if json_out:
@@ -46,7 +46,7 @@ def _status_style(status: str) -> str:
 def status_cmd(job_id: str = typer.Argument(..., help="Submission id."),
                address: str | None = AddressOption, json_out: bool = JsonOption) -> None:
     """Show one job's status, entrypoint and exit code."""
-    from gspo_cli import jobs
+    from gspo_cli.jobs import client as jobs
 
     row = jobs.job_status(job_id, address)
     if json_out:
@@ -69,7 +69,7 @@ def logs_cmd(
     json_out: bool = typer.Option(False, "--json", help="With --follow: print the job's result as JSON at the end."),
 ) -> None:
     """Print a job's logs, or follow them live with progress."""
-    from gspo_cli import jobs
+    from gspo_cli.jobs import client as jobs
 
     if follow:
         raise typer.Exit(jobs.follow_existing(job_id, address, json_out=json_out))
@@ -82,7 +82,7 @@ def logs_cmd(
 def stop_cmd(job_id: str = typer.Argument(..., help="Submission id."),
              address: str | None = AddressOption, json_out: bool = JsonOption) -> None:
     """Stop a running job and wait until Ray reports it stopped."""
-    from gspo_cli import jobs
+    from gspo_cli.jobs import client as jobs
 
     row = jobs.stop_job(job_id, address)
     if json_out:

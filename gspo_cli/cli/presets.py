@@ -16,7 +16,7 @@ SetOption = typer.Option(
 @app.command("list")
 def list_presets(json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:
     """List the built-in presets and those in $GSPO_HOME/presets."""
-    from gspo_cli import preset_catalog
+    from gspo_cli.config import catalog as preset_catalog
 
     rows = preset_catalog.catalog()
     if json_out:
@@ -48,7 +48,7 @@ def show(
     sets: list[str] | None = SetOption,
 ) -> None:
     """Show a preset: the file as written, or --resolved with every default filled in."""
-    from gspo_cli import presets
+    from gspo_cli.config import presets
 
     loaded = presets.load(name, sets or [])
     if resolved or json_out:
@@ -78,7 +78,7 @@ def copy(
     force: bool = typer.Option(False, "--force", help="Overwrite DEST if it exists."),
 ) -> None:
     """Fork a preset into an editable file; it `extends` nothing, so every value is there to change."""
-    from gspo_cli import preset_catalog
+    from gspo_cli.config import catalog as preset_catalog
     from gspo_cli.console import err
 
     written = preset_catalog.copy_preset(name, dest, force=force)

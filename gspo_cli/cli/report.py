@@ -12,11 +12,11 @@ def report_command(
     json_out: bool = typer.Option(False, "--json", help="Print the report index as JSON."),
 ) -> None:
     """Draw training curves (reward, val accuracy, length, clipfrac/KL, grad norm, step time) and eval results."""
-    from gspo_cli import report
+    from gspo_cli.report import build as report
 
     loaded = None
     if preset:
-        from gspo_cli.presets import load_preset
+        from gspo_cli.config.presets import load_preset
 
         loaded = load_preset(preset)
     result = report.make_report(report.resolve_run(run, loaded), out)

@@ -23,8 +23,8 @@ def train_command(
                                "global_step_N with its saved config (--set changes are applied and shown)."),
 ) -> None:
     """Train a policy with GSPO using the preset's engine (native on one device, or verl on a cluster)."""
+    from gspo_cli.config.presets import load_preset
     from gspo_cli.engines import TrainRequest, get_engine
-    from gspo_cli.presets import load_preset
 
     if resume and not preset:
         from gspo_cli.engines.verl.launch import saved_config

@@ -1,4 +1,4 @@
-"""Job entrypoint of `gspo prepare-data` (`python -m gspo_cli.jobs_entry prepare-data ARGS...`).
+"""Job entrypoint of `gspo prepare-data` (`python -m gspo_cli.jobs.entry prepare-data ARGS...`).
 
 The CLI builds the argv with `to_argv`; the job parses it back, loads the preset, prepares each source and
 reports progress (rows read), one summary line per source, and the manifests as the job's result.
@@ -28,7 +28,7 @@ def to_argv(
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gspo_cli.jobs_entry prepare-data")
+    p = argparse.ArgumentParser(prog="gspo_cli.jobs.entry prepare-data")
     p.add_argument("--preset", required=True)
     p.add_argument("--set", dest="sets", action="append", default=[])
     p.add_argument("--dataset", dest="datasets", action="append", default=[])
@@ -39,9 +39,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from gspo_cli import events
+    from gspo_cli.config.presets import load_preset
     from gspo_cli.data import prepare
-    from gspo_cli.presets import load_preset
+    from gspo_cli.jobs import events
 
     args = parser().parse_args(argv)
     preset = load_preset(args.preset, args.sets)

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gspo_cli.data import layout
+from gspo_cli import layout
 from gspo_cli.errors import DataError
 
 FORMAT = 1  # bump when the output rows change for the same input and settings: forces a re-prepare

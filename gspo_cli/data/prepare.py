@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gspo_cli import __version__
-from gspo_cli.data import fetch, layout, sources
+from gspo_cli import __version__, layout
+from gspo_cli.data import fetch, sources
 from gspo_cli.data import manifest as mf
 from gspo_cli.errors import ConfigError, DataError
 from gspo_cli.fsutil import atomic_write_json

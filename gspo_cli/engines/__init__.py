@@ -25,7 +25,7 @@ ENGINES: dict[str, str] = {
 class TrainRequest:
     """What `gspo train` was asked: the loaded preset plus the flags (engines ignore flags they do not use)."""
 
-    preset: Any  # gspo_cli.schema.Preset, already resolved with --set
+    preset: Any  # gspo_cli.config.schema.Preset, already resolved with --set
     preset_ref: str  # the name or path given, so a job can reload it
     sets: list[str] = field(default_factory=list)
     run_name: str | None = None

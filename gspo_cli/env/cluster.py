@@ -93,7 +93,9 @@ def _check_reachable(address: str, source: str, timeout: float = 3.0) -> None:
 
 def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.0) -> tuple[list[Check], list[dict]]:
     """Connect to the cluster, probe every alive node, return (checks, per-node facts)."""
-    from gspo_cli import jobs, local_head, paths
+    from gspo_cli import layout
+    from gspo_cli.jobs import client as jobs
+    from gspo_cli.jobs import local_head
 
     target = jobs.resolve_target(address, preset, start_local=False)
     if target.embedded:
@@ -113,7 +115,7 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         raise ClusterError(f"cannot connect to Ray at {target.address} ({target.source}): "
                            f"{str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__}",
                            "start it with `gspo cluster up`, or fix --address / RAY_ADDRESS") from None
-    marker = paths.gspo_home() / f".doctor-marker-{uuid.uuid4().hex[:12]}"
+    marker = layout.gspo_home() / f".doctor-marker-{uuid.uuid4().hex[:12]}"
     token: str | None = uuid.uuid4().hex
     try:
         try:

@@ -16,12 +16,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gspo_cli import paths
+from gspo_cli import layout
 from gspo_cli.env import matrix
 from gspo_cli.env.host import Host
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
-from gspo_cli.procs import kill_group, pid_alive, ray_executable
+from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
 
 READY_MARK = "Ray runtime started"
 
@@ -40,7 +40,7 @@ class NodeRecord:
 
 
 def nodes_dir() -> Path:
-    return paths.ray_dir() / "nodes"
+    return layout.ray_dir() / "nodes"
 
 
 def record_file(hostname: str | None = None) -> Path:
@@ -152,7 +152,7 @@ def stop(hostname: str | None = None, timeout: float = 30.0) -> NodeRecord | Non
 
 def wait_for_npus(address: str, want: int, *, timeout: float, on_progress=None) -> float:
     """Poll the cluster until it registers `want` NPUs (gspo cluster status); returns the total seen."""
-    from gspo_cli import jobs
+    from gspo_cli.jobs import client as jobs
 
     deadline = time.monotonic() + timeout
     seen = 0.0

@@ -57,7 +57,7 @@ class EvalSettings:
 
 def resolve_settings(benchmark: str, preset=None, overrides: dict[str, Any] | None = None) -> EvalSettings:
     """Layer registry defaults, the preset's eval section and flag overrides (None values are ignored)."""
-    from gspo_cli.data.layout import benchmark_file
+    from gspo_cli.layout import benchmark_file
 
     spec = REGISTRY.get(benchmark)
     merged: dict[str, Any] = {"n": 1, "k": None, "temperature": 1.0, "top_p": 1.0, "top_k": -1, "max_tokens": 1024,

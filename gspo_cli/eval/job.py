@@ -1,4 +1,4 @@
-"""Job entrypoint of `gspo eval` (`python -m gspo_cli.jobs_entry eval ARGS...`): argv <-> EvalRequest, run, report.
+"""Job entrypoint of `gspo eval` (`python -m gspo_cli.jobs.entry eval ARGS...`): argv <-> EvalRequest, run, report.
 
 The CLI turns its flags into an EvalRequest and then into argv with `to_argv`; the job parses them back with
 `from_argv`, so a Ray job and a --local run execute the same request.
@@ -56,7 +56,7 @@ def _k_list(text: str) -> list[int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gspo_cli.jobs_entry eval")
+    p = argparse.ArgumentParser(prog="gspo_cli.jobs.entry eval")
     p.add_argument("benchmark")
     p.add_argument("--model", default="latest")
     p.add_argument("--preset")
@@ -86,8 +86,8 @@ def from_argv(argv: list[str]) -> EvalRequest:
 
 
 def main(argv: list[str]) -> int:
-    from gspo_cli import events
     from gspo_cli.eval.service import run_eval
+    from gspo_cli.jobs import events
 
     results = run_eval(from_argv(argv))
     # the event travels through the job log: keep it small; results.json on disk has everything

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gspo_cli import events, paths
+from gspo_cli import layout
 from gspo_cli.errors import ConfigError
+from gspo_cli.jobs import events
 
 RESULTS = "results.json"
 SAMPLES = "samples.jsonl"
@@ -60,7 +61,7 @@ def load_preset(req: EvalRequest):
         if req.sets:
             raise ConfigError("--set needs --preset", "name the preset the overrides apply to")
         return None
-    from gspo_cli.presets import load_preset as _load
+    from gspo_cli.config.presets import load_preset as _load
 
     return _load(req.preset, req.sets)
 
@@ -75,11 +76,11 @@ def output_dir(req: EvalRequest, preset=None, model_ref=None) -> Path:
         return model_ref.run / "eval" / f"{req.benchmark}-{model_ref.step}"
     # a folder name safe on every filesystem ("builtin:tiny" -> "builtin-tiny")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", model_ref.path.name or str(model_ref.path)).strip("-") or "model"
-    return paths.gspo_home() / "evals" / f"{name}-{req.benchmark}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return layout.gspo_home() / "evals" / f"{name}-{req.benchmark}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def resolve(req: EvalRequest, preset=None):
-    from gspo_cli.runs import ModelRef, resolve_model
+    from gspo_cli.layout import ModelRef, resolve_model
 
     if req.model.startswith("builtin:"):
         return ModelRef(Path(req.model), None, None)
@@ -90,10 +91,10 @@ def hf_folder(model_ref) -> Path:
     """An HF folder for the model: as is, the built-in tiny model, or a verl checkpoint exported first."""
     path = model_ref.path
     if str(path) == "builtin:tiny":
-        from gspo_cli.engines.native.tiny_model import ensure_tiny_model
+        from gspo_cli.models.tiny import ensure_tiny_model
 
         return ensure_tiny_model()
-    from gspo_cli.engines.verl import export as verl_export  # light: paths and a subprocess call
+    from gspo_cli.models import verl_checkpoint as verl_export  # light: paths and a subprocess call
 
     if verl_export.is_verl_checkpoint(path):
         # merged once into <step>/huggingface_merged by verl's model_merger, reused afterwards
@@ -119,7 +120,7 @@ class _Progress:
 
 
 def _settings_device(req: EvalRequest, preset) -> str:
-    from gspo_cli.engines.native.device import detect_device  # one device probe for train and eval
+    from gspo_cli.models.device import detect_device  # one device probe for train and eval
 
     requested = req.device or (preset.cluster.device if preset is not None else "auto")
     return detect_device(requested)

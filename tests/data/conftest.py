@@ -16,7 +16,7 @@ def dapo_file(tmp_path) -> Path:
 @pytest.fixture
 def qwen_preset(tmp_path):
     """The reference preset with its data folder in tmp."""
-    from gspo_cli.presets import load_preset
+    from gspo_cli.config.presets import load_preset
 
     def make(*sets: str):
         return load_preset("qwen3-32b", [f"paths.data_dir={tmp_path / 'data'}", *sets])

@@ -83,7 +83,7 @@ def test_hub_fallback_uses_the_raw_cache_without_network(qwen_preset, tmp_path, 
 
 
 def test_check_prepared(qwen_preset, dapo_file, tmp_path):
-    from gspo_cli.data import layout
+    from gspo_cli import layout
 
     preset = qwen_preset()
     with pytest.raises(DataError, match="dataset dapo-math-17k is not prepared") as exc:
@@ -122,7 +122,7 @@ def test_check_prepared(qwen_preset, dapo_file, tmp_path):
 
 
 def test_check_prepared_arith(qwen_preset):
-    from gspo_cli.presets import load_preset
+    from gspo_cli.config.presets import load_preset
 
     data_dir = qwen_preset().paths.data_dir
     tiny = load_preset("tiny", [f"paths.data_dir={data_dir}", "data.arith.train_size=20"])

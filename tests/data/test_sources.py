@@ -157,8 +157,8 @@ def test_aime_wrong_problem_count_is_an_error(qwen_preset, tmp_path):
 
 
 def test_arith_writes_both_splits(qwen_preset):
+    from gspo_cli.config.presets import load_preset
     from gspo_cli.data.arith import make_arith_rows
-    from gspo_cli.presets import load_preset
 
     preset = load_preset("tiny", [f"paths.data_dir={qwen_preset().paths.data_dir}", "data.arith.train_size=50",
                                   "data.arith.val_size=10"])
@@ -179,7 +179,7 @@ def test_unknown_source_and_bad_input_flag(qwen_preset):
 
 
 def test_plan_covers_train_val_and_eval_benchmarks(qwen_preset):
-    from gspo_cli.presets import load_preset
+    from gspo_cli.config.presets import load_preset
 
     assert [(i.source, i.splits) for i in prepare.plan(qwen_preset())] == [
         ("dapo-math-17k", ("train",)), ("aime-2024", ("val",)),

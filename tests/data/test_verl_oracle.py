@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from raw_factories import write_aime_maxwell
 
-from gspo_cli.data import layout, prepare
+from gspo_cli import layout
+from gspo_cli.data import prepare
 
 
 @pytest.mark.timeout(300)

@@ -17,6 +17,6 @@ def host_factory(tmp_path):
 
 @pytest.fixture
 def preset():
-    from gspo_cli.presets import load_preset
+    from gspo_cli.config.presets import load_preset
 
     return load_preset("qwen3-32b")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from env_hosts import A2_INFO, A3_INFO, CLEAN_VARS, STACK_011, STACK_023, a3_idle
 
+from gspo_cli.config.presets import load_preset
 from gspo_cli.env.checks import by_id, exit_code, local_checks
 from gspo_cli.env.probes import collect_facts
-from gspo_cli.presets import load_preset
 
 
 def run(host, preset):

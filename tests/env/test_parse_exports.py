@@ -10,10 +10,10 @@ import sys
 
 from env_hosts import A2_INFO, A3_26X, A3_INFO, make_host
 
+from gspo_cli.config.presets import load_preset
 from gspo_cli.env import matrix
 from gspo_cli.env.exports import build, parse_stack
 from gspo_cli.env.npusmi import parse_info
-from gspo_cli.presets import load_preset
 
 
 def test_parse_a3_and_26x_by_pattern():

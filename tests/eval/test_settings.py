@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from gspo_cli.config.presets import load_preset
 from gspo_cli.errors import ConfigError, DataError
 from gspo_cli.eval import benchmarks
 from gspo_cli.eval.job import from_argv, to_argv
 from gspo_cli.eval.service import EvalRequest
-from gspo_cli.presets import load_preset
 
 
 def test_layering(eval_home):
@@ -82,7 +82,7 @@ def test_restyle(eval_home):
 def test_model_folder_checks_and_output_dirs(eval_home, tmp_path):
     from gspo_cli.errors import GspoError
     from gspo_cli.eval import service
-    from gspo_cli.runs import ModelRef, resolve_model
+    from gspo_cli.layout import ModelRef, resolve_model
 
     ref = resolve_model("tiny-test")
     assert service.hf_folder(ref) == ref.path

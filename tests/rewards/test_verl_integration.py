@@ -88,8 +88,8 @@ def test_overlong_penalty_matches_verl_dapo_manager(buffer_len, factor):
 
 
 def test_overlong_penalty_from_the_preset_section():
+    from gspo_cli.config.schema import OverlongPenalty
     from gspo_cli.rewards import overlong_penalty_for
-    from gspo_cli.schema import OverlongPenalty
 
     assert overlong_penalty_for(1000, 1000, OverlongPenalty()) == 0.0  # disabled by default
     cfg = OverlongPenalty(enable=True, buffer_len=200, penalty_factor=0.5)

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from gspo_cli.fsutil import atomic_dir
-from gspo_cli.runs import STEP_DIR, checkpoints_dir, list_steps
+from gspo_cli.layout import STEP_DIR, checkpoints_dir, list_steps
 
 STATE_FILE = "trainer_state.pt"
 

@@ -1,4 +1,4 @@
-"""Job side of native training: `python -m gspo_cli.jobs_entry train --config C --run-dir D`."""
+"""Job side of native training: `python -m gspo_cli.jobs.entry train --config C --run-dir D`."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="gspo_cli.jobs_entry train")
+    parser = argparse.ArgumentParser(prog="gspo_cli.jobs.entry train")
     parser.add_argument("--config", required=True, help="resolved preset as JSON (written by gspo train)")
     parser.add_argument("--run-dir", required=True)
     args = parser.parse_args(argv)
 
+    from gspo_cli.config.schema import Preset
     from gspo_cli.errors import ConfigError
-    from gspo_cli.schema import Preset
 
     try:
         preset = Preset.model_validate(json.loads(Path(args.config).read_text(encoding="utf-8")))

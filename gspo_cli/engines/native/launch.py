@@ -25,10 +25,10 @@ def prepare_run(req) -> Path:
     """The run folder with config.yaml (readable) and config.json (what the job loads)."""
     import yaml
 
-    from gspo_cli import runs
-    from gspo_cli.data.layout import train_file, val_file
+    from gspo_cli import layout
+    from gspo_cli.config.schema import to_jsonable
     from gspo_cli.fsutil import atomic_write_json, atomic_write_text
-    from gspo_cli.schema import to_jsonable
+    from gspo_cli.layout import train_file, val_file
 
     preset = req.preset
     needed = [train_file(preset)]
@@ -39,7 +39,7 @@ def prepare_run(req) -> Path:
         raise DataError(f"prepared data missing: {', '.join(missing)}",
                         f"run: gspo prepare-data --preset {req.preset_ref}")
     _check_manifests(preset)
-    run_dir = runs.run_dir(run_name_for(req), preset).resolve()
+    run_dir = layout.run_dir(run_name_for(req), preset).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     data = _absolute_paths(to_jsonable(preset))
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(data, sort_keys=False))
@@ -63,8 +63,8 @@ def entry_args(run_dir: Path) -> list[str]:
 
 
 def launch(req) -> int:
-    from gspo_cli import jobs
     from gspo_cli.console import err
+    from gspo_cli.jobs import client as jobs
 
     if req.resume:
         raise ConfigError("--resume is for the verl engine", "the native engine resumes automatically "
@@ -85,7 +85,8 @@ def launch(req) -> int:
 def _check_manifests(preset) -> None:
     """Refuse data prepared with other settings (e.g. after --set data.arith.*). Parquet written without
     prepare-data (no manifest at all) is trusted as given."""
-    from gspo_cli.data import layout, manifest
+    from gspo_cli import layout
+    from gspo_cli.data import manifest
 
     sources = {preset.data.train.source, preset.data.val.source}
     if all(layout.manifest_path(source, preset).is_file() for source in sources):

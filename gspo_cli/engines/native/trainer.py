@@ -17,17 +17,16 @@ from pathlib import Path
 
 import torch
 
-from gspo_cli import events
 from gspo_cli.algo import agg_loss, broadcast_to_tokens, compute_policy_loss, grpo_outcome_advantages
-from gspo_cli.data.layout import train_file, val_file
 from gspo_cli.engines.native import checkpoint
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
-from gspo_cli.engines.native.device import resolve_device
-from gspo_cli.engines.native.metrics import MetricsWriter
-from gspo_cli.engines.native.model_io import load_model, load_tokenizer, resolve_model_path
 from gspo_cli.engines.native.rollout import Sampling, generate, response_log_probs
 from gspo_cli.errors import ConfigError
-from gspo_cli.runs import metrics_file
+from gspo_cli.jobs import events
+from gspo_cli.layout import metrics_file, train_file, val_file
+from gspo_cli.metrics.jsonl import MetricsWriter
+from gspo_cli.models.device import resolve_device
+from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
 
 
 @contextmanager

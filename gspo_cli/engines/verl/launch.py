@@ -1,6 +1,6 @@
 """`gspo train` for the verl engine: plan (compile + preflight + schema check), dry-run rendering, launch, resume.
 
-The Ray job's entrypoint is `python -u -m gspo_cli.jobs_entry verl-train <run>/verl_job.json`. That wrapper
+The Ray job's entrypoint is `python -u -m gspo_cli.jobs.entry verl-train <run>/verl_job.json`. That wrapper
 (`job_main`) runs `python -m verl.trainer.main_ppo <overrides>` as a child process, passes its output through,
 and turns new lines of `runs/<run>/metrics.jsonl` (verl's file logger) into gspo progress events
 (step/total, reward mean, response length, step time; the follower draws the bar and ETA). Overrides travel in
@@ -101,18 +101,18 @@ class Plan:
 
 def _resolve_resume(run: str) -> tuple[Path, Path, int]:
     """(run_dir, newest global_step folder, step) of an existing run."""
-    from gspo_cli import runs
+    from gspo_cli import layout
 
     candidate = Path(run).expanduser()
-    run_dir = candidate if candidate.is_dir() else runs.run_dir(run)
+    run_dir = candidate if candidate.is_dir() else layout.run_dir(run)
     if not run_dir.is_dir():
-        raise ConfigError(f"--resume {run!r}: no such run (looked in {runs.runs_dir()})",
+        raise ConfigError(f"--resume {run!r}: no such run (looked in {layout.runs_dir()})",
                           "pass a run name from `ls $GSPO_HOME/runs` or a run folder")
-    steps = runs.list_steps(run_dir)
+    steps = layout.list_steps(run_dir)
     if not steps:
-        raise ConfigError(f"--resume {run!r}: {runs.checkpoints_dir(run_dir)} has no complete global_step_N "
+        raise ConfigError(f"--resume {run!r}: {layout.checkpoints_dir(run_dir)} has no complete global_step_N "
                           "checkpoint", "the run saved none yet (trainer.save_freq); start it again without --resume")
-    return run_dir, runs.checkpoints_dir(run_dir) / f"global_step_{steps[-1]}", steps[-1]
+    return run_dir, layout.checkpoints_dir(run_dir) / f"global_step_{steps[-1]}", steps[-1]
 
 
 def make_plan(
@@ -125,11 +125,11 @@ def make_plan(
     python: str = "python3",
 ) -> Plan:
     """Everything `gspo train` decides before launch. Never calls Ray."""
-    from gspo_cli import preflight, presets, runs
-    from gspo_cli.data import layout
-    from gspo_cli.engines.verl import schema_check
+    from gspo_cli import layout
+    from gspo_cli.config import presets
+    from gspo_cli.engines.verl import preflight, schema_check
     from gspo_cli.engines.verl.compile import compile_preset
-    from gspo_cli.jobs import entrypoint
+    from gspo_cli.jobs.client import entrypoint
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -146,9 +146,9 @@ def make_plan(
         if not preset_name:
             raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
         loaded = presets.load(preset_name, sets)
-        run_name = run_name or runs.new_run_name(loaded.preset.name)
-        run_dir = runs.run_dir(run_name, loaded.preset)
-        if runs.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
+        run_name = run_name or layout.new_run_name(loaded.preset.name)
+        run_dir = layout.run_dir(run_name, loaded.preset)
+        if layout.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
             # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
             _, resume_from, _ = _resolve_resume(str(run_dir))
     preset = loaded.preset
@@ -256,8 +256,8 @@ def write_run(plan: Plan) -> Path:
     """Create the run folder: the resolved preset (unless resuming) and the job spec."""
     import yaml
 
+    from gspo_cli.config.schema import to_jsonable
     from gspo_cli.fsutil import atomic_write_json, atomic_write_text
-    from gspo_cli.schema import to_jsonable
 
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     config = plan.run_dir / "config.yaml"
@@ -278,8 +278,9 @@ def write_run(plan: Plan) -> Path:
 
 def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_out: bool = False) -> int:
     """Preflight and schema check must have passed (`raise_if_blocked`); then submit and follow the Ray job."""
-    from gspo_cli import __version__, jobs
+    from gspo_cli import __version__
     from gspo_cli.console import err
+    from gspo_cli.jobs import client as jobs
 
     raise_if_blocked(plan)
     write_run(plan)
@@ -306,7 +307,7 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
 
 
 def _progress_from(line: str, total: int | None) -> None:
-    from gspo_cli import events
+    from gspo_cli.jobs import events
 
     try:
         record = json.loads(line)
@@ -384,10 +385,10 @@ def job_main(argv: list[str]) -> int:
     import subprocess
     import threading
 
-    from gspo_cli import events
+    from gspo_cli.jobs import events
 
     if len(argv) != 1:
-        print("usage: python -m gspo_cli.jobs_entry verl-train RUN_DIR/verl_job.json", file=sys.stderr)
+        print("usage: python -m gspo_cli.jobs.entry verl-train RUN_DIR/verl_job.json", file=sys.stderr)
         return 2
     spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     env = dict(os.environ)
@@ -470,7 +471,7 @@ def launch_request(req) -> int:
                   + (f" with --set {' '.join(plan.sets)}" if plan.sets else " with its saved config"))
     raise_if_blocked(plan)
     if req.local:
-        from gspo_cli import jobs
+        from gspo_cli.jobs import client as jobs
 
         spec = write_run(plan)  # verl then starts its own local Ray (main_ppo's ray.init)
         return jobs.run_job(JOB_COMMAND, [str(spec)], preset=plan.preset, local=True, json_out=req.json_out)

@@ -72,7 +72,7 @@ def _describe_origin(compiled: Compiled, key: str, loaded=None) -> str:
     if origin is None:
         return "not from the preset"
     if loaded is not None and not origin.startswith("derived"):
-        from gspo_cli.presets import origin_of
+        from gspo_cli.config.presets import origin_of
 
         path = origin.replace("[", ".").replace("]", "") if origin.startswith("overrides.verl") else origin
         where = origin_of(loaded, path)
@@ -201,9 +201,9 @@ def _cache_key(compiled: Compiled) -> str:
 
 
 def cache_dir() -> Path:
-    from gspo_cli import paths
+    from gspo_cli import layout
 
-    return paths.gspo_home() / "cache" / "verl-check"
+    return layout.gspo_home() / "cache" / "verl-check"
 
 
 def _validate_with_verl(cfg) -> str:

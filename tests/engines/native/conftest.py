@@ -15,7 +15,7 @@ def gspo_home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("gspo_home")
     old = os.environ.get("GSPO_HOME")
     os.environ["GSPO_HOME"] = str(home)
-    from gspo_cli.engines.native.tiny_model import ensure_tiny_model
+    from gspo_cli.models.tiny import ensure_tiny_model
 
     ensure_tiny_model()
     yield home

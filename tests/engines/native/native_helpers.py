@@ -32,6 +32,6 @@ QUICK_SETS = [
 
 
 def quick_preset(sets: list[str], extra: list[str] | None = None):
-    from gspo_cli.presets import load_preset
+    from gspo_cli.config.presets import load_preset
 
     return load_preset("tiny", [*sets, *(extra or [])])

@@ -6,7 +6,7 @@ import json
 import os
 
 from gspo_cli.engines.native.data import Cursor, PromptSampler
-from gspo_cli.engines.native.metrics import MetricsWriter, read_metrics
+from gspo_cli.metrics.jsonl import MetricsWriter, read_metrics
 
 
 def test_sampler_cursor_restores_the_stream():
@@ -41,9 +41,9 @@ def test_save_prune_and_leftovers(gspo_home, tmp_path):
     import torch
 
     from gspo_cli.engines.native import checkpoint
-    from gspo_cli.engines.native.model_io import load_model, load_tokenizer, resolve_model_path
     from gspo_cli.engines.native.trainer import constant_with_warmup
-    from gspo_cli.runs import list_steps, resolve_model
+    from gspo_cli.layout import list_steps, resolve_model
+    from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
 
     path = resolve_model_path("builtin:tiny")
     model, tok = load_model(path), load_tokenizer(path)

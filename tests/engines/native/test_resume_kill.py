@@ -10,12 +10,12 @@ import time
 
 from native_helpers import PY, ROOT, quick_preset
 
-from gspo_cli import events
 from gspo_cli.engines import TrainRequest
 from gspo_cli.engines.native.launch import JOB_COMMAND, entry_args, prepare_run
-from gspo_cli.engines.native.metrics import read_metrics
 from gspo_cli.engines.native.trainer import train
-from gspo_cli.runs import list_steps
+from gspo_cli.jobs import events
+from gspo_cli.layout import list_steps
+from gspo_cli.metrics.jsonl import read_metrics
 
 STEPS = 12
 SETS = [f"trainer.total_training_steps={STEPS}", "trainer.save_freq=2", "trainer.test_freq=4",
@@ -32,7 +32,7 @@ def test_sigkill_after_a_checkpoint_then_resume(workspace):
     preset = quick_preset(workspace["sets"], SETS)
     run_dir = prepare_run(TrainRequest(preset=preset, preset_ref="tiny", run_name="killed"))
     env = {**os.environ, "GSPO_HOME": str(workspace["home"])}
-    proc = subprocess.Popen([PY, "-m", "gspo_cli.jobs_entry", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT, env=env,
+    proc = subprocess.Popen([PY, "-m", "gspo_cli.jobs.entry", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 300
@@ -80,7 +80,7 @@ def test_kills_at_random_moments_never_break_the_run(workspace):
     import random
 
     from gspo_cli.engines.native import checkpoint
-    from gspo_cli.engines.native.model_io import load_model
+    from gspo_cli.models.loading import load_model
 
     preset = quick_preset(workspace["sets"], SETS + ["trainer.save_freq=1", "trainer.max_ckpt_to_keep=1"])
     run_dir = prepare_run(TrainRequest(preset=preset, preset_ref="tiny", run_name="torture"))
@@ -88,7 +88,7 @@ def test_kills_at_random_moments_never_break_the_run(workspace):
     rng = random.Random(0)
     kills = 0
     for _ in range(3):
-        proc = subprocess.Popen([PY, "-m", "gspo_cli.jobs_entry", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT,
+        proc = subprocess.Popen([PY, "-m", "gspo_cli.jobs.entry", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT,
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             start = list_steps(run_dir)

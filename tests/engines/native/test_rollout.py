@@ -8,7 +8,7 @@ from gspo_cli.engines.native.rollout import Sampling, generate, response_log_pro
 
 
 def _load():
-    from gspo_cli.engines.native.model_io import load_model, load_tokenizer, resolve_model_path
+    from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
 
     path = resolve_model_path("builtin:tiny")
     return load_model(path, "float32"), load_tokenizer(path)

@@ -14,10 +14,10 @@ def _digest(folder) -> dict[str, str]:
 
 
 def test_built_the_same_in_a_fresh_process(gspo_home, tmp_path):
-    from gspo_cli.engines.native.tiny_model import default_dir
+    from gspo_cli.models.tiny import default_dir
 
     other = tmp_path / "tiny"
-    code = f"from gspo_cli.engines.native.tiny_model import ensure_tiny_model; ensure_tiny_model({str(other)!r})"
+    code = f"from gspo_cli.models.tiny import ensure_tiny_model; ensure_tiny_model({str(other)!r})"
     subprocess.run([PY, "-c", code], cwd=ROOT, check=True, capture_output=True, timeout=300)
     assert _digest(other) == _digest(default_dir())
 
@@ -26,7 +26,7 @@ def test_loads_and_generates_through_auto_classes(gspo_home):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from gspo_cli.engines.native.model_io import resolve_model_path
+    from gspo_cli.models.loading import resolve_model_path
 
     path = resolve_model_path("builtin:tiny")
     tok = AutoTokenizer.from_pretrained(path)
@@ -46,7 +46,7 @@ def test_loads_and_generates_through_auto_classes(gspo_home):
 
 
 def test_a_changed_recipe_gets_a_new_cache_folder(gspo_home, monkeypatch):
-    from gspo_cli.engines.native import tiny_model
+    from gspo_cli.models import tiny as tiny_model
 
     before = tiny_model.default_dir()
     assert before == tiny_model.default_dir() and before.name.startswith(f"tiny-v{tiny_model.VERSION}-")

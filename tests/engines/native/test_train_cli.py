@@ -48,7 +48,7 @@ def test_run_config_carries_absolute_paths(workspace, monkeypatch):
 
     from gspo_cli.engines import TrainRequest
     from gspo_cli.engines.native.launch import entry_args, prepare_run
-    from gspo_cli.engines.native.model_io import resolve_model_path
+    from gspo_cli.models.loading import resolve_model_path
 
     base = workspace["data"].parent
     model = Path(resolve_model_path("builtin:tiny"))

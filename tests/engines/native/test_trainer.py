@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from native_helpers import quick_preset
 
-from gspo_cli import events
-from gspo_cli.engines.native.metrics import read_metrics
 from gspo_cli.engines.native.trainer import train
-from gspo_cli.runs import list_steps
+from gspo_cli.jobs import events
+from gspo_cli.layout import list_steps
+from gspo_cli.metrics.jsonl import read_metrics
 
 VOLATILE = ("timing_s/", "perf/")  # wall-clock dependent
 
@@ -116,8 +116,8 @@ def test_overlong_penalty_is_added_to_the_score_not_to_acc():
 
     import torch
 
+    from gspo_cli.config.presets import load_preset
     from gspo_cli.engines.native.trainer import score_responses
-    from gspo_cli.presets import load_preset
 
     cfg = load_preset("tiny").algorithm.overlong_penalty  # buffer 1, factor 1.0, max length 3
     rows = [{"data_source": "arith", "reward_model": {"ground_truth": "7"}}]
@@ -170,8 +170,8 @@ def test_device_choice():
     import pytest
     import torch
 
-    from gspo_cli.engines.native.device import resolve_device
     from gspo_cli.errors import ConfigError
+    from gspo_cli.models.device import resolve_device
 
     assert resolve_device("cpu") == torch.device("cpu")
     if not torch.cuda.is_available():
@@ -189,9 +189,9 @@ def test_data_metrics_match_verls_compute_data_metrics(gspo_home):
     from verl.trainer.ppo.metric_utils import compute_data_metrics
 
     from gspo_cli.algo import broadcast_to_tokens, grpo_outcome_advantages
-    from gspo_cli.engines.native.model_io import load_model, load_tokenizer, resolve_model_path
     from gspo_cli.engines.native.rollout import Sampling, generate
     from gspo_cli.engines.native.trainer import data_metrics
+    from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
 
     path = resolve_model_path("builtin:tiny")
     model, tok = load_model(path), load_tokenizer(path)

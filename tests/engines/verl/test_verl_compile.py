@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gspo_cli import presets
+from gspo_cli.config import presets
 from gspo_cli.engines.verl import schema_check
 from gspo_cli.engines.verl.compile import compile_preset, hydra_value, override_key, redact
 
@@ -141,7 +141,7 @@ def test_secrets_are_redacted():
 @pytest.mark.slow
 def test_every_builtin_verl_preset_passes_verls_validators():
     """Stage 2 runs verl's own validate_config and config dataclasses on each preset's overrides (no cache)."""
-    from gspo_cli.presets import builtin_sources
+    from gspo_cli.config.presets import builtin_sources
 
     names = [s.name for s in builtin_sources() if (s.data.get("trainer") or {}).get("engine", "verl") == "verl"]
     assert {"qwen3-32b-4x16", "qwen3-8b-1x16", "qwen3-8b-2x8", "qwen3-0.6b-1x1", "qwen3-32b-4x8-h100"} <= set(names)
@@ -155,7 +155,7 @@ def test_every_builtin_verl_preset_passes_verls_validators():
 def test_every_builtin_verl_preset_evaluates_with_the_template_it_trains_with():
     """verl renders training prompts with Qwen3's chat template default (thinking on); eval must do the same,
     or the AIME numbers measure a prompt format the policy never saw."""
-    from gspo_cli.presets import builtin_sources
+    from gspo_cli.config.presets import builtin_sources
 
     names = [s.name for s in builtin_sources() if (s.data.get("trainer") or {}).get("engine", "verl") == "verl"]
     assert len(names) >= 5

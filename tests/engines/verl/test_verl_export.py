@@ -65,7 +65,7 @@ def make_checkpoint(model_dir, actor_dir, world=2):
 def test_export_merges_a_sharded_fsdp_checkpoint(ray_head, gspo, gspo_home, tmp_path):
     from safetensors.torch import load_file
 
-    from gspo_cli.engines.native.tiny_model import ensure_tiny_model
+    from gspo_cli.models.tiny import ensure_tiny_model
 
     model = ensure_tiny_model(tmp_path / "tiny")
     run = gspo_home / "runs" / "probe-run"
@@ -105,7 +105,7 @@ def test_export_merges_a_sharded_fsdp_checkpoint(ray_head, gspo, gspo_home, tmp_
 
 
 def test_export_picks_the_newest_step_verl_finished_saving(gspo_home):
-    from gspo_cli.engines.verl.export import resolve
+    from gspo_cli.models.verl_checkpoint import resolve
 
     ckpt = gspo_home / "runs" / "r" / "checkpoints"
     for step in (2, 4, 6):

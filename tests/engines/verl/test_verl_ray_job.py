@@ -39,7 +39,7 @@ overrides:
 
 
 def test_verl_job_accepts_our_config_then_stops_for_lack_of_an_accelerator(ray_head, gspo, gspo_home, tmp_path):
-    from gspo_cli.engines.native.tiny_model import ensure_tiny_model
+    from gspo_cli.models.tiny import ensure_tiny_model
 
     model = ensure_tiny_model(tmp_path / "tiny-model")
     preset = tmp_path / "probe.yaml"

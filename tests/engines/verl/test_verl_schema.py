@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gspo_cli import presets
+from gspo_cli.config import presets
 from gspo_cli.engines.verl import schema_check
 from gspo_cli.engines.verl.compile import compile_preset
 from gspo_cli.errors import ConfigError

@@ -6,8 +6,8 @@ import json
 
 import yaml
 
-from gspo_cli import presets
-from gspo_cli.schema import to_jsonable
+from gspo_cli.config import presets
+from gspo_cli.config.schema import to_jsonable
 
 
 def test_dry_run_prints_table_overrides_env_and_entrypoint_and_exits_2_without_data(gspo):
@@ -18,7 +18,7 @@ def test_dry_run_prints_table_overrides_env_and_entrypoint_and_exits_2_without_d
     assert "rollout memory" in out and "verl schema" in out
     assert "actor_rollout_ref.actor.optim.lr=1e-06  [actor.lr]" in out
     assert "VERL_FILE_LOGGER_PATH=" in out and "/metrics.jsonl" in out
-    assert "-m gspo_cli.jobs_entry verl-train" in out and "-m verl.trainer.main_ppo" in out
+    assert "-m gspo_cli.jobs.entry verl-train" in out and "-m verl.trainer.main_ppo" in out
     assert "not launchable" in out and "Traceback" not in proc.stderr
 
 
@@ -71,8 +71,8 @@ def test_job_progress_comes_from_verl_metrics_file(tmp_path):
     """The job wrapper turns new metrics.jsonl lines (verl's file logger) into gspo progress events."""
     import threading
 
-    from gspo_cli import events
     from gspo_cli.engines.verl.launch import _tail_metrics
+    from gspo_cli.jobs import events
 
     metrics = tmp_path / "metrics.jsonl"
     metrics.write_text(json.dumps({"step": 1, "data": {"critic/score/mean": 0.0}}) + "\n")  # from before a resume

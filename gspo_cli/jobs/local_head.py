@@ -19,10 +19,10 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from gspo_cli import paths
+from gspo_cli import layout
 from gspo_cli.errors import ClusterError
 from gspo_cli.fsutil import atomic_write_json
-from gspo_cli.procs import kill_group, pid_alive, ray_executable
+from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT_S = 90.0
@@ -41,7 +41,7 @@ class HeadRecord:
 
 
 def head_file() -> Path:
-    return paths.ray_dir() / "head.json"
+    return layout.ray_dir() / "head.json"
 
 
 def _free_port() -> int:
@@ -51,11 +51,11 @@ def _free_port() -> int:
 
 
 def _temp_dir() -> Path:
-    preferred = paths.ray_dir() / "tmp"
+    preferred = layout.ray_dir() / "tmp"
     if len(str(preferred)) <= MAX_TEMP_DIR_LEN:
         return preferred
     # $GSPO_HOME is too deep for Ray's socket paths: use a short per-home folder under /tmp instead.
-    digest = hashlib.sha1(str(paths.gspo_home()).encode()).hexdigest()[:8]
+    digest = hashlib.sha1(str(layout.gspo_home()).encode()).hexdigest()[:8]
     return Path("/tmp") / f"gspo-ray-{digest}"
 
 
@@ -99,11 +99,11 @@ def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
     existing = running()
     if existing is not None:
         return existing
-    paths.ray_dir().mkdir(parents=True, exist_ok=True)
+    layout.ray_dir().mkdir(parents=True, exist_ok=True)
     gcs_port, dash_port = _free_port(), _free_port()
     temp_dir = _temp_dir()
     temp_dir.mkdir(parents=True, exist_ok=True)
-    log_file = paths.ray_dir() / "head.log"
+    log_file = layout.ray_dir() / "head.log"
     cmd = [
         ray_executable(), "start", "--head", "--block", "--disable-usage-stats",
         f"--node-ip-address={LOOPBACK}", f"--port={gcs_port}",

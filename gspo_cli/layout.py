@@ -1,4 +1,16 @@
-"""Run directories: `<runs_dir>/<run-name>/{config.yaml, metrics.jsonl, checkpoints/global_step_<N>/, eval/}`.
+"""Where every gspo file lives under `$GSPO_HOME` (default `~/.gspo`; on a cluster, storage all nodes share).
+
+```
+presets/<name>.yaml                                  user presets (found by name)
+data/<source>/{train,val}.parquet, manifest.json     prepared datasets (`paths.data_dir` overrides the root)
+runs/<run>/config.yaml, metrics.jsonl                a run (`paths.runs_dir` overrides the root)
+runs/<run>/checkpoints/global_step_<N>/              verl layout, or HF save_pretrained for the native engine
+runs/<run>/eval/<benchmark>-<step>/                  eval results
+ray/                                                 the embedded head's record, log and temp dir
+```
+
+A source used as the preset's `data.train` is written as `train.parquet`, as `data.val` as `val.parquet`
+(arith, used for both, writes both). Eval benchmarks read the `val` split of their source.
 
 A model reference on the command line is an HF folder path, `latest` (the newest run), `RUN` (its newest
 checkpoint) or `RUN:STEP`.
@@ -6,13 +18,76 @@ checkpoint) or `RUN:STEP`.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gspo_cli import paths
 from gspo_cli.errors import ConfigError
+
+
+def gspo_home() -> Path:
+    return Path(os.environ.get("GSPO_HOME") or Path.home() / ".gspo").expanduser()
+
+
+def user_presets_dir() -> Path:
+    return gspo_home() / "presets"
+
+
+def ray_dir() -> Path:
+    return gspo_home() / "ray"
+
+
+def builtin_presets_dir() -> Path:
+    """Built-in presets: `presets/` at the repository root (a source checkout, or an editable install), shipped in
+    a wheel as the data package `gspo_cli.builtin_presets` (setup.py maps it to that folder)."""
+    source_tree = Path(__file__).resolve().parent.parent / "presets"
+    if source_tree.is_dir():
+        return source_tree
+    from importlib.resources import files
+
+    return Path(str(files("gspo_cli.builtin_presets")))
+
+
+# ---- prepared data -------------------------------------------------------------------------------------------
+
+# eval benchmark name -> dataset source name
+BENCHMARK_SOURCES = {"aime2024": "aime-2024", "arith": "arith"}
+
+
+def data_dir(preset=None) -> Path:
+    if preset is not None and preset.paths.data_dir:
+        return Path(preset.paths.data_dir).expanduser()
+    return gspo_home() / "data"
+
+
+def source_dir(source: str, preset=None) -> Path:
+    return data_dir(preset) / source
+
+
+def split_path(source: str, split: str, preset=None) -> Path:
+    return source_dir(source, preset) / f"{split}.parquet"
+
+
+def manifest_path(source: str, preset=None) -> Path:
+    return source_dir(source, preset) / "manifest.json"
+
+
+def train_file(preset) -> Path:
+    return split_path(preset.data.train.source, "train", preset)
+
+
+def val_file(preset) -> Path:
+    return split_path(preset.data.val.source, "val", preset)
+
+
+def benchmark_file(benchmark: str, preset=None) -> Path:
+    source = BENCHMARK_SOURCES.get(benchmark, benchmark)
+    return split_path(source, "val", preset)
+
+
+# ---- runs and checkpoints -------------------------------------------------------------------------------------
 
 STEP_DIR = re.compile(r"^global_step_(\d+)$")
 
@@ -20,7 +95,7 @@ STEP_DIR = re.compile(r"^global_step_(\d+)$")
 def runs_dir(preset=None) -> Path:
     if preset is not None and preset.paths.runs_dir:
         return Path(preset.paths.runs_dir).expanduser()
-    return paths.runs_dir()
+    return gspo_home() / "runs"
 
 
 def new_run_name(preset_name: str) -> str:

@@ -4,7 +4,7 @@ Address resolution: `--address` > preset `cluster.address` > `RAY_ADDRESS` > the
 (`local_head.py`). An address is a dashboard URL (`http://host:8265`) or a GCS address (`host:6379`, whose
 dashboard is assumed at port 8265 of that host).
 
-`run_job` is what commands call: it runs `python -m gspo_cli.jobs_entry COMMAND ARGS...` either in-process
+`run_job` is what commands call: it runs `python -m gspo_cli.jobs.entry COMMAND ARGS...` either in-process
 (`local=True`) or as a Ray job, renders its progress events (`job_view.py`) and returns its exit code.
 """
 
@@ -18,8 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from gspo_cli import __version__, local_head
+from gspo_cli import __version__
 from gspo_cli.errors import ClusterError
+from gspo_cli.jobs import local_head
 
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
 DEFAULT_DASHBOARD_PORT = 8265
@@ -108,15 +109,15 @@ def submission_id(preset_name: str, command: str) -> str:
 
 
 def entrypoint(command: str, entry_args: list[str], python: str) -> str:
-    return " ".join(shlex.quote(p) for p in [python, "-u", "-m", "gspo_cli.jobs_entry", command, *entry_args])
+    return " ".join(shlex.quote(p) for p in [python, "-u", "-m", "gspo_cli.jobs.entry", command, *entry_args])
 
 
 def job_env(preset: Any) -> dict[str, str]:
     """Environment for the job: the preset's exports plus what gspo itself needs."""
-    from gspo_cli import paths
+    from gspo_cli import layout
 
     env = dict(getattr(getattr(preset, "env", None), "vars", None) or {})
-    env["GSPO_HOME"] = str(paths.gspo_home())
+    env["GSPO_HOME"] = str(layout.gspo_home())
     env.setdefault("PYTHONUNBUFFERED", "1")
     # Our jobs report progress as events; tqdm bars of transformers/huggingface_hub would only clutter the log.
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -154,7 +155,7 @@ def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, qu
     import asyncio
 
     from gspo_cli.console import err
-    from gspo_cli.job_view import JobView
+    from gspo_cli.jobs.view import JobView
 
     job_client = client(target)
     _job_info(job_client, job_id, target)  # unknown id -> clean error before streaming
@@ -277,9 +278,10 @@ def _job_python(target: ClusterTarget, preset: Any) -> str:
 def _run_in_process(command: str, entry_args: list[str], *, json_out: bool) -> int:
     import contextlib
 
-    from gspo_cli import events, jobs_entry
     from gspo_cli.console import print_json
-    from gspo_cli.job_view import JobView
+    from gspo_cli.jobs import entry as jobs_entry
+    from gspo_cli.jobs import events
+    from gspo_cli.jobs.view import JobView
 
     view = JobView(title=command)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

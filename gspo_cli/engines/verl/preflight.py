@@ -122,7 +122,7 @@ class DataFacts:
 
 def data_facts(preset) -> DataFacts:
     """Rows of the prepared train/val splits from their manifests; the prepare-data check when available."""
-    from gspo_cli.data import layout
+    from gspo_cli import layout
     from gspo_cli.errors import GspoError
 
     facts = DataFacts()

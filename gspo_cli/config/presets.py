@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from gspo_cli import paths
+from gspo_cli import layout
 from gspo_cli.errors import ConfigError
 
 # key path (tuple of str) -> "file:line"
@@ -107,7 +107,7 @@ def parse_yaml(text: str, file: str) -> tuple[dict[str, Any], Origins]:
 
 def builtin_sources() -> list[PresetSource]:
     sources = []
-    for path in sorted(paths.builtin_presets_dir().glob("*.yaml")):
+    for path in sorted(layout.builtin_presets_dir().glob("*.yaml")):
         sources.append(_read_source(path, builtin=True))
     return sources
 
@@ -129,7 +129,7 @@ def _aliases(source: PresetSource) -> list[str]:
 
 def user_sources() -> list[PresetSource]:
     """The presets in $GSPO_HOME/presets (found by name, after the built-ins)."""
-    user_dir = paths.user_presets_dir()
+    user_dir = layout.user_presets_dir()
     if not user_dir.is_dir():
         return []
     return [_read_source(p, builtin=False) for p in sorted(user_dir.glob("*.yaml"))]
@@ -140,7 +140,7 @@ def available_names() -> list[str]:
     for source in builtin_sources():
         names.append(source.name)
         names.extend(_aliases(source))
-    user_dir = paths.user_presets_dir()
+    user_dir = layout.user_presets_dir()
     if user_dir.is_dir():
         names.extend(p.stem for p in sorted(user_dir.glob("*.yaml")))
     return names
@@ -150,7 +150,7 @@ def find_source(name_or_path: str) -> PresetSource:
     for source in builtin_sources():
         if name_or_path == source.name or name_or_path in _aliases(source):
             return source
-    user_file = paths.user_presets_dir() / f"{name_or_path}.yaml"
+    user_file = layout.user_presets_dir() / f"{name_or_path}.yaml"
     if user_file.is_file():
         return _read_source(user_file, builtin=False)
     candidate = Path(name_or_path).expanduser()
@@ -230,7 +230,7 @@ def _schema_fields_at(parts: list[str]) -> list[str] | None:
     """Field names valid at the mapping that `parts[:-1]` points to, or None if it is free-form."""
     from pydantic import BaseModel
 
-    from gspo_cli.schema import Preset
+    from gspo_cli.config.schema import Preset
 
     model: Any = Preset
     for part in parts[:-1]:
@@ -303,7 +303,7 @@ def _origin_for(loc: tuple[Any, ...], origins: Origins) -> str | None:
 def validate(data: dict[str, Any], origins: Origins, file: str | None = None):
     from pydantic import ValidationError
 
-    from gspo_cli.schema import Preset
+    from gspo_cli.config.schema import Preset
 
     try:
         return Preset.model_validate(data)
@@ -338,7 +338,7 @@ def _describe_validation_error(exc: Any, data: dict[str, Any], origins: Origins,
 
 @dataclass
 class LoadedPreset:
-    preset: Any  # gspo_cli.schema.Preset
+    preset: Any  # gspo_cli.config.schema.Preset
     source: PresetSource
     origins: Origins
 

@@ -15,7 +15,7 @@ def resolve_model_path(path: str) -> str:
         name = path[len(BUILTIN_PREFIX):]
         if name != "tiny":
             raise ConfigError(f"unknown built-in model {path!r}", "the built-in model is builtin:tiny")
-        from gspo_cli.engines.native.tiny_model import ensure_tiny_model
+        from gspo_cli.models.tiny import ensure_tiny_model
 
         return str(ensure_tiny_model())
     local = Path(path).expanduser()

@@ -7,8 +7,8 @@ from typing import Any
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from gspo_cli import events
 from gspo_cli.console import err
+from gspo_cli.jobs import events
 
 
 def _fmt_metric(value: Any) -> str:

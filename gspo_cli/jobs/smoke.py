@@ -14,7 +14,7 @@ def main(argv: list[str]) -> int:
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from gspo_cli import events
+    from gspo_cli.jobs import events
 
     ray.init(address=os.environ.get("RAY_ADDRESS", "auto"), logging_level="ERROR", log_to_driver=False)
     try:

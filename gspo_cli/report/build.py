@@ -27,16 +27,16 @@ Series = dict[str, list[tuple[int, float]]]
 
 def resolve_run(ref: str, preset=None) -> Path:
     """A run folder: a path, `latest`, or a run name under the runs dir."""
-    from gspo_cli import runs
+    from gspo_cli import layout
 
     path = Path(ref).expanduser()
     if path.is_dir():
         return path
     if ref == "latest":
-        return runs.latest_run(preset)
-    run = runs.run_dir(ref, preset)
+        return layout.latest_run(preset)
+    run = layout.run_dir(ref, preset)
     if not run.is_dir():
-        raise ConfigError(f"no run {ref!r} (looked for a folder and in {runs.runs_dir(preset)})",
+        raise ConfigError(f"no run {ref!r} (looked for a folder and in {layout.runs_dir(preset)})",
                           "pass a run folder, a run name or `latest`")
     return run
 

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gspo_cli import paths, presets
+from gspo_cli import layout
+from gspo_cli.config import presets
 from gspo_cli.errors import ConfigError
 from gspo_cli.fsutil import atomic_write_text
 
@@ -37,7 +38,7 @@ def catalog() -> list[dict[str, Any]]:
 def copy_preset(name: str, dest: Path, *, force: bool = False) -> Path:
     source = presets.find_source(name)
     if dest.suffix not in (".yaml", ".yml") and "/" not in str(dest):
-        dest = paths.user_presets_dir() / f"{dest}.yaml"
+        dest = layout.user_presets_dir() / f"{dest}.yaml"
     dest = dest.expanduser()
     if dest.exists() and not force:
         raise ConfigError(f"{dest} already exists", "choose another name, or pass --force to overwrite it")

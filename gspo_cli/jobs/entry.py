@@ -1,4 +1,4 @@
-"""The entrypoint of every gspo Ray job: `python -m gspo_cli.jobs_entry COMMAND [ARGS...]`.
+"""The entrypoint of every gspo Ray job: `python -m gspo_cli.jobs.entry COMMAND [ARGS...]`.
 
 A Ray job and an in-process (`--local`) run execute exactly this code. Each command maps to a
 `module:function` taking the remaining argv and returning an exit code; modules are imported only when run.
@@ -11,12 +11,12 @@ import sys
 
 # command name -> "module:function(argv: list[str]) -> int"
 COMMANDS: dict[str, str] = {
-    "cluster-smoke": "gspo_cli.cluster_smoke:main",
+    "cluster-smoke": "gspo_cli.jobs.smoke:main",
     "eval": "gspo_cli.eval.job:main",
     "prepare-data": "gspo_cli.data.job:main",
     "train": "gspo_cli.engines.native.job:main",
     "verl-train": "gspo_cli.engines.verl.launch:job_main",
-    "verl-export": "gspo_cli.engines.verl.export:job_main",
+    "verl-export": "gspo_cli.models.verl_checkpoint:job_main",
 }
 
 
@@ -33,7 +33,7 @@ def run(command: str, argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
-        print(f"usage: python -m gspo_cli.jobs_entry COMMAND [ARGS...]; commands: {', '.join(sorted(COMMANDS))}")
+        print(f"usage: python -m gspo_cli.jobs.entry COMMAND [ARGS...]; commands: {', '.join(sorted(COMMANDS))}")
         return 2
     from gspo_cli.errors import GspoError
 

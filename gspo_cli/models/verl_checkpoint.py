@@ -35,21 +35,21 @@ def actor_dir(step_dir: Path) -> Path:
 
 def resolve(run: str, step: int | None) -> tuple[Path, int | None]:
     """(global_step folder, step) for RUN [--step N]."""
-    from gspo_cli import runs
+    from gspo_cli import layout
 
     ref = f"{run}:{step}" if step is not None else run
     name = run.partition(":")[0]
-    if not Path(run).expanduser().is_dir() and name != "latest" and not runs.run_dir(name).is_dir():
+    if not Path(run).expanduser().is_dir() and name != "latest" and not layout.run_dir(name).is_dir():
         # resolve_model's own message speaks of eval's --model flag
-        raise ConfigError(f"gspo export {run!r}: no such run or folder (looked in {runs.runs_dir()})",
+        raise ConfigError(f"gspo export {run!r}: no such run or folder (looked in {layout.runs_dir()})",
                           "pass a run name (ls $GSPO_HOME/runs), `latest`, RUN:STEP or a global_step_N folder")
     if step is None and ":" not in run and not Path(run).expanduser().is_dir():
         # The newest step verl finished saving (its tracker file), not a folder left by a save killed midway.
 
-        steps = runs.list_steps(runs.latest_run() if name == "latest" else runs.run_dir(name))
+        steps = layout.list_steps(layout.latest_run() if name == "latest" else layout.run_dir(name))
         if steps:
             ref = f"{run}:{steps[-1]}"
-    model = runs.resolve_model(ref)
+    model = layout.resolve_model(ref)
     return model.path, model.step
 
 
@@ -83,10 +83,10 @@ def ensure_hf(step_dir: str | Path) -> Path:
 
 def job_main(argv: list[str]) -> int:
     """Job entry: `verl-export ACTOR_DIR OUT_DIR`."""
-    from gspo_cli import events
+    from gspo_cli.jobs import events
 
     if len(argv) != 2:
-        print("usage: python -m gspo_cli.jobs_entry verl-export ACTOR_DIR OUT_DIR", file=sys.stderr)
+        print("usage: python -m gspo_cli.jobs.entry verl-export ACTOR_DIR OUT_DIR", file=sys.stderr)
         return 2
     actor, out = Path(argv[0]), Path(argv[1])
     events.message(f"merging {actor} -> {out}")
@@ -99,7 +99,7 @@ def job_main(argv: list[str]) -> int:
 def export(run: str, out: str, *, step: int | None = None, address: str | None = None, local: bool = False,
            json_out: bool = False, force: bool = False) -> int:
     """`gspo export RUN [--step N] --out DIR`: merge the checkpoint as a Ray job (or in-process with --local)."""
-    from gspo_cli import jobs
+    from gspo_cli.jobs import client as jobs
 
     step_dir, step_n = resolve(run, step)
     actor = actor_dir(step_dir)

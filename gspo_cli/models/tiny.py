@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gspo_cli import paths
+from gspo_cli import layout
 from gspo_cli.fsutil import atomic_dir
 
 VERSION = 1
@@ -59,7 +59,7 @@ def recipe_digest() -> str:
 
 
 def default_dir() -> Path:
-    return paths.gspo_home() / "models" / f"tiny-v{VERSION}-{recipe_digest()}"
+    return layout.gspo_home() / "models" / f"tiny-v{VERSION}-{recipe_digest()}"
 
 
 def _corpus() -> list[str]:

@@ -1,0 +1,1 @@
+"""Configuration: the preset schema (the only home of defaults), preset loading (`extends`, `--set`), the catalog."""

@@ -1,0 +1,1 @@
+"""`gspo report`: charts (PNG) and summary.md from the metrics of one or several runs."""
