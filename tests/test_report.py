@@ -14,6 +14,7 @@ import pytest
 
 from gspo_cli.errors import DataError
 from gspo_cli.eval import metrics as M
+from gspo_cli.metrics.jsonl import read_series
 from gspo_cli.report import build as report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +76,7 @@ def write_eval(folder: Path, step: int, acc: float, rng: random.Random, n: int =
 
 def test_read_metrics_last_line_wins_and_torn_line_skipped(tmp_path):
     logged = write_demo_run(tmp_path / "run")
-    series = report.read_metrics(tmp_path / "run" / "metrics.jsonl")
+    series = read_series(tmp_path / "run" / "metrics.jsonl")
     score = series["critic/score/mean"]
     assert [s for s, _ in score] == list(range(1, 61))  # no duplicated or torn step
     assert dict(score)[31] == pytest.approx(logged[31]["critic/score/mean"])  # the resumed value
@@ -87,7 +88,7 @@ def test_read_metrics_a_relogged_step_replaces_the_old_line_whole(tmp_path):
     path.write_text(json.dumps({"step": 1, "data": {"a": 1.0, "stale": 5.0}}) + "\n"
                     + json.dumps({"step": 2, "data": {"a": 2.0}}) + "\n"
                     + json.dumps({"step": 1, "data": {"a": 1.5}}) + "\n")
-    series = report.read_metrics(path)
+    series = read_series(path)
     assert series == {"a": [(1, 1.5), (2, 2.0)]}
 
 
@@ -130,7 +131,7 @@ def test_report_demo_run(tmp_path):
     e60 = json.loads((run / "eval" / "arith-60" / "results.json").read_text())
     assert f"| arith | 60 | 4 | {100 * e60['accuracy']:.1f}% ± {100 * e60['metrics']['avg@4_stderr']:.1f} |" in summary
     assert "preset `tiny`" in summary and res["missing"] == []
-    assert report.val_keys(report.read_metrics(run / "metrics.jsonl")) == ["val-core/arith/acc/mean@1"]
+    assert report.val_keys(read_series(run / "metrics.jsonl")) == ["val-core/arith/acc/mean@1"]
 
 
 def test_report_missing_series_listed_not_drawn(tmp_path):

@@ -1,12 +1,84 @@
-"""metrics.jsonl in verl's file-logger format: one `{"step": N, "data": {...}}` line per training step."""
+"""metrics.jsonl in verl's file-logger format: one `{"step": N, "data": {...}}` line per training step.
+
+The one reader and writer of the file, for both engines, `gspo report` and the verl job wrapper:
+
+- `read_metrics` / `iter_records`: the records in file order; a torn last line (a kill mid-write) or a foreign
+  line is skipped, never an error.
+- `read_series`: metric -> [(step, value)] for charts; a step logged twice (resume) keeps its last line, whole.
+- `append_step` (or `MetricsWriter.log`): one whole line, flushed and synced.
+- `truncate_after`: keep steps <= N, for a resume from the checkpoint of step N.
+- `set_aside_for_resume` / `restore_after_resume`: the same for verl, whose logger truncates the file on start.
+- `Tail`: follow a growing file and hand out each new complete record once (progress events).
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from gspo_cli.fsutil import atomic_write_text
+
+Series = dict[str, list[tuple[int, float]]]
+
+# Where `set_aside_for_resume` keeps a verl run's history while the resumed job writes a fresh metrics.jsonl.
+ASIDE_NAME = "metrics.before-resume.jsonl"
+
+
+def parse_line(line: str) -> dict | None:
+    """The record of one line, or None for a blank, torn or foreign line. `step` is an int, `data` a dict."""
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        record = json.loads(line)
+        step = int(record["step"])
+        data = record["data"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {"step": step, "data": data}
+
+
+def _lines(path: Path) -> Iterator[tuple[str, dict]]:
+    """(raw line, record) for every readable line of the file; raw lines are copied verbatim on rewrite."""
+    if not path.is_file():
+        return
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        record = parse_line(line)
+        if record is not None:
+            yield line, record
+
+
+def iter_records(path: str | Path) -> Iterator[dict]:
+    """The records of a metrics file in file order, skipping torn and foreign lines; nothing if it is absent."""
+    for _, record in _lines(Path(path)):
+        yield record
+
+
+def read_metrics(path: str | Path) -> list[dict]:
+    """All records of a metrics file in file order (see `iter_records`)."""
+    return list(iter_records(path))
+
+
+def last_per_step(path: str | Path) -> dict[int, dict]:
+    """step -> data, sorted by step; a step logged again (resume) is replaced whole, so no stale keys survive."""
+    by_step = {record["step"]: record["data"] for record in iter_records(path)}
+    return {step: by_step[step] for step in sorted(by_step)}
+
+
+def read_series(path: str | Path) -> Series:
+    """metric -> [(step, value)] sorted by step; the last line for a step wins; non-numbers are skipped."""
+    series: Series = {}
+    for step, data in last_per_step(path).items():
+        for key, value in data.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                continue
+            series.setdefault(key, []).append((step, float(value)))
+    return series
 
 
 def _clean(value):
@@ -15,52 +87,96 @@ def _clean(value):
     return value
 
 
+def append_step(path: str | Path, step: int, data: dict) -> None:
+    """Append the line of one step: one write of a whole line, flushed and synced, so a kill leaves at most one
+    torn last line (which every reader here skips)."""
+    line = json.dumps({"step": step, "data": {k: _clean(v) for k, v in data.items()}}, default=float)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def truncate_after(path: str | Path, step: int) -> int:
+    """Keep only lines with step <= `step` (and drop torn lines); returns how many lines were dropped.
+
+    Called on resume from the checkpoint of `step`: the steps after it are recomputed, so their old lines
+    must go or the file would hold them twice.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    total = len(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    kept = [line for line, record in _lines(path) if record["step"] <= step]
+    if len(kept) != total:
+        atomic_write_text(path, "".join(f"{line}\n" for line in kept))
+    return total - len(kept)
+
+
 class MetricsWriter:
+    """The metrics file of one run: `log` appends a step, `truncate_after` prepares a resume."""
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def log(self, step: int, data: dict) -> None:
-        line = json.dumps({"step": step, "data": {k: _clean(v) for k, v in data.items()}}, default=float)
-        # One write of a whole line, flushed and synced, so a kill leaves at most one torn last line.
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_step(self.path, step, data)
 
     def truncate_after(self, step: int) -> int:
-        """Keep only lines with step <= `step` (and drop a torn line); returns how many lines were dropped.
-
-        Called on resume from the checkpoint of `step`: the steps after it are recomputed, so their old lines
-        must go or the file would hold them twice.
-        """
-        if not self.path.is_file():
-            return 0
-        kept, dropped = [], 0
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-                keep = int(record["step"]) <= step
-            except (ValueError, KeyError, TypeError):
-                keep = False
-            if keep:
-                kept.append(line)
-            else:
-                dropped += 1
-        if dropped:
-            atomic_write_text(self.path, "".join(f"{line}\n" for line in kept))
-        return dropped
+        return truncate_after(self.path, step)
 
 
-def read_metrics(path: str | Path) -> list[dict]:
-    """The records of a metrics file in file order; a torn last line (a kill mid-write) is skipped."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            continue
-    return records
+def set_aside_for_resume(metrics: str | Path, step: int) -> Path | None:
+    """Move the history up to `step` into `metrics.before-resume.jsonl` and remove metrics.jsonl.
+
+    verl's file logger opens metrics.jsonl with "wb" (truncates), so a resumed run would lose its history;
+    `restore_after_resume` puts it back in front of what the resumed run wrote. An aside file still there is the
+    history of a resumed job killed before it could restore it: it comes first, then what that job wrote (one
+    line per step, the later one wins). Returns the aside file, or None when there was no history.
+    """
+    metrics = Path(metrics)
+    aside = metrics.with_name(ASIDE_NAME)
+    sources = [p for p in (aside, metrics) if p.exists()]
+    if not sources:
+        return None
+    kept: dict[int, str] = {}
+    for source in sources:
+        for line, record in _lines(source):
+            if record["step"] <= step:
+                kept[record["step"]] = line
+    atomic_write_text(aside, "".join(f"{kept[s]}\n" for s in sorted(kept)))
+    metrics.unlink(missing_ok=True)
+    return aside
+
+
+def restore_after_resume(metrics: str | Path, aside: str | Path) -> None:
+    """metrics.jsonl = the kept history + what the resumed run wrote (steps never repeat: verl resumes at step+1)."""
+    metrics, aside = Path(metrics), Path(aside)
+    new = metrics.read_text(encoding="utf-8") if metrics.exists() else ""
+    atomic_write_text(metrics, aside.read_text(encoding="utf-8") + new)
+    aside.unlink()
+
+
+class Tail:
+    """Follow a metrics file from byte `start_at`: each `poll()` returns the records of the complete lines
+    written since the last poll. A line still being written waits for its newline; a file that shrank
+    (reopened with "wb") is read again from its start."""
+
+    def __init__(self, path: str | Path, start_at: int = 0):
+        self.path = Path(path)
+        self.pos = start_at
+        self.buf = b""
+
+    def poll(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        if self.path.stat().st_size < self.pos:
+            self.pos, self.buf = 0, b""
+        with open(self.path, "rb") as fh:
+            fh.seek(self.pos)
+            chunk = fh.read()
+            self.pos = fh.tell()
+        *lines, self.buf = (self.buf + chunk).split(b"\n")
+        records = (parse_line(line.decode("utf-8", errors="replace")) for line in lines)
+        return [record for record in records if record is not None]

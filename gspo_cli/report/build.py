@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gspo_cli.errors import ConfigError, DataError
-
-Series = dict[str, list[tuple[int, float]]]
-
+from gspo_cli.metrics.jsonl import Series, read_series
 
 # ------------------------------------------------------------------ reading
 
@@ -39,32 +37,6 @@ def resolve_run(ref: str, preset=None) -> Path:
         raise ConfigError(f"no run {ref!r} (looked for a folder and in {layout.runs_dir(preset)})",
                           "pass a run folder, a run name or `latest`")
     return run
-
-
-def read_metrics(path: Path) -> Series:
-    """metric -> [(step, value)] sorted by step; the last line for a step wins; non-numbers are skipped."""
-    by_step: dict[int, dict[str, Any]] = {}
-    if not path.is_file():
-        return {}
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            rec = json.loads(line)
-            step = int(rec["step"])
-            data = rec["data"]
-        except (ValueError, KeyError, TypeError):
-            continue  # a torn or foreign line
-        if isinstance(data, dict):
-            by_step[step] = data  # a step logged again (resume) is replaced whole: no stale keys survive
-    series: Series = {}
-    for step in sorted(by_step):
-        for key, value in by_step[step].items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                continue
-            series.setdefault(key, []).append((step, float(value)))
-    return series
 
 
 def read_evals(run: Path) -> list[dict[str, Any]]:
@@ -432,7 +404,7 @@ def write_summary(run: Path, out: Path, series: Series, evals: list[dict], chart
 def make_report(run: Path, out: Path | None = None) -> dict[str, Any]:
     """Draw every chart that has data and write summary.md; returns {out, charts, summary, missing, final}."""
     run = Path(run)
-    series = read_metrics(run / "metrics.jsonl")
+    series = read_series(run / "metrics.jsonl")
     evals = read_evals(run)
     if not series and not evals:
         raise DataError(f"{run} has no metrics.jsonl data and no eval results",

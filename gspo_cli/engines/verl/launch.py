@@ -306,75 +306,27 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
 # ---------------------------------------------------------------- the job side
 
 
-def _progress_from(line: str, total: int | None) -> None:
+def _progress_from(record: dict, total: int | None) -> None:
     from gspo_cli.jobs import events
 
-    try:
-        record = json.loads(line)
-        step = int(record["step"])
-        data = record.get("data") or {}
-    except (ValueError, KeyError, TypeError):
-        return
+    data = record["data"]
     metrics = {label: float(data[k]) for k, label in PROGRESS_METRICS.items()
                if isinstance(data.get(k), (int, float))}
-    events.progress(step, total, task="train", metrics=metrics)
+    events.progress(record["step"], total, task="train", metrics=metrics)
 
 
 def _tail_metrics(path: Path, total: int | None, stop, start_at: int) -> None:
     """Follow metrics.jsonl from byte `start_at` and emit a progress event per new complete line."""
-    pos = start_at
-    buf = ""
+    from gspo_cli.metrics.jsonl import Tail
+
+    tail = Tail(path, start_at)
     while True:
         finished = stop.is_set()
-        if path.exists():
-            if path.stat().st_size < pos:  # truncated (verl reopened it): read from the start
-                pos, buf = 0, ""
-            with open(path, encoding="utf-8") as f:
-                f.seek(pos)
-                chunk = f.read()
-                pos = f.tell()
-            buf += chunk
-            *lines, buf = buf.split("\n")
-            for line in lines:
-                if line.strip():
-                    _progress_from(line, total)
+        for record in tail.poll():
+            _progress_from(record, total)
         if finished:
             return
         stop.wait(2.0)
-
-
-def _set_aside_for_resume(metrics: Path, step: int) -> Path | None:
-    """verl's file logger opens metrics.jsonl with "wb" (truncates), so a resumed run would lose its history.
-    Keep the lines up to the resumed step in `metrics.before-resume.jsonl`; `_restore_after_resume` puts them back."""
-    from gspo_cli.fsutil import atomic_write_text
-
-    aside = metrics.with_name("metrics.before-resume.jsonl")
-    # An aside file still there is the history of a resumed job that was killed before it could restore it:
-    # it comes first, then what that job wrote (one line per step, the later one wins).
-    sources = [p for p in (aside, metrics) if p.exists()]
-    if not sources:
-        return None
-    kept: dict[int, str] = {}
-    for source in sources:
-        for line in source.read_text(encoding="utf-8").splitlines():
-            try:
-                s = int(json.loads(line)["step"])
-            except (ValueError, KeyError, TypeError):
-                continue
-            if s <= step:
-                kept[s] = line
-    atomic_write_text(aside, "".join(f"{kept[s]}\n" for s in sorted(kept)))
-    metrics.unlink(missing_ok=True)
-    return aside
-
-
-def _restore_after_resume(metrics: Path, aside: Path) -> None:
-    """metrics.jsonl = the kept history + what the resumed run wrote (steps never repeat: verl resumes at step+1)."""
-    from gspo_cli.fsutil import atomic_write_text
-
-    new = metrics.read_text(encoding="utf-8") if metrics.exists() else ""
-    atomic_write_text(metrics, aside.read_text(encoding="utf-8") + new)
-    aside.unlink()
 
 
 _ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception)(\(\w+\))?: ")
@@ -386,6 +338,7 @@ def job_main(argv: list[str]) -> int:
     import threading
 
     from gspo_cli.jobs import events
+    from gspo_cli.metrics import jsonl as metrics_jsonl
 
     if len(argv) != 1:
         print("usage: python -m gspo_cli.jobs.entry verl-train RUN_DIR/verl_job.json", file=sys.stderr)
@@ -401,7 +354,7 @@ def job_main(argv: list[str]) -> int:
     aside = None
     resume = spec.get("resume_from")
     if metrics is not None and resume and (m := re.search(r"global_step_(\d+)", resume)):
-        aside = _set_aside_for_resume(metrics, int(m.group(1)))
+        aside = metrics_jsonl.set_aside_for_resume(metrics, int(m.group(1)))
     if metrics is not None:
         start_at = metrics.stat().st_size if metrics.exists() else 0
         tail = threading.Thread(target=_tail_metrics, args=(metrics, spec.get("total_steps"), stop, start_at),
@@ -428,7 +381,7 @@ def job_main(argv: list[str]) -> int:
         if tail is not None:
             tail.join(timeout=10)
         if aside is not None:
-            _restore_after_resume(metrics, aside)
+            metrics_jsonl.restore_after_resume(metrics, aside)
     if code != 0:
         # One line that says why, for the job's status message and the follower's summary.
         print(f"verl exited with code {code}" + (f": {last_error}" if last_error else ""), file=sys.stderr)

@@ -97,15 +97,15 @@ def test_job_progress_comes_from_verl_metrics_file(tmp_path):
 
 def test_resumed_run_keeps_its_metrics_history(tmp_path):
     """verl's file logger truncates metrics.jsonl on start; a resume keeps steps <= the checkpoint."""
-    from gspo_cli.engines.verl.launch import _restore_after_resume, _set_aside_for_resume
+    from gspo_cli.metrics.jsonl import restore_after_resume, set_aside_for_resume
 
     metrics = tmp_path / "metrics.jsonl"
     metrics.write_text("".join(json.dumps({"step": s, "data": {"critic/score/mean": s / 10}}) + "\n"
                                for s in range(1, 46)))  # crashed at step 45, checkpoint at 40
-    aside = _set_aside_for_resume(metrics, 40)
+    aside = set_aside_for_resume(metrics, 40)
     assert not metrics.exists() and aside.is_file()
     metrics.write_text("".join(json.dumps({"step": s, "data": {}}) + "\n" for s in range(41, 43)))  # verl, resumed
-    _restore_after_resume(metrics, aside)
+    restore_after_resume(metrics, aside)
     steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]
     assert steps == list(range(1, 43)) and not aside.exists()
 
@@ -113,15 +113,15 @@ def test_resumed_run_keeps_its_metrics_history(tmp_path):
 def test_resume_after_a_killed_resume_keeps_the_history(tmp_path):
     """A resumed job killed (SIGKILL, `ray job stop`) before restoring leaves the history aside; the next
     resume must build on it, not overwrite it with the killed job's few lines."""
-    from gspo_cli.engines.verl.launch import _restore_after_resume, _set_aside_for_resume
+    from gspo_cli.metrics.jsonl import restore_after_resume, set_aside_for_resume
 
     metrics = tmp_path / "metrics.jsonl"
     metrics.write_text("".join(json.dumps({"step": s, "data": {"v": s}}) + "\n" for s in range(1, 46)))
-    _set_aside_for_resume(metrics, 40)
+    set_aside_for_resume(metrics, 40)
     # the resumed job wrote steps 41..62 (checkpoint at 60), then was killed: no restore happened
     metrics.write_text("".join(json.dumps({"step": s, "data": {"v": s}}) + "\n" for s in range(41, 63)))
-    aside = _set_aside_for_resume(metrics, 60)
+    aside = set_aside_for_resume(metrics, 60)
     metrics.write_text("".join(json.dumps({"step": s, "data": {"v": s}}) + "\n" for s in range(61, 63)))
-    _restore_after_resume(metrics, aside)
+    restore_after_resume(metrics, aside)
     steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]
     assert steps == list(range(1, 63)) and not aside.exists()
