@@ -134,15 +134,23 @@ def test_qwen3_table_parameter_counts_match_the_model_cards():
     assert preflight.model_facts("Qwen/Qwen3-30B-A3B") is None
 
 
-def test_offload_moves_actor_state_off_the_device():
+def test_rollout_kv_cache_per_token():
     preset = presets.load_preset(REF)
-    on = preflight.estimate_memory(preset, QWEN3_TABLE["32b"], 64 * preflight.GiB)
-    off = preflight.estimate_memory(presets.load_preset(REF, ["actor.param_offload=false",
-                                                              "actor.optimizer_offload=false"]),
-                                    QWEN3_TABLE["32b"], 64 * preflight.GiB)
-    assert on["actor_bytes"]["optimizer_adamw"] == 0 and on["host_offload_bytes_per_node"] > 0
-    assert off["actor_bytes"]["optimizer_adamw"] == pytest.approx(8 * QWEN3_TABLE["32b"].params / 64, rel=1e-6)
-    assert off["actor_total_bytes"] - on["actor_total_bytes"] == pytest.approx(16 * QWEN3_TABLE["32b"].params / 64,
-                                                                               rel=1e-6)
+    mem = preflight.estimate_memory(preset, QWEN3_TABLE["32b"], 64 * preflight.GiB)
     # KV cache: 2 (K,V) x 64 layers x 8/4 KV heads per rank x 128 x 2 B per token
-    assert on["kv_bytes_per_token"] == 2 * 64 * 2 * 128 * 2
+    assert mem["kv_bytes_per_token"] == 2 * 64 * 2 * 128 * 2
+    assert mem["peak_phase"] == "rollout" and set(mem["phases"]) == {"rollout", "old_log_prob", "update"}
+
+
+def test_reference_dry_run_states_phases_and_run_length():
+    rep = report([], data=DataFacts(train_rows=17373, val_rows=30, train_rows_in=1791700))
+    actor = fired(rep, "actor memory")
+    assert actor.status == "ok" and actor.message.startswith("largest phase rollout: ~48.8 GiB per device of 64.0 GiB")
+    assert "update 18.2 GiB" in actor.message and "old_log_prob 8.4 GiB" in actor.message
+    length = fired(rep, "run length")
+    assert "670 steps x 256 prompts x n 16" in length.message and "sampled ~158 times" in length.message  # drop_last: 670 x 256 of 17,373
+    assert "6,998 steps per epoch, 69,980 steps" in length.message
+    warn = fired(rep, "dedup vs raw file")
+    assert warn.status == "warn" and "divides the steps per epoch by 104" in warn.message
+    # no raw count (or no dedup effect): no warning
+    assert not [c for c in report([]).checks if c.name == "dedup vs raw file"]

@@ -4,118 +4,36 @@ Engine-independent. `gather(preset)` reads the model's `config.json` (local path
 the prepared-data manifest; `evaluate(preset, facts, data)` is pure and returns a `Report` of checks (error /
 warn / ok / info) and estimates. Errors block launch; warnings are shown.
 
-Memory figures are estimates (documented in `estimate_memory`), meant to catch a config that cannot fit, not
-to replace a profiler.
+Memory is estimated per phase of a step (rollout, old-log-prob, update) as verl 0.9.1 places things
+(`gspo_cli.engines.verl.memory`); the verdict is on the largest phase. Run length (steps per epoch, total
+steps, samples per problem, the raw file's equivalent) comes from `run_length`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-GiB = 1024**3
-MiB = 1024**2
-
+from gspo_cli.engines.verl import memory
+from gspo_cli.engines.verl.model_facts import (  # noqa: F401 - re-exported: preflight's public names
+    DEVICE_PROFILES,
+    QWEN3_TABLE,
+    DeviceProfile,
+    GiB,
+    MiB,
+    ModelFacts,
+    model_facts,
+)
 
 # ---------------------------------------------------------------- facts
-
-
-@dataclass(frozen=True)
-class ModelFacts:
-    name: str
-    hidden_size: int
-    num_hidden_layers: int
-    num_attention_heads: int
-    num_key_value_heads: int
-    head_dim: int
-    intermediate_size: int
-    vocab_size: int
-    tie_word_embeddings: bool
-    source: str = "table"  # "table" or the config.json path
-
-    @property
-    def params(self) -> int:
-        """Parameter count of a dense Qwen3-style decoder (q/k norms, SwiGLU MLP, RMSNorm)."""
-        h, hd = self.hidden_size, self.head_dim
-        attn = h * self.num_attention_heads * hd * 2 + h * self.num_key_value_heads * hd * 2 + 2 * hd
-        mlp = 3 * h * self.intermediate_size
-        per_layer = attn + mlp + 2 * h
-        embed = self.vocab_size * h * (1 if self.tie_word_embeddings else 2)
-        return self.num_hidden_layers * per_layer + embed + h
-
-    @property
-    def layer_params(self) -> int:
-        return (self.params - self.vocab_size * self.hidden_size * (1 if self.tie_word_embeddings else 2)) // max(
-            1, self.num_hidden_layers
-        )
-
-
-def _qwen3(name, hidden, layers, heads, inter, tie) -> ModelFacts:
-    return ModelFacts(name, hidden, layers, heads, 8, 128, inter, 151936, tie)
-
-
-# From the Qwen3 model cards' config.json files.
-QWEN3_TABLE: dict[str, ModelFacts] = {
-    "0.6b": _qwen3("Qwen3-0.6B", 1024, 28, 16, 3072, True),
-    "1.7b": _qwen3("Qwen3-1.7B", 2048, 28, 16, 6144, True),
-    "4b": _qwen3("Qwen3-4B", 2560, 36, 32, 9728, True),
-    "8b": _qwen3("Qwen3-8B", 4096, 36, 32, 12288, False),
-    "14b": _qwen3("Qwen3-14B", 5120, 40, 40, 17408, False),
-    "32b": _qwen3("Qwen3-32B", 5120, 64, 64, 25600, False),
-}
-
-
-@dataclass(frozen=True)
-class DeviceProfile:
-    name: str
-    label: str
-    memory_bytes: int
-
-
-# One device = what the framework sees as one rank (an A3 die, a 910B card, a GPU).
-DEVICE_PROFILES: dict[str, DeviceProfile] = {
-    "a3": DeviceProfile("a3", "Atlas A3 (one die)", 64 * GiB),
-    "a2-910b": DeviceProfile("a2-910b", "Atlas A2 910B", 64 * GiB),
-    "h100": DeviceProfile("h100", "NVIDIA H100", 80 * GiB),
-    "h200": DeviceProfile("h200", "NVIDIA H200", 141 * GiB),
-}
-
-
-def model_facts(path: str) -> ModelFacts | None:
-    """Facts from `<path>/config.json` when the path is a local folder, else the Qwen3 table by name."""
-    local = Path(path).expanduser()
-    cfg_file = local / "config.json"
-    if cfg_file.is_file():
-        try:
-            cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
-            cfg = cfg.get("text_config", cfg)
-            heads = int(cfg["num_attention_heads"])
-            hidden = int(cfg["hidden_size"])
-            return ModelFacts(
-                name=local.name,
-                hidden_size=hidden,
-                num_hidden_layers=int(cfg["num_hidden_layers"]),
-                num_attention_heads=heads,
-                num_key_value_heads=int(cfg.get("num_key_value_heads") or heads),
-                head_dim=int(cfg.get("head_dim") or hidden // heads),
-                intermediate_size=int(cfg.get("intermediate_size") or 4 * hidden),
-                vocab_size=int(cfg["vocab_size"]),
-                tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-                source=str(cfg_file),
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-    match = re.search(r"qwen3-(0\.6|1\.7|4|8|14|32)b(?![\w.])", path, re.IGNORECASE)
-    return QWEN3_TABLE.get(f"{match.group(1)}b") if match else None
 
 
 @dataclass
 class DataFacts:
     train_rows: int | None = None
     val_rows: int | None = None
+    train_rows_in: int | None = None  # rows of the raw training file before deduplication (manifest rows_in)
     error: str | None = None  # why the rows are unknown (not prepared, stale manifest, ...)
     fix: str | None = None
 
@@ -140,6 +58,8 @@ def data_facts(preset) -> DataFacts:
         try:
             manifest = json.loads(mpath.read_text(encoding="utf-8"))
             rows = manifest["outputs"][split]["rows"]
+            if split == "train" and isinstance(manifest.get("rows_in"), int):
+                facts.train_rows_in = manifest["rows_in"]
         except (OSError, ValueError, KeyError, TypeError):
             rows = None
             if facts.error is None:
@@ -186,243 +106,241 @@ class Report:
         return {"ok": self.ok, "checks": [asdict(c) for c in self.checks], "estimates": self.estimates}
 
 
-def _gb(n: float) -> str:
-    return f"{n / GiB:.1f} GiB"
+def _add(checks: list[Check], name, ok, message, keys=(), *, fix=None, level="error") -> None:
+    checks.append(Check(name, "ok" if ok else level, message, list(keys), None if ok else fix))
 
 
-def estimate_memory(preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
-    """Per-device memory of the FSDP actor and the vLLM rollout (bytes).
-
-    Actor (verl FSDP, fp32 master weights `fsdp_config.model_dtype=fp32`, sharded over the whole world):
-    params 4 B/param, grads 4 B/param, AdamW 8 B/param, each / world; param_offload moves params and grads to
-    host memory, optimizer_offload the AdamW states. Plus the transient bf16 all-gather of one layer (two with
-    forward prefetch), checkpointed activations (hidden x 2 B per token per layer with gradient checkpointing,
-    ~16x that without) and the fp32 logits of one micro-batch (chunked entropy: a 2048-token chunk).
-    Rollout (vLLM): bf16 weights / TP, then the KV cache gets `gpu_memory_utilization x device - weights - 1 GiB`
-    (activations and graphs); a token costs 2 (K,V) x layers x kv_heads/TP x head_dim x 2 B.
-    """
-    a, r, d = preset.actor, preset.rollout, preset.data
-    world = preset.cluster.world_size
-    params = m.params
-    sp = a.ulysses_sequence_parallel_size
-    seq = d.max_prompt_length + d.max_response_length
-    if a.use_dynamic_bsz and a.ppo_max_token_len_per_device:
-        tokens = a.ppo_max_token_len_per_device
-    else:  # a fixed micro-batch of full-length sequences, split over the SP group
-        tokens = (a.ppo_micro_batch_size_per_device or 1) * -(-seq // sp)
-    shard = params / world
-    resident = {
-        "params_fp32": 0 if a.param_offload else 4 * shard,
-        "grads_fp32": 0 if a.param_offload else 4 * shard,
-        "optimizer_adamw": 0 if a.optimizer_offload else 8 * shard,
-    }
-    gathered = 2 * m.layer_params * (2 if a.forward_prefetch else 1)
-    act_per_token_layer = m.hidden_size * 2 * (1 if preset.model.enable_gradient_checkpointing else 16)
-    activations = tokens * act_per_token_layer * m.num_hidden_layers
-    logits_tokens = min(tokens, 2048) if a.entropy_from_logits_with_chunking else tokens
-    logits = logits_tokens * m.vocab_size * 4
-    actor_total = sum(resident.values()) + gathered + activations + logits
-    offloaded_host_per_device = (4 * shard + 4 * shard if a.param_offload else 0) + (
-        8 * shard if a.optimizer_offload else 0
-    )
-    tp = r.tensor_parallel_size
-    weights_tp = 2 * params / tp
-    kv_heads_rank = max(1, m.num_key_value_heads // tp)
-    kv_token = 2 * m.num_hidden_layers * kv_heads_rank * m.head_dim * 2
-    out: dict[str, Any] = {
-        "params": params,
-        "actor_bytes": {k: int(v) for k, v in resident.items()}
-        | {"gathered_layers_bf16": int(gathered), "activations": int(activations), "logits_fp32": int(logits)},
-        "actor_total_bytes": int(actor_total),
-        "host_offload_bytes_per_node": int(offloaded_host_per_device * preset.cluster.devices_per_node),
-        "rollout_weights_bytes": int(weights_tp),
-        "kv_bytes_per_token": int(kv_token),
-        "device_bytes": device_bytes,
-    }
-    if device_bytes:
-        budget = r.gpu_memory_utilization * device_bytes
-        kv_bytes = budget - weights_tp - 1 * GiB
-        out["kv_cache_bytes"] = int(max(0, kv_bytes))
-        out["kv_cache_tokens"] = int(max(0, kv_bytes) // kv_token)
-        out["full_length_seqs"] = int(max(0, kv_bytes) // kv_token // seq)
-    return out
+def _shape(preset) -> tuple[int, int, int, int | None]:
+    """(world, TP, SP, DP or None when SP does not divide the world)."""
+    world, sp = preset.cluster.world_size, preset.actor.ulysses_sequence_parallel_size
+    return world, preset.rollout.tensor_parallel_size, sp, (world // sp if sp and world % sp == 0 else None)
 
 
-def evaluate(preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
-    """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so)."""
+def _cluster_checks(preset) -> list[Check]:
+    c = preset.cluster
+    world, tp, sp, _ = _shape(preset)
     checks: list[Check] = []
-
-    def add(name, ok, message, keys=(), *, fix=None, level="error"):
-        checks.append(Check(name, "ok" if ok else level, message, list(keys), None if ok else fix))
-
-    c, a, r, d = preset.cluster, preset.actor, preset.rollout, preset.data
-    world = c.world_size
-    tp, sp, n = r.tensor_parallel_size, a.ulysses_sequence_parallel_size, r.n
-    seq = d.max_prompt_length + d.max_response_length
-    dp = world // sp if sp and world % sp == 0 else None
-    vllm = r.name == "vllm"
-
     if preset.trainer.engine == "verl" and c.device == "cpu":
         checks.append(Check("device", "error", "trainer.engine verl needs NPUs or GPUs; cluster.device is cpu",
                             ["cluster.device", "trainer.engine"],
                             "set cluster.device: npu|cuda|auto, or use trainer.engine: native on a CPU"))
     checks.append(Check("world size", "info", f"{c.nnodes} nodes x {c.devices_per_node} devices = {world}",
                         ["cluster.nnodes", "cluster.devices_per_node"]))
-    if vllm:
-        add("world % rollout TP", world % tp == 0, f"world {world} {'is' if world % tp == 0 else 'is not'} divisible "
-            f"by rollout.tensor_parallel_size {tp}", ["rollout.tensor_parallel_size", "cluster.devices_per_node"],
-            fix=f"pick a TP that divides {world}")
-    add("world % SP", world % sp == 0, f"world {world} {'is' if world % sp == 0 else 'is not'} divisible by "
-        f"actor.ulysses_sequence_parallel_size {sp}", ["actor.ulysses_sequence_parallel_size"],
-        fix=f"pick an SP that divides {world}")
+    if preset.rollout.name == "vllm":
+        _add(checks, "world % rollout TP", world % tp == 0, f"world {world} {'is' if world % tp == 0 else 'is not'} "
+             f"divisible by rollout.tensor_parallel_size {tp}", ["rollout.tensor_parallel_size",
+                                                                 "cluster.devices_per_node"],
+             fix=f"pick a TP that divides {world}")
+    _add(checks, "world % SP", world % sp == 0, f"world {world} {'is' if world % sp == 0 else 'is not'} divisible by "
+         f"actor.ulysses_sequence_parallel_size {sp}", ["actor.ulysses_sequence_parallel_size"],
+         fix=f"pick an SP that divides {world}")
+    return checks
 
+
+def _head_checks(preset, model: ModelFacts | None) -> list[Check]:
+    _, tp, sp, _ = _shape(preset)
     if model is None:
-        checks.append(Check("model facts", "warn", f"no config.json at {preset.model.path!r} and not a known Qwen3 "
-                            "size: head, vocabulary and memory checks skipped", ["model.path"],
-                            "download the model to a local folder and point model.path at it"))
-    else:
-        checks.append(Check("model", "info", f"{model.name}: {model.params / 1e9:.2f}B params, {model.num_hidden_layers}"
-                            f" layers, {model.num_attention_heads} heads / {model.num_key_value_heads} KV heads, "
-                            f"hidden {model.hidden_size}, vocab {model.vocab_size} (from {model.source})",
-                            ["model.path"]))
-        if vllm:
-            kv_ok = model.num_key_value_heads % tp == 0
-            add("TP | KV heads", kv_ok, f"rollout TP {tp} {'divides' if kv_ok else 'does not divide'} "
-                f"{model.num_key_value_heads} KV heads", ["rollout.tensor_parallel_size"],
-                fix=f"use a TP that divides {model.num_key_value_heads}")
-            h_ok = model.num_attention_heads % tp == 0
-            add("TP | attention heads", h_ok, f"rollout TP {tp} {'divides' if h_ok else 'does not divide'} "
-                f"{model.num_attention_heads} attention heads", ["rollout.tensor_parallel_size"],
-                fix=f"use a TP that divides {model.num_attention_heads}")
-        s_ok = model.num_attention_heads % sp == 0
-        add("SP | attention heads", s_ok, f"Ulysses SP {sp} {'divides' if s_ok else 'does not divide'} "
-            f"{model.num_attention_heads} attention heads", ["actor.ulysses_sequence_parallel_size"],
-            fix=f"use an SP that divides {model.num_attention_heads}")
+        return [Check("model facts", "warn", f"no config.json at {preset.model.path!r} and not a known Qwen3 "
+                      "size: head, vocabulary and memory checks skipped", ["model.path"],
+                      "download the model to a local folder and point model.path at it")]
+    checks = [Check("model", "info", f"{model.name}: {model.params / 1e9:.2f}B params, {model.num_hidden_layers} "
+                    f"layers, {model.num_attention_heads} heads / {model.num_key_value_heads} KV heads, hidden "
+                    f"{model.hidden_size}, vocab {model.vocab_size} (from {model.source})", ["model.path"])]
+    divisors = [("SP | attention heads", "Ulysses SP", sp, model.num_attention_heads, "attention heads",
+                 "actor.ulysses_sequence_parallel_size", "an SP")]
+    if preset.rollout.name == "vllm":
+        divisors[:0] = [
+            ("TP | KV heads", "rollout TP", tp, model.num_key_value_heads, "KV heads", "rollout.tensor_parallel_size",
+             "a TP"),
+            ("TP | attention heads", "rollout TP", tp, model.num_attention_heads, "attention heads",
+             "rollout.tensor_parallel_size", "a TP"),
+        ]
+    for name, label, size, heads, what, key, article in divisors:
+        ok = heads % size == 0
+        _add(checks, name, ok, f"{label} {size} {'divides' if ok else 'does not divide'} {heads} {what}", [key],
+             fix=f"use {article} that divides {heads}")
+    return checks
 
-    traj = d.train_batch_size * n
+
+def _batch_checks(preset) -> list[Check]:
+    a, d, n = preset.actor, preset.data, preset.rollout.n
+    world, _, sp, dp = _shape(preset)
+    traj, mini_traj = d.train_batch_size * n, a.ppo_mini_batch_size * n
+    checks: list[Check] = []
     if preset.trainer.engine == "verl":
         # verl's validate_config (FSDP): train_batch_size x n % n_gpus (the whole world, not DP), because the
         # batch is balanced and dispatched in world-size chunks.
-        add("batch x n % world", traj % world == 0, f"train_batch_size x n = {d.train_batch_size} x {n} = {traj} "
-            f"{'is' if traj % world == 0 else 'is not'} divisible by the world size {world}",
-            ["data.train_batch_size", "rollout.n", "cluster.nnodes", "cluster.devices_per_node"],
-            fix=f"make train_batch_size x n a multiple of {world}")
+        _add(checks, "batch x n % world", traj % world == 0, f"train_batch_size x n = {d.train_batch_size} x {n} = "
+             f"{traj} {'is' if traj % world == 0 else 'is not'} divisible by the world size {world}",
+             ["data.train_batch_size", "rollout.n", "cluster.nnodes", "cluster.devices_per_node"],
+             fix=f"make train_batch_size x n a multiple of {world}")
     if dp is not None:
-        add("batch x n % DP", traj % dp == 0, f"train_batch_size x n = {d.train_batch_size} x {n} = {traj} "
-            f"{'is' if traj % dp == 0 else 'is not'} divisible by the DP size {dp} (= world {world} / SP {sp})",
-            ["data.train_batch_size", "rollout.n"], fix=f"make train_batch_size x n a multiple of {dp}")
-        mini_traj = a.ppo_mini_batch_size * n
-        add("mini-batch x n % DP", mini_traj % dp == 0, f"ppo_mini_batch_size x n = {mini_traj} "
-            f"{'is' if mini_traj % dp == 0 else 'is not'} divisible by the DP size {dp}",
-            ["actor.ppo_mini_batch_size", "rollout.n"], fix=f"make ppo_mini_batch_size x n a multiple of {dp}")
-    mini_traj = a.ppo_mini_batch_size * n
-    add("batch x n % mini-batch x n", traj % mini_traj == 0, f"{traj} trajectories per step "
-        f"{'split' if traj % mini_traj == 0 else 'do not split'} into mini-batches of {mini_traj}",
-        ["data.train_batch_size", "actor.ppo_mini_batch_size"], fix="make train_batch_size a multiple of the mini-batch")
-    add("mini-batch <= batch", a.ppo_mini_batch_size <= d.train_batch_size,
-        f"ppo_mini_batch_size {a.ppo_mini_batch_size} {'<=' if a.ppo_mini_batch_size <= d.train_batch_size else '>'} "
-        f"train_batch_size {d.train_batch_size}", ["actor.ppo_mini_batch_size"], fix="lower ppo_mini_batch_size")
-    if vllm:
+        _add(checks, "batch x n % DP", traj % dp == 0, f"train_batch_size x n = {d.train_batch_size} x {n} = {traj} "
+             f"{'is' if traj % dp == 0 else 'is not'} divisible by the DP size {dp} (= world {world} / SP {sp})",
+             ["data.train_batch_size", "rollout.n"], fix=f"make train_batch_size x n a multiple of {dp}")
+        _add(checks, "mini-batch x n % DP", mini_traj % dp == 0, f"ppo_mini_batch_size x n = {mini_traj} "
+             f"{'is' if mini_traj % dp == 0 else 'is not'} divisible by the DP size {dp}",
+             ["actor.ppo_mini_batch_size", "rollout.n"], fix=f"make ppo_mini_batch_size x n a multiple of {dp}")
+    _add(checks, "batch x n % mini-batch x n", traj % mini_traj == 0, f"{traj} trajectories per step "
+         f"{'split' if traj % mini_traj == 0 else 'do not split'} into mini-batches of {mini_traj}",
+         ["data.train_batch_size", "actor.ppo_mini_batch_size"], fix="make train_batch_size a multiple of the mini-batch")
+    small = a.ppo_mini_batch_size <= d.train_batch_size
+    _add(checks, "mini-batch <= batch", small, f"ppo_mini_batch_size {a.ppo_mini_batch_size} {'<=' if small else '>'} "
+         f"train_batch_size {d.train_batch_size}", ["actor.ppo_mini_batch_size"], fix="lower ppo_mini_batch_size")
+    return checks
+
+
+def _token_checks(preset, model: ModelFacts | None) -> list[Check]:
+    a, r, d = preset.actor, preset.rollout, preset.data
+    sp = a.ulysses_sequence_parallel_size
+    seq = d.max_prompt_length + d.max_response_length
+    checks: list[Check] = []
+    if r.name == "vllm":
         bt_ok = r.enable_chunked_prefill or r.max_num_batched_tokens >= seq
-        add("batched tokens >= prompt+response", bt_ok, f"max_num_batched_tokens {r.max_num_batched_tokens} vs "
-            f"prompt+response {seq}" + (" (chunked prefill on)" if r.enable_chunked_prefill else ""),
-            ["rollout.max_num_batched_tokens", "rollout.enable_chunked_prefill"],
-            fix=f"raise max_num_batched_tokens to >= {seq} or enable chunked prefill")
+        _add(checks, "batched tokens >= prompt+response", bt_ok, f"max_num_batched_tokens {r.max_num_batched_tokens} "
+             f"vs prompt+response {seq}" + (" (chunked prefill on)" if r.enable_chunked_prefill else ""),
+             ["rollout.max_num_batched_tokens", "rollout.enable_chunked_prefill"],
+             fix=f"raise max_num_batched_tokens to >= {seq} or enable chunked prefill")
         if model is not None:
-            need = model.vocab_size * model.hidden_size * 4
-            have = r.update_weights_bucket_megabytes * MiB
-            add("weight-sync bucket >= fp32 embedding", have >= need,
-                f"update_weights_bucket_megabytes {r.update_weights_bucket_megabytes} MB vs embedding "
-                f"{model.vocab_size} x {model.hidden_size} x 4 B = {need / MiB:.0f} MB",
-                ["rollout.update_weights_bucket_megabytes"],
-                fix=f"set rollout.update_weights_bucket_megabytes >= {-(-need // MiB)}")
+            need, have = model.vocab_size * model.hidden_size * 4, r.update_weights_bucket_megabytes * MiB
+            _add(checks, "weight-sync bucket >= fp32 embedding", have >= need,
+                 f"update_weights_bucket_megabytes {r.update_weights_bucket_megabytes} MB vs embedding "
+                 f"{model.vocab_size} x {model.hidden_size} x 4 B = {need / MiB:.0f} MB",
+                 ["rollout.update_weights_bucket_megabytes"],
+                 fix=f"set rollout.update_weights_bucket_megabytes >= {-(-need // MiB)}")
     if a.use_dynamic_bsz:
-        need_tok = -(-seq // sp)
-        have_tok = a.ppo_max_token_len_per_device
-        tok_ok = have_tok is not None and have_tok >= need_tok
-        add("max tokens per device >= (prompt+response)/SP", tok_ok,
-            f"ppo_max_token_len_per_device {have_tok} vs ({d.max_prompt_length}+{d.max_response_length})/{sp} = "
-            f"{need_tok}", ["actor.ppo_max_token_len_per_device"],
-            fix=f"set actor.ppo_max_token_len_per_device >= {need_tok}")
+        need_tok, have_tok = -(-seq // sp), a.ppo_max_token_len_per_device
+        _add(checks, "max tokens per device >= (prompt+response)/SP", have_tok is not None and have_tok >= need_tok,
+             f"ppo_max_token_len_per_device {have_tok} vs ({d.max_prompt_length}+{d.max_response_length})/{sp} = "
+             f"{need_tok}", ["actor.ppo_max_token_len_per_device"],
+             fix=f"set actor.ppo_max_token_len_per_device >= {need_tok}")
     elif a.ppo_micro_batch_size_per_device is None:
-        add("micro-batch size", False, "use_dynamic_bsz is off and ppo_micro_batch_size_per_device is unset",
-            ["actor.use_dynamic_bsz", "actor.ppo_micro_batch_size_per_device"],
-            fix="set actor.use_dynamic_bsz: true or actor.ppo_micro_batch_size_per_device")
+        _add(checks, "micro-batch size", False, "use_dynamic_bsz is off and ppo_micro_batch_size_per_device is unset",
+             ["actor.use_dynamic_bsz", "actor.ppo_micro_batch_size_per_device"],
+             fix="set actor.use_dynamic_bsz: true or actor.ppo_micro_batch_size_per_device")
+    return checks
 
-    optim_steps = (d.train_batch_size // a.ppo_mini_batch_size) * a.ppo_epochs
-    checks.append(Check("per training step", "info", f"{traj} trajectories ({d.train_batch_size} prompts x n {n}), "
-                        f"{optim_steps} optimizer steps ({d.train_batch_size // a.ppo_mini_batch_size} mini-batches x "
-                        f"{a.ppo_epochs} epochs)", ["data.train_batch_size", "rollout.n", "actor.ppo_mini_batch_size"]))
-    estimates: dict[str, Any] = {"world_size": world, "dp_size": dp, "trajectories_per_step": traj,
-                                 "optimizer_steps_per_step": optim_steps}
+
+def _step_facts(preset) -> tuple[Check, dict[str, Any]]:
+    a, d, n = preset.actor, preset.data, preset.rollout.n
+    world, _, _, dp = _shape(preset)
+    traj = d.train_batch_size * n
+    minis = d.train_batch_size // a.ppo_mini_batch_size
+    check = Check("per training step", "info", f"{traj} trajectories ({d.train_batch_size} prompts x n {n}), "
+                  f"{minis * a.ppo_epochs} optimizer steps ({minis} mini-batches x {a.ppo_epochs} epochs)",
+                  ["data.train_batch_size", "rollout.n", "actor.ppo_mini_batch_size"])
+    return check, {"world_size": world, "dp_size": dp, "trajectories_per_step": traj,
+                   "optimizer_steps_per_step": minis * a.ppo_epochs}
+
+
+def _data_checks(preset, data: DataFacts) -> tuple[list[Check], dict[str, Any]]:
+    from gspo_cli.engines.verl import run_length
+
+    checks: list[Check] = []
+    estimates: dict[str, Any] = {}
+    d, t = preset.data, preset.trainer
+    if data.train_rows is not None:
+        length = run_length.of(preset, data.train_rows, data.train_rows_in)
+        spe, total = length.steps_per_epoch, length.total_steps
+        estimates.update(steps_per_epoch=spe, total_steps=total, train_rows=data.train_rows,
+                         run_length=length.to_json())
+        _add(checks, "steps per epoch", spe >= 1, f"{data.train_rows} train rows / batch {d.train_batch_size} = {spe} "
+             f"steps per epoch, {total} steps in total ({t.total_epochs} epochs)",
+             ["data.train_batch_size", "trainer.total_epochs"], fix="use a smaller train_batch_size or more data")
+        if spe >= 1:
+            checks[-1].status = "info"
+            checks.append(Check("run length", "info", run_length.describe(length),
+                                ["trainer.total_epochs", "trainer.total_training_steps", "data.dedup"]))
+        ratio = length.dedup_ratio
+        if ratio is not None and ratio > run_length.DEDUP_WARN_RATIO:
+            checks.append(Check("dedup vs raw file", "warn", f"deduplication divides the steps per epoch by "
+                                f"{ratio:.0f} ({length.raw_steps_per_epoch:,} on the raw file -> {spe:,}): "
+                                f"{t.total_epochs} epochs are {total:,} steps, not {length.raw_total_steps:,}",
+                                ["data.dedup", "trainer.total_epochs", "trainer.total_training_steps"],
+                                "intended for DAPO-Math-17k (each problem ships ~103 times); to match a raw-file "
+                                "run, set trainer.total_training_steps"))
+    if data.error:
+        checks.append(Check("prepared data", "error", data.error, ["data.train", "data.val"], data.fix))
+    else:
+        checks.append(Check("prepared data", "ok", f"train {data.train_rows} rows, val {data.val_rows} rows "
+                            "(manifest matches the preset)", ["data.train", "data.val"]))
+    return checks, estimates
+
+
+def _actor_memory_check(preset, est: memory.MemoryEstimate, profile: DeviceProfile) -> Check:
+    dev, peak = profile.memory_bytes, est.peak
+    level = "ok" if peak.total <= 0.9 * dev else ("warn" if peak.total <= dev else "error")
+    phases = "; ".join(memory.phase_line(p) for p in est.phases.values())
+    host = est.host_offload_bytes_per_node
+    return Check("actor memory", level, f"largest phase {peak.name}: ~{memory.gib(peak.total)} per device of "
+                 f"{memory.gib(dev)} ({profile.label}); {phases}"
+                 + (f"; {memory.gib(host)} host memory per node for offload" if host else ""),
+                 ["actor.param_offload", "actor.optimizer_offload", "cluster.nnodes", "rollout.gpu_memory_utilization"],
+                 None if level == "ok" else "lower rollout.gpu_memory_utilization (rollout phase), raise SP or use "
+                 "more devices (update phase: params, grads and AdamW are on the device then even with offload); "
+                 "enable actor.param_offload / optimizer_offload (rollout phase)")
+
+
+def _rollout_memory_checks(preset, est: memory.MemoryEstimate, dev: int) -> list[Check]:
+    r, world, tp = preset.rollout, preset.cluster.world_size, preset.rollout.tensor_parallel_size
+    seq = preset.data.max_prompt_length + preset.data.max_response_length
+    budget, w = r.gpu_memory_utilization * dev, est.rollout["rollout_weights_bytes"]
+    keys = ["rollout.gpu_memory_utilization", "rollout.tensor_parallel_size"]
+    if w + GiB >= budget:
+        return [Check("rollout memory", "error", f"weights / TP {tp} = {memory.gib(w)} do not fit in "
+                      f"gpu_memory_utilization {r.gpu_memory_utilization} x {memory.gib(dev)} = {memory.gib(budget)}",
+                      keys[::-1], "raise rollout.tensor_parallel_size or gpu_memory_utilization")]
+    seqs = est.rollout["full_length_seqs"]
+    level = "ok" if seqs >= 1 else "error"
+    replicas = world // tp if world % tp == 0 else None
+    per_replica = -(-preset.data.train_batch_size * r.n // replicas) if replicas else None
+    msg = (f"weights / TP {tp} = {memory.gib(w)}; KV cache {memory.gib(est.rollout['kv_cache_bytes'])} at utilisation "
+           f"{r.gpu_memory_utilization} = {est.rollout['kv_cache_tokens']:,} tokens = {seqs} concurrent full-length "
+           f"({seq}-token) sequences per replica")
+    if per_replica:
+        msg += f"; {per_replica} sequences per replica per step ({replicas} replicas)"
+    checks = [Check("rollout memory", level, msg, keys, None if level == "ok" else "raise gpu_memory_utilization or TP")]
+    if level == "ok" and r.max_num_seqs and seqs < r.max_num_seqs and per_replica and per_replica > seqs:
+        checks.append(Check("rollout concurrency", "warn", f"only {seqs} full-length sequences fit but max_num_seqs "
+                            f"is {r.max_num_seqs}: vLLM will preempt long ones", ["rollout.max_num_seqs"]))
+    return checks
+
+
+def _memory_checks(preset, model: ModelFacts) -> tuple[list[Check], dict[str, Any]]:
+    profile = DEVICE_PROFILES.get((preset.cluster.profile or "").lower())
+    est = memory.estimate(preset, model, profile.memory_bytes if profile else None)
+    if profile is None:
+        return [Check("device memory", "warn", f"cluster.profile {preset.cluster.profile!r} is not one of "
+                      f"{', '.join(DEVICE_PROFILES)}: memory checked only as estimates", ["cluster.profile"],
+                      "set cluster.profile"),
+                Check("actor memory", "info", f"largest actor phase {est.peak.name} ~{memory.gib(est.peak.total)} "
+                      "per device", ["actor.param_offload"])], {"memory": est.to_json()}
+    checks = [_actor_memory_check(preset, est, profile)]
+    if preset.rollout.name == "vllm":
+        checks += _rollout_memory_checks(preset, est, profile.memory_bytes)
+    return checks, {"memory": est.to_json()}
+
+
+def evaluate(preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
+    """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so)."""
+    checks = _cluster_checks(preset) + _head_checks(preset, model) + _batch_checks(preset)
+    checks += _token_checks(preset, model)
+    step_check, estimates = _step_facts(preset)
+    checks.append(step_check)
     if data is not None:
-        if data.train_rows is not None:
-            spe = data.train_rows // d.train_batch_size
-            total = preset.trainer.total_training_steps or spe * preset.trainer.total_epochs
-            estimates.update(steps_per_epoch=spe, total_steps=total, train_rows=data.train_rows)
-            add("steps per epoch", spe >= 1, f"{data.train_rows} train rows / batch {d.train_batch_size} = {spe} steps "
-                f"per epoch, {total} steps in total ({preset.trainer.total_epochs} epochs)",
-                ["data.train_batch_size", "trainer.total_epochs"], fix="use a smaller train_batch_size or more data")
-            if spe >= 1:
-                checks[-1].status = "info"
-        if data.error:
-            checks.append(Check("prepared data", "error", data.error, ["data.train", "data.val"], data.fix))
-        else:
-            checks.append(Check("prepared data", "ok", f"train {data.train_rows} rows, val {data.val_rows} rows "
-                                "(manifest matches the preset)", ["data.train", "data.val"]))
-
-    profile = DEVICE_PROFILES.get((c.profile or "").lower())
+        more, found = _data_checks(preset, data)
+        checks += more
+        estimates.update(found)
     if model is not None:
-        mem = estimate_memory(preset, model, profile.memory_bytes if profile else None)
-        estimates["memory"] = mem
-        actor = mem["actor_total_bytes"]
-        if profile is None:
-            checks.append(Check("device memory", "warn", f"cluster.profile {c.profile!r} is not one of "
-                                f"{', '.join(DEVICE_PROFILES)}: memory checked only as estimates",
-                                ["cluster.profile"], "set cluster.profile"))
-            checks.append(Check("actor memory", "info", f"~{_gb(actor)} per device", ["actor.param_offload"]))
-        else:
-            dev = profile.memory_bytes
-            level = "ok" if actor <= 0.9 * dev else ("warn" if actor <= dev else "error")
-            checks.append(Check("actor memory", level, f"~{_gb(actor)} per device of {_gb(dev)} ({profile.label}): "
-                                f"params {_gb(mem['actor_bytes']['params_fp32'])}, grads "
-                                f"{_gb(mem['actor_bytes']['grads_fp32'])}, AdamW "
-                                f"{_gb(mem['actor_bytes']['optimizer_adamw'])}, gathered layers "
-                                f"{_gb(mem['actor_bytes']['gathered_layers_bf16'])}, activations "
-                                f"{_gb(mem['actor_bytes']['activations'])}, logits {_gb(mem['actor_bytes']['logits_fp32'])}"
-                                + (f"; {_gb(mem['host_offload_bytes_per_node'])} host memory per node for offload"
-                                   if mem["host_offload_bytes_per_node"] else ""),
-                                ["actor.param_offload", "actor.optimizer_offload", "cluster.nnodes"],
-                                None if level == "ok" else "enable actor.param_offload / optimizer_offload, raise SP, "
-                                "or use more devices"))
-            if vllm:
-                budget = r.gpu_memory_utilization * dev
-                w = mem["rollout_weights_bytes"]
-                seqs = mem["full_length_seqs"]
-                if w + GiB >= budget:
-                    checks.append(Check("rollout memory", "error", f"weights / TP {tp} = {_gb(w)} do not fit in "
-                                        f"gpu_memory_utilization {r.gpu_memory_utilization} x {_gb(dev)} = "
-                                        f"{_gb(budget)}", ["rollout.tensor_parallel_size",
-                                                           "rollout.gpu_memory_utilization"],
-                                        "raise rollout.tensor_parallel_size or gpu_memory_utilization"))
-                else:
-                    level = "ok" if seqs >= 1 else "error"
-                    replicas = world // tp if world % tp == 0 else None
-                    per_replica = -(-traj // replicas) if replicas else None
-                    msg = (f"weights / TP {tp} = {_gb(w)}; KV cache {_gb(mem['kv_cache_bytes'])} at "
-                           f"utilisation {r.gpu_memory_utilization} = {mem['kv_cache_tokens']:,} tokens = {seqs} "
-                           f"concurrent full-length ({seq}-token) sequences per replica")
-                    if per_replica:
-                        msg += f"; {per_replica} sequences per replica per step ({replicas} replicas)"
-                    checks.append(Check("rollout memory", level, msg, ["rollout.gpu_memory_utilization",
-                                                                        "rollout.tensor_parallel_size"],
-                                        None if level == "ok" else "raise gpu_memory_utilization or TP"))
-                    if level == "ok" and r.max_num_seqs and seqs < r.max_num_seqs and per_replica and \
-                            per_replica > seqs:
-                        checks.append(Check("rollout concurrency", "warn", f"only {seqs} full-length sequences fit "
-                                            f"but max_num_seqs is {r.max_num_seqs}: vLLM will preempt long ones",
-                                            ["rollout.max_num_seqs"]))
+        more, found = _memory_checks(preset, model)
+        checks += more
+        estimates.update(found)
     return Report(checks, estimates)
+
+
+def estimate_memory(preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
+    """Per-device memory per phase as a dict (see `gspo_cli.engines.verl.memory`)."""
+    return memory.estimate(preset, m, device_bytes).to_json()
 
 
 def run(preset) -> Report:
