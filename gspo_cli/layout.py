@@ -12,8 +12,7 @@ ray/                                                 the embedded head's record,
 A source used as the preset's `data.train` is written as `train.parquet`, as `data.val` as `val.parquet`
 (arith, used for both, writes both). Eval benchmarks read the `val` split of their source.
 
-A model reference on the command line is an HF folder path, `latest` (the newest run), `RUN` (its newest
-checkpoint) or `RUN:STEP`.
+Model references on the command line (`--model latest`, `RUN:STEP`, ...) are resolved in `gspo_cli.runs.refs`.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from gspo_cli.errors import ConfigError
@@ -149,35 +147,3 @@ def latest_run(preset=None) -> Path:
     if not runs:
         raise ConfigError(f"no runs in {root}", "train one first: gspo train --preset tiny")
     return max(runs, key=_last_activity)
-
-
-@dataclass
-class ModelRef:
-    path: Path  # the model folder (HF folder, or a verl checkpoint step folder)
-    run: Path | None  # the run it belongs to, if any
-    step: int | None
-
-
-def resolve_model(ref: str, preset=None) -> ModelRef:
-    """Turn `--model` into a folder: an existing path, `latest`, `RUN` or `RUN:STEP`."""
-    candidate = Path(ref).expanduser()
-    if candidate.is_dir():
-        match = STEP_DIR.match(candidate.name)
-        run = candidate.parent.parent if match and candidate.parent.name == "checkpoints" else None
-        return ModelRef(candidate, run, int(match.group(1)) if match else None)
-    name, _, step_text = ref.partition(":")
-    run = latest_run(preset) if name == "latest" else run_dir(name, preset)
-    if not run.is_dir():
-        raise ConfigError(f"--model {ref!r}: no such folder or run (looked in {runs_dir(preset)})",
-                          "pass an HF model folder, `latest`, a run name, or RUN:STEP")
-    steps = list_steps(run)
-    if not steps:
-        raise ConfigError(f"run {run.name} has no complete checkpoint", "train longer or set trainer.save_freq")
-    if step_text:
-        if not step_text.isdigit() or int(step_text) not in steps:
-            raise ConfigError(f"run {run.name} has no checkpoint at step {step_text!r}",
-                              f"available steps: {', '.join(map(str, steps))}")
-        step = int(step_text)
-    else:
-        step = steps[-1]
-    return ModelRef(checkpoints_dir(run) / f"global_step_{step}", run, step)

@@ -11,7 +11,8 @@ SetOption = typer.Option(None, "--set", help="Override a preset key, repeatable:
 def eval_command(
     benchmark: str = typer.Argument(..., help="aime2024, arith, or any name with --data PATH (verl-schema parquet)."),
     model: str = typer.Option("latest", "--model", "-m",
-                              help="HF folder, `latest`, RUN (its newest checkpoint), RUN:STEP, or a verl checkpoint."),
+                              help="`latest`, a run name, RUN:STEP, RUN:all or RUN:20,40,60 (several checkpoints in "
+                                   "one job), a run or checkpoint folder, an HF folder, or a hub id (org/name)."),
     preset: str = typer.Option(None, "--preset", "-p", help="Preset whose eval section, paths and cluster to use."),
     n: int = typer.Option(None, "--n", help="Samples per problem (avg@n)."),
     k: str = typer.Option(None, "--k", help="Comma-separated k for pass@k and maj@k, each <= n: --k 1,4,16."),
@@ -23,7 +24,8 @@ def eval_command(
     max_tokens: int = typer.Option(None, "--max-tokens", help="Response token limit (hitting it = truncated)."),
     prompt_style: str = typer.Option(None, "--prompt-style", help="dapo (Answer: line), boxed, or plain."),
     thinking: bool = typer.Option(None, "--thinking/--no-thinking", help="Qwen3 chat template's enable_thinking."),
-    device: str = typer.Option(None, "--device", help="cpu, cuda or npu (default: the preset's, else detected)."),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or npu (default: the preset's eval.device, auto: "
+                                                      "the accelerator when there is one)."),
     batch_size: int = typer.Option(64, "--batch-size", help="hf backend: sequences per generate call."),
     tp: int = typer.Option(None, "--tp", help="vllm backend: tensor-parallel size per engine."),
     limit: int = typer.Option(None, "--limit", help="Evaluate only the first N problems."),
@@ -32,7 +34,9 @@ def eval_command(
     sets: list[str] | None = SetOption,
     local: bool = typer.Option(False, "--local", help="Run in this process instead of as a Ray job."),
     address: str = typer.Option(None, "--address", help="Ray address (default: preset, RAY_ADDRESS, local head)."),
-    json_out: bool = typer.Option(False, "--json", help="Print results.json to stdout."),
+    force: bool = typer.Option(False, "--force", help="With RUN:all or a step list: evaluate again the checkpoints "
+                                                      "already evaluated with the same settings."),
+    json_out: bool = typer.Option(False, "--json", help="Print results.json to stdout (a list for several steps)."),
 ) -> None:
     """Evaluate a model on a benchmark: avg@n, unbiased pass@k, maj@k, with every response saved."""
     from gspo_cli.errors import ConfigError
@@ -52,7 +56,11 @@ def eval_command(
         data=data, backend=backend, device=device, batch_size=batch_size, tp=tp, limit=limit, seed=seed, out=out,
     )
     loaded = service.load_preset(req)  # fail fast here on a bad preset or --set, before a job is submitted
-    out_dir = service.output_dir(req, loaded)
+    refs = service.resolve_all(req, loaded)  # and on a --model that names nothing loadable
+    if len(refs) > 1:
+        _eval_steps(req, loaded, refs, force=force, address=address, local=local, json_out=json_out)
+        return
+    out_dir = service.output_dir(req, loaded, refs[0])
     req.out = str(out_dir)
     # --json prints results.json from disk (shared $GSPO_HOME), not the job's trimmed result event
     code = jobs.run_job("eval", eval_job.to_argv(req), preset=loaded, address=address, local=local)
@@ -65,6 +73,67 @@ def eval_command(
         print_json(results)
     else:
         render(results)
+
+
+def _eval_steps(req, loaded, refs, *, force: bool, address, local: bool, json_out: bool) -> None:
+    """RUN:all / RUN:20,40: one job for the checkpoints not yet evaluated with these settings, then a table."""
+    from gspo_cli.console import err
+    from gspo_cli.eval import job as eval_job
+    from gspo_cli.eval import service
+    from gspo_cli.jobs import client as jobs
+
+    wanted = service.wanted_settings(req, loaded)
+    todo, done = [], []
+    for ref in refs:
+        path = service.output_dir(req, loaded, ref) / service.RESULTS
+        if not force and path.is_file() and service.same_settings(service.read_results(path), wanted):
+            done.append(ref.step)
+        else:
+            todo.append(ref.step)
+    run = refs[0].run
+    if done:
+        err.print(f"Already evaluated with these settings (--force redoes them): steps {_steps_text(done)}",
+                  highlight=False)
+    if todo:
+        req.model = f"{run.resolve()}:{','.join(map(str, todo))}"
+        err.print(f"Evaluating {req.benchmark} on {len(todo)} checkpoints of {run.name} in one job: steps "
+                  f"{_steps_text(todo)}", highlight=False)
+        code = jobs.run_job("eval", eval_job.to_argv(req), preset=loaded, address=address, local=local)
+        if code != 0:
+            raise typer.Exit(code)
+    results = [service.read_results(service.output_dir(req, loaded, ref) / service.RESULTS) for ref in refs]
+    if json_out:
+        from gspo_cli.console import print_json
+
+        print_json(results)
+    else:
+        render_steps(results)
+        err.print(f"Chart of accuracy per step: gspo report {run.name}", highlight=False)
+
+
+def _steps_text(steps: list[int]) -> str:
+    return ", ".join(map(str, steps))
+
+
+def render_steps(results: list[dict]) -> None:
+    """One row per checkpoint: the accuracy-vs-step table."""
+    from rich.table import Table
+
+    from gspo_cli.console import out
+
+    first = results[0]
+    n, ks = first["metrics"]["n"], first["settings"]["k"]
+    table = Table(title=f"{first['benchmark']}: {first['model'].get('run_name')}, per checkpoint",
+                  title_justify="left")
+    for col in ["step", f"avg@{n}", "± stderr"] + [f"pass@{k}" for k in ks if k > 1] + ["extracted", "truncated"]:
+        table.add_column(col, justify="right")
+    for r in results:
+        m = r["metrics"]
+        table.add_row(str(r["model"]["step"]), f"{100 * m[f'avg@{n}']:.1f}%",
+                      f"{100 * m.get(f'avg@{n}_stderr', 0.0):.1f}",
+                      *[f"{100 * m[f'pass@{k}']:.1f}%" for k in ks if k > 1],
+                      f"{100 * m['extraction_rate']:.1f}%", f"{100 * m['truncation_rate']:.1f}%")
+    out.print(table)
 
 
 def render(results: dict) -> None:

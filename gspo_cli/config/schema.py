@@ -239,6 +239,9 @@ class EvalBenchmark(Section):
 
 class EvalSection(Section):
     backend: Literal["auto", "vllm", "hf"] = "auto"
+    # Where eval generates: auto = npu > cuda > cpu as detected (independent of trainer.device, so a preset that
+    # trains on cpu still evaluates on an accelerator when there is one); `gspo eval --device` overrides it.
+    device: Literal["auto", "cpu", "cuda", "npu"] = "auto"
     benchmarks: dict[str, EvalBenchmark] = Field(default_factory=dict)
 
 

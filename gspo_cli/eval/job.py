@@ -86,10 +86,11 @@ def from_argv(argv: list[str]) -> EvalRequest:
 
 
 def main(argv: list[str]) -> int:
-    from gspo_cli.eval.service import run_eval
+    from gspo_cli.eval.service import run_evals
     from gspo_cli.jobs import events
 
-    results = run_eval(from_argv(argv))
+    results = run_evals(from_argv(argv))
     # the event travels through the job log: keep it small; results.json on disk has everything
-    events.result({k: v for k, v in results.items() if k not in ("per_problem", "definitions")})
+    trimmed = [{k: v for k, v in r.items() if k not in ("per_problem", "definitions")} for r in results]
+    events.result(trimmed[0] if len(trimmed) == 1 else {"evals": trimmed})
     return 0

@@ -43,13 +43,10 @@ def resolve(run: str, step: int | None) -> tuple[Path, int | None]:
         # resolve_model's own message speaks of eval's --model flag
         raise ConfigError(f"gspo export {run!r}: no such run or folder (looked in {layout.runs_dir()})",
                           "pass a run name (ls $GSPO_HOME/runs), `latest`, RUN:STEP or a global_step_N folder")
-    if step is None and ":" not in run and not Path(run).expanduser().is_dir():
-        # The newest step verl finished saving (its tracker file), not a folder left by a save killed midway.
+    from gspo_cli.runs.refs import resolve_model
 
-        steps = layout.list_steps(layout.latest_run() if name == "latest" else layout.run_dir(name))
-        if steps:
-            ref = f"{run}:{steps[-1]}"
-    model = layout.resolve_model(ref)
+    # the newest step verl finished saving (its tracker file), not a folder left by a save killed midway
+    model = resolve_model(ref)
     return model.path, model.step
 
 

@@ -150,7 +150,7 @@ def test_eval_bare_hf_folder_goes_to_evals_dir(eval_home, tiny_model_dir, tmp_pa
 
 @pytest.mark.parametrize("args,needle", [
     (["eval", "nosuch", "--model", "tiny-test"], "unknown benchmark"),
-    (["eval", "arith", "--model", "nope-run"], "no such folder or run"),
+    (["eval", "arith", "--model", "nope-run"], "no such folder, run or hub id"),
     (["eval", "arith", "--model", "tiny-test:7"], "no checkpoint at step"),
     (["eval", "arith", "--model", "tiny-test", "--n", "2", "--k", "4"], "larger than n"),
     (["eval", "arith", "--preset", "tiny", "--set", "eval.backend=tgi", "--model", "tiny-test"], "eval.backend"),

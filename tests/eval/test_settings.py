@@ -82,7 +82,7 @@ def test_restyle(eval_home):
 def test_model_folder_checks_and_output_dirs(eval_home, tmp_path):
     from gspo_cli.errors import GspoError
     from gspo_cli.eval import service
-    from gspo_cli.layout import ModelRef, resolve_model
+    from gspo_cli.runs.refs import ModelRef, resolve_model
 
     ref = resolve_model("tiny-test")
     assert service.hf_folder(ref) == ref.path

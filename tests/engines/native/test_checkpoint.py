@@ -42,8 +42,9 @@ def test_save_prune_and_leftovers(gspo_home, tmp_path):
 
     from gspo_cli.engines.native import checkpoint
     from gspo_cli.engines.native.trainer import constant_with_warmup
-    from gspo_cli.layout import list_steps, resolve_model
+    from gspo_cli.layout import list_steps
     from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
+    from gspo_cli.runs.refs import resolve_model
 
     path = resolve_model_path("builtin:tiny")
     model, tok = load_model(path), load_tokenizer(path)

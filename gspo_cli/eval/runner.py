@@ -1,0 +1,187 @@
+"""Evaluate one model with settings and problems resolved once (`service.run_evals` loops over checkpoints).
+
+Per model: tokenizer -> prompts -> generate (vllm or hf backend) -> score through the reward's batch pool ->
+metrics -> `samples.jsonl` (every response) and `results.json` written atomically, results last: its presence
+means the eval finished.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gspo_cli.jobs import events
+
+
+@dataclass
+class EvalContext:
+    req: Any  # service.EvalRequest
+    preset: Any  # Preset or None
+    settings: Any  # benchmarks.EvalSettings
+    problems: list
+    device: str
+
+
+class _Progress:
+    """Progress events, at most every `every_s` seconds (plus the last one)."""
+
+    def __init__(self, task: str, every_s: float = 0.5):
+        self.task, self.every_s, self.last = task, every_s, 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - self.last >= self.every_s:
+            self.last = now
+            events.progress(done, total, task=self.task)
+
+
+def _backend_options(ctx: EvalContext, tokenizer, prompts: list[str], backend_name: str) -> dict[str, Any]:
+    req, preset, device = ctx.req, ctx.preset, ctx.device
+    trust = bool(preset.model.trust_remote_code) if preset is not None else False
+    options: dict[str, Any] = {"device": device, "batch_size": req.batch_size, "trust_remote_code": trust}
+    if preset is not None:
+        options["dtype"] = preset.model.dtype if device != "cpu" else "float32"
+        options["gpu_memory_utilization"] = preset.rollout.gpu_memory_utilization
+        options["tp"] = req.tp or preset.rollout.tensor_parallel_size
+        options["address"] = preset.cluster.address
+    elif req.tp:
+        options["tp"] = req.tp
+    if backend_name == "vllm":
+        # prompt + response must fit the engine's context
+        longest = max(len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts)
+        options["max_model_len"] = longest + ctx.settings.max_tokens
+    return options
+
+
+def _generate(ctx: EvalContext, model_dir: Path, backend_name: str) -> tuple[list[str], list, dict[str, float], dict]:
+    """(prompts, generations per problem, timings, backend options)."""
+    from transformers import AutoTokenizer
+
+    from gspo_cli.eval import benchmarks
+    from gspo_cli.eval.backends import make_backend
+    from gspo_cli.eval.types import Sampling
+
+    req, settings = ctx.req, ctx.settings
+    trust = bool(ctx.preset.model.trust_remote_code) if ctx.preset is not None else False
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=trust)
+    messages = [benchmarks.restyle(p, settings.prompt_style) for p in ctx.problems]
+    prompts = [benchmarks.render_prompt(tokenizer, m, settings.enable_thinking) for m in messages]
+    sampling = Sampling(temperature=settings.temperature, top_p=settings.top_p, top_k=settings.top_k,
+                        max_tokens=settings.max_tokens, seed=req.seed)
+    options = _backend_options(ctx, tokenizer, prompts, backend_name)
+    t0 = time.monotonic()
+    backend = make_backend(backend_name, str(model_dir), **options)
+    load_s = time.monotonic() - t0
+    t0 = time.monotonic()
+    try:
+        generations = backend.generate(prompts, sampling, settings.n, _Progress(f"generate {req.benchmark}"))
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    return prompts, generations, {"load_s": load_s, "generate_s": time.monotonic() - t0}, options
+
+
+def _score(ctx: EvalContext, generations) -> tuple[list[dict], float]:
+    from gspo_cli.rewards import score_batch
+
+    events.message(f"scoring {len(ctx.problems) * ctx.settings.n} responses")
+    items = []
+    for p, gens in zip(ctx.problems, generations, strict=True):
+        extra = dict(p.extra_info)
+        if ctx.settings.prompt_style:
+            extra["prompt_style"] = ctx.settings.prompt_style
+        for g in gens:
+            items.append({"data_source": p.data_source, "solution_str": g.text, "ground_truth": p.ground_truth,
+                          "extra_info": extra})
+    t0 = time.monotonic()
+    kwargs = {} if ctx.req.score_workers is None else {"workers": ctx.req.score_workers}
+    verdicts = score_batch(items, **kwargs)
+    return verdicts, time.monotonic() - t0
+
+
+def _problem_id(p) -> Any:
+    return p.extra_info.get("id", p.extra_info.get("index", p.index))
+
+
+def _samples(ctx: EvalContext, prompts, generations, verdicts) -> tuple[list[list], list[str]]:
+    """(scored samples per problem, samples.jsonl lines in (problem, sample) order)."""
+    from gspo_cli.eval import metrics
+
+    scored: list[list[metrics.ScoredSample]] = []
+    lines = []
+    it = iter(verdicts)
+    for p, prompt, gens in zip(ctx.problems, prompts, generations, strict=True):
+        row = []
+        for j, g in enumerate(gens):
+            v = next(it)
+            pred = v.get("pred") or None
+            correct = bool(v.get("acc"))
+            row.append(metrics.ScoredSample(correct=correct, pred=pred, response_tokens=g.tokens,
+                                            truncated=g.truncated))
+            lines.append(json.dumps({
+                "problem": p.index, "sample": j, "data_source": p.data_source, "id": _problem_id(p),
+                "ground_truth": p.ground_truth, "pred": pred, "correct": correct, "score": v.get("score"),
+                "score_error": v.get("error"), "response": g.text, "response_tokens": g.tokens,
+                "finish_reason": g.finish_reason, "truncated": g.truncated,
+                **({"prompt": prompt} if j == 0 else {}),
+            }, ensure_ascii=False, default=str))
+        scored.append(row)
+    return scored, lines
+
+
+def evaluate_model(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path) -> dict[str, Any]:
+    from gspo_cli.eval import metrics
+    from gspo_cli.eval.backends import choose_backend
+
+    started = time.time()
+    req, preset, settings = ctx.req, ctx.preset, ctx.settings
+    backend_name = choose_backend(req.backend or (preset.eval.backend if preset is not None else "auto"), ctx.device)
+    events.message(f"eval {req.benchmark}: {len(ctx.problems)} problems x n={settings.n} on {ctx.device} with "
+                   f"{backend_name}, model {model_dir}")
+    prompts, generations, timing, options = _generate(ctx, model_dir, backend_name)
+    verdicts, timing["score_s"] = _score(ctx, generations)
+    scored, lines = _samples(ctx, prompts, generations, verdicts)
+    summary = metrics.summarize(scored, settings.k)
+    for p, row in zip(ctx.problems, summary["per_problem"], strict=True):
+        row.update(problem=p.index, id=_problem_id(p), ground_truth=p.ground_truth)
+    total_tokens = sum(g.tokens for gens in generations for g in gens)
+    gen_s = timing["generate_s"]
+    results = {
+        "benchmark": req.benchmark,
+        "accuracy": summary["metrics"][f"avg@{settings.n}"],
+        "metrics": summary["metrics"],
+        "settings": {**settings.to_dict(), "seed": req.seed, "backend": backend_name, "device": ctx.device,
+                     "batch_size": req.batch_size, "tp": options.get("tp", 1), "limit": req.limit,
+                     "preset": preset.name if preset is not None else None, "sets": list(req.sets)},
+        "model": {"ref": req.model, "path": str(model_dir), "run": str(model_ref.run) if model_ref.run else None,
+                  "run_name": model_ref.run.name if model_ref.run else None, "step": model_ref.step},
+        "data": {"path": str(settings.data), "problems": len(ctx.problems)},
+        "timing": {**{k: round(v, 3) for k, v in timing.items()}, "total_s": round(time.time() - started, 3),
+                   "response_tokens": total_tokens,
+                   "tokens_per_s": round(total_tokens / gen_s, 2) if gen_s > 0 else None},
+        "definitions": metrics.DEFINITIONS,
+        "per_problem": summary["per_problem"],
+        "files": {"results": str(out_dir / "results.json"), "samples": str(out_dir / "samples.jsonl")},
+    }
+    write_results(out_dir, results, lines)
+    return results
+
+
+def write_results(out_dir: Path, results: dict[str, Any], lines: list[str]) -> None:
+    from gspo_cli import __version__
+    from gspo_cli.fsutil import atomic_path, atomic_write_json
+
+    results["gspo_version"] = __version__
+    results["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # a rerun into the same folder: drop the old results first, so a kill between the two writes never leaves
+    # old results beside new samples looking finished
+    (out_dir / "results.json").unlink(missing_ok=True)
+    with atomic_path(out_dir / "samples.jsonl") as tmp:
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write_json(out_dir / "results.json", results)
+    events.message(f"wrote {out_dir / 'results.json'}")
