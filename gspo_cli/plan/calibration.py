@@ -1,0 +1,165 @@
+"""Measured points the step-time model is calibrated against, each with its source, and the fit.
+
+A point is a workload, a profile, the quantity measured (a phase's seconds, the step's seconds, or tokens per
+device per second) and the measured value. `fit` points set the profile factors (see `fit_factors`); `held-out`
+points are never used by the fit and report the model's honest error. Response lengths of published runs are
+not published: each point states the length assumption it uses (the largest source of error).
+
+Points from other frameworks (MindSpeed-RL runs Megatron training, not FSDP) are modelled as verl-like steps on
+the same hardware; the fitted factors therefore absorb framework differences.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from gspo_cli.plan import model as step_model
+from gspo_cli.plan.profiles import BUILTIN, Profile
+from gspo_cli.plan.workload import Lengths, ModelShape, Workload
+
+MINDSPEED_DAPO = "https://github.com/Ascend/MindSpeed-RL docs/algorithms/dapo.md (性能数据 table)"
+CANN_RECIPES = "https://github.com/hicann/cann-recipes-train llm_rl/qwen3/README.md (Qwen3-32B 首步推理时间)"
+ISSUE_17 = "gspo issue #17 (H200 native-engine measurement quoted in the issue text)"
+HERE = "measured here: GSPO_HOME=/tmp/plan_home gspo train --preset tiny --local (2 shared CPU cores, noisy)"
+
+
+def dense_shape(name, hidden, layers, heads, kv_heads, inter, vocab, tied, head_dim=128) -> ModelShape:
+    attn = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
+    per_layer = attn + 3 * hidden * inter + 2 * hidden
+    params = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
+    return ModelShape(name, params, layers, hidden, heads, kv_heads, head_dim, vocab, tied)
+
+
+QWEN3_32B = dense_shape("Qwen3-32B", 5120, 64, 64, 8, 25600, 151936, False)
+QWEN25_32B = dense_shape("Qwen2.5-32B", 5120, 64, 40, 8, 27648, 152064, False)
+QWEN3_06B = dense_shape("Qwen3-0.6B", 1024, 28, 16, 8, 3072, 151936, True)
+TINY = dense_shape("tiny", 64, 2, 4, 2, 256, 37, True, head_dim=16)
+
+
+@dataclass(frozen=True)
+class Point:
+    id: str
+    what: str
+    source: str
+    profile: str
+    workload: Workload
+    quantity: str  # a phase name (seconds), "step_s" or "tokens_per_device_per_s"
+    measured: float
+    role: str  # fit | held-out
+    note: str = ""
+
+
+def _msrl(ident, shape, profile, nodes, per_node, tp, util, max_resp, batched, tps, role, lengths, note=""):
+    w = Workload(shape, nodes, per_node, "verl", "vllm", 256, 16, 2048, max_resp, lengths, tp=tp,
+                 gpu_memory_utilization=util, max_num_seqs=1024, max_num_batched_tokens=batched,
+                 enforce_eager=True, param_offload=True, optimizer_offload=True, micro_tokens=max_resp + 2048,
+                 mini_batches=8)
+    return Point(ident, f"MindSpeed-RL DAPO {shape.name}, {nodes * per_node} x {profile.upper()}, GBS 256 n 16, "
+                 f"2K/{max_resp // 1024}K", MINDSPEED_DAPO, profile, w, "tokens_per_device_per_s", tps, role, note)
+
+
+def _tiny(ident, prompts, n, mini, micro, measured: dict, role) -> list[Point]:
+    lengths = Lengths(12 / 32, measured.pop("response_mean") / 3, measured.pop("clip"), "measured in the run")
+    w = Workload(TINY, 1, 1, "native", "hf", prompts, n, 32, 3, lengths, grad_ckpt=False, micro_seqs=micro,
+                 mini_batches=prompts // mini, old_log_prob=prompts // mini > 1, weight_bytes=4)
+    what = f"native tiny on this CPU, {prompts} prompts x n {n}, mini {mini}" + (f", micro {micro}" if micro else "")
+    return [Point(f"{ident}/{q}", what, HERE, "cpu", w, q, v, role, "median over steps 3.. of the run")
+            for q, v in measured.items()]
+
+
+def points() -> list[Point]:
+    q3_32b_2k = Workload(QWEN3_32B, 1, 16, "verl", "vllm", 32, 8, 2048, 2048, Lengths(0.1, 0.9, 0.6,
+                         "assumption: Qwen3-32B thinking hits the 2K limit on most DAPO-Math prompts"), tp=8,
+                         gpu_memory_utilization=0.6, max_num_seqs=1024, enforce_eager=True, param_offload=True,
+                         optimizer_offload=True, micro_tokens=4096)
+    first = Workload(QWEN3_32B, 2, 16, "verl", "vllm", 128, 16, 2048, 34816, Lengths(0.1, 0.35, 0.05,
+                     "assumption: Qwen3-32B thinking, mean ~12K of 34K, 5% truncated"), tp=8,
+                     gpu_memory_utilization=0.85, max_num_seqs=128, enforce_eager=True)
+    base_lengths = Lengths(0.1, 0.1, 0.005, "assumption: Qwen2.5-32B base, responses ~3K early in DAPO training")
+    h200 = Workload(QWEN3_06B, 1, 1, "native", "hf", 16, 8, 512, 512, Lengths(0.125, 1.0, 1.0,
+                    "random init: every response runs to 512; prompt ~64 tokens assumed"), grad_ckpt=False,
+                    old_log_prob=False)
+    out = [
+        Point("msrl-q3-32b-a3", "MindSpeed-RL DAPO Qwen3-32B, 16 x A3, GBS 32 n 8, 2K/2K", MINDSPEED_DAPO, "a3",
+              q3_32b_2k, "tokens_per_device_per_s", 140.0, "fit",
+              "dynamic sampling on: extra generation batches not modelled"),
+        _msrl("msrl-q25-32b-a3", QWEN25_32B, "a3", 4, 16, 4, 0.8, 30720, 32768, 108.0, "held-out",
+              replace(base_lengths, response_frac=3072 / 30720)),
+        _msrl("msrl-q25-32b-a2", QWEN25_32B, "a2", 8, 8, 4, 0.8, 20480, 22528, 35.0, "held-out",
+              replace(base_lengths, response_frac=3072 / 20480)),
+        Point("cann-q3-32b-grpo", "cann-recipes-train GRPO Qwen3-32B first rollout, 32 A3 dies, GBS 128 n 16, 2K/34K",
+              CANN_RECIPES, "a3", first, "gen", 2261.0, "fit", "verl 0.6 + vllm-ascend, eager, no SAM"),
+        Point("cann-q3-32b-dapo", "cann-recipes-train DAPO Qwen3-32B first rollout, same shape", CANN_RECIPES, "a3",
+              first, "gen", 2367.0, "held-out", "same shape as the GRPO point: not independent"),
+        Point("h200-gen", "native Qwen3-0.6B shape, 1 x H200, 16 x n 8 x 512 tokens", ISSUE_17, "h200", h200, "gen",
+              15.6, "fit"),
+        Point("h200-update", "same run: update", ISSUE_17, "h200", h200, "update_actor", 2.5, "fit"),
+    ]
+    out += _tiny("tiny-a", 32, 16, 32, None, {"gen": 0.1905, "update_actor": 0.3161, "reward": 0.0122,
+                                              "step_s": 0.5322, "response_mean": 1.19, "clip": 0.017}, "fit")
+    out += _tiny("tiny-c", 128, 8, 32, 64, {"gen": 0.2733, "old_log_prob": 0.1597, "update_actor": 1.1947,
+                                            "reward": 0.0146, "step_s": 1.6239, "response_mean": 1.375,
+                                            "clip": 0.051}, "fit")
+    out += _tiny("tiny-b", 64, 4, 16, None, {"gen": 0.0657, "old_log_prob": 0.0311, "update_actor": 0.1282,
+                                             "reward": 0.0016, "step_s": 0.2215, "response_mean": 1.48,
+                                             "clip": 0.088}, "held-out")
+    return out
+
+
+def predicted(point: Point, prof: Profile) -> float:
+    pred = step_model.predict(point.workload, prof)
+    if point.quantity == "step_s":
+        return pred.step_s
+    if point.quantity == "tokens_per_device_per_s":
+        return pred.tokens_per_device_per_s
+    return pred.phases[point.quantity]
+
+
+def log_error(point: Point, prof: Profile) -> float:
+    p = predicted(point, prof)
+    return math.log(max(p, 1e-12) / point.measured)
+
+
+# Which factors each built-in profile family fits, on which profiles' fit points.
+FIT_PLAN = {
+    "ascend": (("a3", "a2"), ("vllm_layer_overhead_s", "mfu_train")),
+    "gpu": (("h200", "h100"), ("hf_layer_overhead_s", "mfu_train")),
+    "cpu": (("cpu",), ("mfu_prefill", "mfu_train", "hf_layer_overhead_s", "train_layer_overhead_s",
+                       "reward_s_per_response", "step_fixed_s")),
+}
+
+
+def fit_factors(base: Profile, factors: tuple[str, ...], pts: list[Point], sweeps: int = 6) -> dict[str, float]:
+    """Coordinate descent in log space minimising the squared log error of `pts` (pure, deterministic)."""
+    values = {k: max(getattr(base, k), 1e-9) for k in factors}
+
+    def loss(vals):
+        prof = base.with_factors(**vals)
+        return sum(log_error(p, prof) ** 2 for p in pts)
+
+    for _ in range(sweeps):
+        for k in factors:
+            lo, hi = math.log(values[k]) - 4.0, math.log(values[k]) + 4.0
+            for _ in range(40):  # golden-section search on log(value)
+                a = hi - (hi - lo) * 0.618
+                b = lo + (hi - lo) * 0.618
+                if loss(values | {k: math.exp(a)}) < loss(values | {k: math.exp(b)}):
+                    hi = b
+                else:
+                    lo = a
+            values[k] = math.exp((lo + hi) / 2)
+    return values
+
+
+def table(profiles: dict[str, Profile] | None = None) -> list[dict]:
+    """Every point with its prediction under `profiles` (default: the built-ins) and the error."""
+    profiles = profiles or BUILTIN
+    rows = []
+    for p in points():
+        pred = predicted(p, profiles[p.profile])
+        rows.append({"point": p.id, "what": p.what, "source": p.source, "profile": p.profile,
+                     "quantity": p.quantity, "predicted": pred, "measured": p.measured,
+                     "error_pct": 100 * (pred - p.measured) / p.measured, "role": p.role,
+                     "lengths": p.workload.lengths.source, "note": p.note})
+    return rows

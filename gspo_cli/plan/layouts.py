@@ -1,0 +1,130 @@
+"""Layout search: every combination of the knobs that change speed but not the algorithm (rollout TP, Ulysses
+SP, offload, vLLM memory utilisation and batched tokens, micro-batch tokens), kept when preflight accepts it,
+ranked by predicted tokens per device per second.
+
+Each candidate is the given preset with some keys changed; its `--set` lines reproduce it. Batch sizes, n,
+lengths and the model are never changed: those change what is trained, not how fast.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from gspo_cli.plan import memory
+from gspo_cli.plan import model as step_model
+from gspo_cli.plan.workload import Lengths, from_preset
+
+UTILISATIONS = (0.5, 0.6, 0.7, 0.8, 0.9)
+OFFLOADS = ((False, False), (False, True), (True, True))  # (param_offload, optimizer_offload)
+
+
+@dataclass
+class Layout:
+    changes: dict[str, object]  # preset key -> value, relative to the given preset
+    prediction: step_model.Prediction
+    verdict: memory.Verdict
+
+    @property
+    def sets(self) -> list[str]:
+        return [f"{k}={_fmt(v)}" for k, v in self.changes.items()]
+
+    def to_json(self) -> dict:
+        return {"sets": self.sets, "step_s": round(self.prediction.step_s, 3),
+                "tokens_per_device_per_s": round(self.prediction.tokens_per_device_per_s, 3),
+                "bottleneck": self.prediction.bottleneck, "phases": {k: round(v, 3) for k, v in
+                                                                     self.prediction.phases.items()},
+                "memory_verdict": self.verdict.status, "memory": self.verdict.memory,
+                "warnings": self.verdict.problems}
+
+
+@dataclass
+class SearchResult:
+    layouts: list[Layout]  # accepted by preflight, fastest first
+    evaluated: int = 0
+    rejected: int = 0
+    rejected_by: dict[str, int] = field(default_factory=dict)  # first error check name -> count
+
+
+def _fmt(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _divisors(n: int, options=(1, 2, 4, 8, 16)) -> list[int]:
+    return [d for d in options if n % d == 0]
+
+
+def knob_grid(preset) -> list[dict[str, object]]:
+    """The candidate changes for this preset's engine (the preset's own values are always included)."""
+    a, r, d, c = preset.actor, preset.rollout, preset.data, preset.cluster
+    if preset.trainer.engine == "native":
+        per_step = d.train_batch_size * r.n
+        micro = sorted({a.ppo_micro_batch_size_per_device or per_step} | {m for m in (8, 32, 128) if m < per_step})
+        return [{"actor.ppo_micro_batch_size_per_device": m} for m in micro]
+    seq = d.max_prompt_length + d.max_response_length
+    tps = sorted(set(_divisors(c.devices_per_node)) | {r.tensor_parallel_size}) if r.name == "vllm" else [1]
+    sps = sorted(set(_divisors(c.world_size, (1, 2, 4, 8))) | {a.ulysses_sequence_parallel_size})
+    utils = sorted(set(UTILISATIONS) | {r.gpu_memory_utilization})
+    batched = sorted({r.max_num_batched_tokens, max(seq, 8192), 2 * max(seq, 8192)})
+    grid = []
+    for tp, sp, (po, oo), util, bt, k in itertools.product(tps, sps, OFFLOADS, utils, batched, (1, 2, 4)):
+        micro = k * -(-seq // sp)
+        grid.append({"rollout.tensor_parallel_size": tp, "actor.ulysses_sequence_parallel_size": sp,
+                     "actor.param_offload": po, "actor.optimizer_offload": oo,
+                     "rollout.gpu_memory_utilization": util, "rollout.max_num_batched_tokens": bt,
+                     "actor.use_dynamic_bsz": True, "actor.ppo_max_token_len_per_device": micro})
+    return grid
+
+
+def apply(preset, changes: dict[str, object]):
+    """The preset with `changes` (dotted keys of the actor / rollout sections) applied."""
+    sections: dict[str, dict] = {}
+    for key, value in changes.items():
+        section, name = key.split(".", 1)
+        sections.setdefault(section, {})[name] = value
+    return preset.model_copy(update={s: getattr(preset, s).model_copy(update=u) for s, u in sections.items()})
+
+
+def _diff(preset, changes: dict[str, object]) -> dict[str, object]:
+    out = {}
+    for key, value in changes.items():
+        section, name = key.split(".", 1)
+        if getattr(getattr(preset, section), name) != value:
+            out[key] = value
+    return out
+
+
+def search(preset, facts, prof, lengths: Lengths | None = None, top: int = 10) -> SearchResult:
+    """Evaluate every candidate layout: preflight's verdict first, the step-time model on the accepted ones."""
+    result = SearchResult([])
+    seen = set()
+    for changes in knob_grid(preset):
+        diff = _diff(preset, changes)
+        key = tuple(sorted(diff.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        cand = apply(preset, diff)
+        result.evaluated += 1
+        verdict = memory.verdict(cand, facts)
+        if verdict.status == "error":
+            result.rejected += 1
+            first = verdict.problems[0].split(":", 1)[0] if verdict.problems else "error"
+            result.rejected_by[first] = result.rejected_by.get(first, 0) + 1
+            continue
+        work = from_preset(cand, facts, kv_capacity_tokens=verdict.kv_capacity_tokens, lengths=lengths)
+        result.layouts.append(Layout(diff, step_model.predict(work, prof), verdict))
+    result.layouts = _distinct(result.layouts)[:top]
+    return result
+
+
+def _distinct(found: list[Layout]) -> list[Layout]:
+    """Fastest first; of layouts the model cannot tell apart (same speed to 0.1%), the one with fewest changes."""
+    found.sort(key=lambda lay: (-lay.prediction.tokens_per_device_per_s, len(lay.changes)))
+    out: list[Layout] = []
+    for lay in found:
+        speed = lay.prediction.tokens_per_device_per_s
+        if out and abs(out[-1].prediction.tokens_per_device_per_s - speed) <= 1e-3 * max(speed, 1e-9):
+            continue
+        out.append(lay)
+    return out

@@ -1,0 +1,67 @@
+"""The one door from the planner to preflight: model facts, and the memory verdict of a candidate layout.
+
+Memory verdicts are preflight's (the same checks `gspo train --dry-run` runs), never the planner's own: a
+layout preflight rejects is never proposed. Only preflight's public functions are used (`model_facts`, `evaluate`
+and its `Report`), and only through this module, so a change of preflight's internals is fixed in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gspo_cli.plan import profiles
+
+
+@dataclass
+class Verdict:
+    status: str  # ok | warn | error
+    memory: str  # preflight's memory lines, short
+    problems: list[str] = field(default_factory=list)  # error / warning messages, "name: message"
+    kv_capacity_tokens: int | None = None
+
+
+def facts(preset):
+    """Preflight's ModelFacts of the preset's model (the built-in tiny model by its config), or None."""
+    from gspo_cli.engines.verl import preflight
+
+    path = preset.model.path
+    if path.startswith("builtin:"):
+        from gspo_cli.models import tiny
+
+        folder = tiny.default_dir()
+        if (folder / "config.json").is_file():
+            return preflight.model_facts(str(folder))
+        return _tiny_facts(preflight)
+    return preflight.model_facts(path)
+
+
+def _tiny_facts(preflight):
+    """The built-in tiny model's shape before it has been built once (its vocabulary: 37 word-level tokens)."""
+    from gspo_cli.models import tiny
+
+    s = tiny.MODEL_SHAPE
+    return preflight.ModelFacts("tiny", s["hidden_size"], s["num_hidden_layers"], s["num_attention_heads"],
+                                s["num_key_value_heads"], s["head_dim"], s["intermediate_size"], 37, True, "builtin")
+
+
+def with_profile(preset, profile_name: str | None):
+    """The preset with cluster.profile set to preflight's name for `profile_name` (memory checks use it)."""
+    if not profile_name:
+        return preset
+    prof = profiles.get(profile_name)
+    base = prof.name if prof is not None else profile_name
+    name = profiles.PREFLIGHT_NAMES.get(base, base)
+    return preset.model_copy(update={"cluster": preset.cluster.model_copy(update={"profile": name})})
+
+
+def verdict(preset, model_facts) -> Verdict:
+    """Preflight's verdict for `preset` (data checks skipped: a layout does not change the prepared data)."""
+    from gspo_cli.engines.verl import preflight
+
+    report = preflight.evaluate(preset, model_facts, None)
+    problems = [f"{c.name}: {c.message}" for c in report.checks if c.status in ("error", "warn")]
+    status = "error" if report.errors else ("warn" if report.warnings else "ok")
+    mem_checks = [c for c in report.checks if "memory" in c.name]
+    memory = "; ".join(f"{c.name} {c.status}" for c in mem_checks)
+    kv = (report.estimates.get("memory") or {}).get("kv_cache_tokens")
+    return Verdict(status, memory, problems, int(kv) if isinstance(kv, (int, float)) else None)

@@ -1,0 +1,204 @@
+"""The step-time model: seconds per phase of one GSPO step of a `Workload` on a device `Profile`. Pure arithmetic.
+
+Phases carry verl's timing names (`timing_s/<phase>`, which both engines write) so a prediction compares
+directly with a run's metrics:
+
+- gen: prefill (compute-bound) + decode. A decode step reads the weights / TP and the KV cache of the running
+  batch (bandwidth-bound), or is compute-bound at large batch, plus a per-layer launch overhead (eager vLLM,
+  less with graph capture; HF generate has its own, larger one). The batch runs as many sequences as
+  max_num_seqs and the KV cache allow; the step then waits for its longest response: the tail runs the last
+  (max length - busy steps) decode steps at the small batch of the truncated responses.
+- update_weights: trainer -> rollout weight sync, bf16 weights gathered over the slowest link, plus the host
+  reads when params are offloaded.
+- reward: the rule-based verifier, per response.
+- old_log_prob / ref: one forward over every token (dense + attention + LM head FLOPs), FSDP all-gathers per
+  micro-batch overlapped with compute, Ulysses all-to-all when SP > 1.
+- update_actor: forward + backward (3x forward; 4x with gradient checkpointing), all-gather + reduce-scatter
+  per micro-batch, AdamW, and the offload transfers of params, grads and optimizer states.
+- other: fixed per-step cost (dispatch, balancing, advantages).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gspo_cli.plan.profiles import Profile
+from gspo_cli.plan.workload import Workload
+
+GiB = 1024**3
+PHASES = ("gen", "update_weights", "reward", "old_log_prob", "ref", "update_actor", "other")
+
+
+@dataclass
+class Prediction:
+    phases: dict[str, float]
+    details: dict[str, float] = field(default_factory=dict)
+    step_tokens: float = 0.0
+    devices: int = 1
+    gen_bound: str = ""  # memory-bandwidth | compute | overhead | long-tail
+
+    @property
+    def step_s(self) -> float:
+        return sum(self.phases.values())
+
+    @property
+    def tokens_per_device_per_s(self) -> float:
+        return self.step_tokens / self.devices / self.step_s if self.step_s > 0 else 0.0
+
+    @property
+    def bottleneck(self) -> str:
+        phase = max(self.phases, key=self.phases.get)
+        share = self.phases[phase] / self.step_s if self.step_s else 0.0
+        why = f" ({self.gen_bound})" if phase == "gen" and self.gen_bound else ""
+        return f"{phase}{why}, {share:.0%} of the step"
+
+    def to_json(self) -> dict:
+        return {"step_s": round(self.step_s, 4), "phases": {k: round(v, 4) for k, v in self.phases.items()},
+                "tokens_per_device_per_s": round(self.tokens_per_device_per_s, 3), "bottleneck": self.bottleneck,
+                "details": {k: round(v, 4) for k, v in self.details.items()}}
+
+
+def fwd_flops_per_token(w: Workload, ctx: float) -> float:
+    """Forward FLOPs of one token attending to `ctx` earlier tokens: dense matmuls, attention, LM head."""
+    m = w.model
+    dense = 2 * (m.params - m.embed_params)
+    attn = 4 * m.layers * m.heads * m.head_dim * ctx
+    return dense + attn + 2 * m.vocab * m.hidden
+
+
+def kv_bytes_per_token(w: Workload) -> float:
+    m = w.model
+    return 2 * m.layers * max(1, m.kv_heads // w.tp) * m.head_dim * w.weight_bytes
+
+
+def kv_capacity(w: Workload, prof: Profile) -> float:
+    """KV-cache tokens per replica: preflight's estimate when the workload carries it, else the same rule."""
+    if w.kv_capacity_tokens is not None:
+        return float(w.kv_capacity_tokens)
+    free = w.gpu_memory_utilization * prof.memory_bytes - w.weight_bytes * w.model.params / w.tp - GiB
+    return max(0.0, free / kv_bytes_per_token(w))
+
+
+def decode_step_s(w: Workload, prof: Profile, batch: float, ctx: float) -> tuple[float, str]:
+    """Seconds of one decode step of `batch` sequences at context `ctx`, and what bounds it."""
+    weights = w.weight_bytes * w.model.params / w.tp
+    kv = batch * ctx * kv_bytes_per_token(w)
+    mem = (weights + kv) / (prof.hbm_bytes_s * prof.decode_bw_eff)
+    compute = batch * fwd_flops_per_token(w, ctx) / w.tp / (prof.peak_flops * prof.mfu_prefill)
+    if w.rollout == "hf":
+        overhead = w.model.layers * prof.hf_layer_overhead_s
+    else:
+        graphs = 1.0 if w.enforce_eager else prof.graph_overhead_factor
+        overhead = w.model.layers * prof.vllm_layer_overhead_s * graphs
+    if w.tp > 1:  # two all-reduces of the batch's hidden states per layer
+        overhead += 2 * w.model.layers * batch * w.model.hidden * w.weight_bytes / (prof.intra_node_bytes_s *
+                                                                                    prof.comm_eff)
+    bound = max((mem, "memory-bandwidth"), (compute, "compute"), (overhead, "overhead"))[1]
+    return max(mem, compute) + overhead, bound
+
+
+def gen_s(w: Workload, prof: Profile) -> tuple[float, dict[str, float], str]:
+    replicas = max(1, w.devices // w.tp) if w.rollout == "vllm" else 1
+    seqs = -(-w.trajectories // replicas)
+    p, r, longest = w.prompt_mean, w.response_mean, float(w.max_response)
+    if w.lengths.clip_frac <= 0:
+        longest = min(longest, 2 * r)
+    if w.rollout == "hf":  # one padded batch; every sequence steps until the longest is done
+        conc = float(seqs)
+    else:
+        kv_room = kv_capacity(w, prof) / (p + r)
+        conc = max(1.0, min(seqs, w.max_num_seqs or 256, kv_room))
+    busy_steps = seqs * r / conc
+    t_busy, bound = decode_step_s(w, prof, conc, p + r / 2)
+    # vLLM frees finished sequences; HF generate keeps stepping the whole padded batch
+    tail_batch = conc if w.rollout == "hf" else max(1.0, min(conc, seqs * w.lengths.clip_frac))
+    tail_steps = max(0.0, longest - busy_steps)
+    t_tail, _ = decode_step_s(w, prof, tail_batch, p + 0.75 * longest)
+    decode = busy_steps * t_busy + tail_steps * t_tail
+    prompts = seqs if w.rollout == "vllm" else -(-w.prompts // replicas)  # HF shares each prompt's prefill
+    prefill_tokens = prompts * p
+    prefill = prefill_tokens * fwd_flops_per_token(w, p / 2) / w.tp / (prof.peak_flops * prof.mfu_prefill)
+    if w.rollout == "vllm":  # each scheduler pass of max_num_batched_tokens reads the weights once
+        passes = -(-prefill_tokens // max(1, w.max_num_batched_tokens))
+        prefill += passes * decode_step_s(w, prof, 1, p)[0]
+    if tail_steps * t_tail > busy_steps * t_busy:
+        bound = "long-tail"
+    detail = {"gen_prefill_s": prefill, "gen_decode_busy_s": busy_steps * t_busy, "gen_tail_s": tail_steps * t_tail,
+              "gen_concurrency": conc}
+    return prefill + decode, detail, bound
+
+
+def _collective_bytes_s(w: Workload, prof: Profile) -> float:
+    link = prof.inter_node_bytes_s if w.nodes > 1 else prof.intra_node_bytes_s
+    return link * prof.comm_eff
+
+
+def update_weights_s(w: Workload, prof: Profile) -> float:
+    if w.engine == "native":
+        return 0.0  # one model object: generation uses the trained weights directly
+    m = w.model
+    gather = w.weight_bytes * m.params * (w.devices - 1) / w.devices / _collective_bytes_s(w, prof)
+    host = 4 * m.params / w.devices / prof.host_bytes_s if w.param_offload else 0.0
+    return gather + host
+
+
+def _micro_batches(w: Workload, tokens_per_device: float, seq_len: float) -> float:
+    if w.micro_tokens:
+        return max(1.0, -(-tokens_per_device // w.micro_tokens))
+    seqs_per_device = tokens_per_device / max(1.0, seq_len)
+    per_micro = w.micro_seqs or max(1.0, seqs_per_device / w.mini_batches)
+    return max(1.0, -(-seqs_per_device // per_micro))
+
+
+def forward_pass_s(w: Workload, prof: Profile, *, train: bool) -> float:
+    """One pass over every token of the step on each device: no-grad forward, or forward + backward."""
+    m = w.model
+    seq = w.prompt_mean + w.response_mean
+    tokens = w.trajectories * seq / w.devices
+    passes = w.ppo_epochs if train else 1
+    mult = (4.0 if w.grad_ckpt else 3.0) if train else 1.0
+    compute = passes * mult * tokens * fwd_flops_per_token(w, seq / 2) / (prof.peak_flops * prof.mfu_train)
+    micros = passes * _micro_batches(w, tokens, seq)
+    overhead = micros * m.layers * prof.train_layer_overhead_s * (3.0 if train else 1.0)
+    comm = 0.0
+    if w.devices > 1 and w.engine == "verl":  # FSDP: all-gather per forward (and backward), reduce-scatter grads
+        per_micro = w.weight_bytes * m.params * (2 if train else 1) + (4 * m.params if train else 0)
+        comm = micros * per_micro * (w.devices - 1) / w.devices / _collective_bytes_s(w, prof)
+    sp = 0.0
+    if w.sp > 1:  # Ulysses: 4 all-to-alls of the activations per layer forward, twice that with backward
+        per_token = 4 * m.layers * m.hidden * w.weight_bytes * (w.sp - 1) / w.sp * (3 if train else 1)
+        sp = passes * tokens * per_token / (prof.intra_node_bytes_s * prof.comm_eff)
+    return max(compute, comm) + overhead + sp
+
+
+def offload_s(w: Workload, prof: Profile, *, train: bool) -> float:
+    shard = w.model.params / w.devices
+    moved = 0.0
+    if w.param_offload:  # fp32 params in and out; grads out after the update
+        moved += 2 * 4 * shard + (4 * shard if train else 0)
+    if w.optimizer_offload and train:  # AdamW states in for the step and back out
+        moved += 2 * 8 * shard
+    return moved / prof.host_bytes_s
+
+
+def update_actor_s(w: Workload, prof: Profile) -> float:
+    optim_steps = w.mini_batches * w.ppo_epochs
+    adamw = optim_steps * 16 * 3 * w.model.params / w.devices / prof.hbm_bytes_s  # read/write p, g, m, v
+    return forward_pass_s(w, prof, train=True) + adamw + offload_s(w, prof, train=True)
+
+
+def predict(w: Workload, prof: Profile) -> Prediction:
+    gen, gen_detail, bound = gen_s(w, prof)
+    fwd = forward_pass_s(w, prof, train=False) + offload_s(w, prof, train=False)
+    phases = {
+        "gen": gen,
+        "update_weights": update_weights_s(w, prof),
+        "reward": w.trajectories * prof.reward_s_per_response,
+        "old_log_prob": fwd if w.old_log_prob else 0.0,
+        "ref": fwd if w.ref else 0.0,
+        "update_actor": update_actor_s(w, prof),
+        "other": prof.step_fixed_s,
+    }
+    details = gen_detail | {"offload_update_s": offload_s(w, prof, train=True),
+                            "offload_forward_s": offload_s(w, prof, train=False) if w.old_log_prob else 0.0}
+    return Prediction(phases, details, w.step_tokens(), w.devices, bound)

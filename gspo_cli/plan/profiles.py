@@ -1,0 +1,179 @@
+"""Device profiles for the step-time model: hardware numbers and efficiency factors, each with where it came from.
+
+One profile = one rank as the framework sees it (an A3 die, a 910B card, a GPU, a CPU process). Hardware numbers
+are vendor or widely published figures; efficiency factors are what the model cannot derive from hardware
+(achieved fraction of HBM bandwidth in decode, MFU of training matmuls, per-layer launch overheads) and are
+fitted to the measured points in `gspo_cli.plan.calibration` (`python benchmarks/plan_fit.py` prints the fit).
+
+User profiles saved by `gspo plan --calibrate RUN --save-profile NAME` live in `$GSPO_HOME/profiles/NAME.json`
+and override the built-in factors of the profile they were derived from.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+GB = 1e9
+TB = 1e12
+
+HARDWARE_FIELDS = ("memory_gib", "hbm_bytes_s", "peak_flops", "intra_node_bytes_s", "inter_node_bytes_s",
+                   "host_bytes_s")
+FACTOR_FIELDS = ("decode_bw_eff", "mfu_prefill", "mfu_train", "comm_eff", "vllm_layer_overhead_s",
+                 "graph_overhead_factor", "hf_layer_overhead_s", "train_layer_overhead_s", "step_fixed_s",
+                 "reward_s_per_response")
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    label: str
+    # hardware, per rank
+    memory_gib: float
+    hbm_bytes_s: float  # device memory bandwidth
+    peak_flops: float  # dense bf16 (fp32 for the CPU)
+    intra_node_bytes_s: float  # one direction, per rank, inside a node (NVLink, HCCS, UB)
+    inter_node_bytes_s: float  # one direction, per rank, across nodes (IB / RoCE NICs shared by the node)
+    host_bytes_s: float  # host <-> device (PCIe), used by offload
+    # efficiency factors (dimensionless unless named _s)
+    decode_bw_eff: float = 0.6  # achieved / peak HBM bandwidth while decoding
+    mfu_prefill: float = 0.4  # MFU of prefill and of compute-bound decode
+    mfu_train: float = 0.3  # MFU of forward/backward in old_log_prob and update_actor
+    comm_eff: float = 0.7  # achieved / peak interconnect bandwidth of collectives
+    vllm_layer_overhead_s: float = 0.0  # per decoder layer per decode step, eager vLLM (kernel launch, host)
+    graph_overhead_factor: float = 0.3  # fraction of that overhead left with graph capture on
+    hf_layer_overhead_s: float = 0.0  # per layer per decode step of HF generate (native engine)
+    train_layer_overhead_s: float = 0.0  # per layer per micro-batch forward (backward costs 2x)
+    step_fixed_s: float = 0.0  # per step: dispatch, batch balancing, advantage, logging
+    reward_s_per_response: float = 0.002  # rule-based verifier, one host process
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.memory_gib * 1024**3
+
+    def factors(self) -> dict[str, float]:
+        return {k: getattr(self, k) for k in FACTOR_FIELDS}
+
+    def with_factors(self, **factors: float) -> Profile:
+        return replace(self, **factors)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+_NV_H100 = "https://www.nvidia.com/en-us/data-center/h100/ (H100 SXM datasheet)"
+_NV_H200 = "https://www.nvidia.com/en-us/data-center/h200/ (H200 SXM datasheet)"
+_A3 = ("Ascend 910C = two dies: 780 TFLOPS BF16, 128 GB HBM, 3.2 TB/s per chip (SemiAnalysis figures as reported at "
+       "https://avalanchenoticias.com.br/mercado-de-tecnologia-e-ti-noticia/o-huawei-cloudmatrix-384-super-accelerator"
+       "-e-mais-rapido-que-o-nvidia-gb200-nvl72-mas-consome-muito-mais-energia/amp); halved per die")
+_A2 = ("Ascend 910B: ~320 TFLOPS FP16, 64 GB HBM2e (https://boardor.com/blog/huawei-ascend-910b-outperforms-h20-910c-"
+       "approaches-h100); HBM bandwidth 1.6 TB/s is the commonly quoted 910B figure, not from a Huawei datasheet")
+_FIT = "fitted by benchmarks/plan_fit.py to the points marked 'fit' in gspo_cli/plan/calibration.py"
+_PRIOR = "prior (not fitted: no measured point separates it); typical of published LLM serving/training runs"
+
+# Ascend factors are shared by A2 and A3 (same CANN / vllm-ascend stack): fitted on A3 points, A2 is held out.
+_ASCEND_FACTORS = dict(decode_bw_eff=0.6, mfu_prefill=0.4, mfu_train=0.145, comm_eff=0.6,
+                       vllm_layer_overhead_s=0.00056, graph_overhead_factor=0.3, hf_layer_overhead_s=0.002,
+                       train_layer_overhead_s=0.0005, step_fixed_s=10.0, reward_s_per_response=0.002)
+_ASCEND_SOURCES = {
+    "mfu_train": _FIT + " (MindSpeed-RL DAPO Qwen3-32B A3, 140 tokens/s/device)",
+    "vllm_layer_overhead_s": _FIT + " (cann-recipes-train Qwen3-32B first rollout, 2,261 s, enforce_eager)",
+    "decode_bw_eff": _PRIOR, "mfu_prefill": _PRIOR, "comm_eff": _PRIOR, "graph_overhead_factor":
+        "prior: the verl Ascend GSPO guide reports 15-20% faster rollout with ACL graph FULL_DECODE_ONLY",
+    "hf_layer_overhead_s": _PRIOR + " (no NPU HF-generate point)", "train_layer_overhead_s": _PRIOR,
+    "step_fixed_s": _PRIOR + " (Ray dispatch, balance, adv of a verl step)", "reward_s_per_response": _PRIOR,
+}
+# GPU factors: fitted on the issue's H200 point (native engine, HF generate); vLLM ones are priors.
+_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.1, comm_eff=0.75,
+                    vllm_layer_overhead_s=0.0002, graph_overhead_factor=0.25, hf_layer_overhead_s=0.00103,
+                    train_layer_overhead_s=0.0002, step_fixed_s=5.0, reward_s_per_response=0.002)
+_GPU_SOURCES = {
+    "hf_layer_overhead_s": _FIT + " (issue #17: Qwen3-0.6B shape, one H200, 15.6 s HF generation)",
+    "mfu_train": _FIT + " (issue #17: same run, 2.5 s update; small-model MFU, low for 32B-class updates)",
+    "decode_bw_eff": _PRIOR, "mfu_prefill": _PRIOR, "comm_eff": _PRIOR, "vllm_layer_overhead_s": _PRIOR,
+    "graph_overhead_factor": _PRIOR, "train_layer_overhead_s": _PRIOR, "step_fixed_s": _PRIOR,
+    "reward_s_per_response": _PRIOR,
+}
+_CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.05, mfu_train=0.05, comm_eff=1.0, vllm_layer_overhead_s=0.0,
+                    graph_overhead_factor=1.0, hf_layer_overhead_s=0.00088, train_layer_overhead_s=0.00117,
+                    step_fixed_s=0.02, reward_s_per_response=0.000068)
+_CPU_SOURCES = {k: _FIT + " (native tiny run on this CPU, noisy shared machine)" for k in
+                ("hf_layer_overhead_s", "train_layer_overhead_s", "reward_s_per_response", "step_fixed_s")}
+_CPU_SOURCES.update({k: _PRIOR for k in ("decode_bw_eff", "mfu_prefill", "mfu_train")})
+
+BUILTIN: dict[str, Profile] = {
+    "a3": Profile("a3", "Atlas A3 (one 910C die)", 64, 1.6 * TB, 390e12, 196 * GB, 25 * GB, 32 * GB,
+                  **_ASCEND_FACTORS, sources={
+                      "hardware": _A3, "intra_node_bytes_s": "HCCS/UB 196 GB/s per NPU (https://"
+                      "chinaresearchcollective.substack.com/p/huawei-ascend-cloudmatrix-384-supernode)",
+                      "inter_node_bytes_s": "assumed 200 Gb/s RoCE per die (Atlas 800T A3 scale-out)",
+                      "host_bytes_s": "assumed PCIe 5.0 x16 shared by the two dies of a chip",
+                      **_ASCEND_SOURCES}),
+    "a2": Profile("a2", "Atlas A2 910B", 64, 1.6 * TB, 320e12, 56 * GB, 25 * GB, 32 * GB,
+                  **_ASCEND_FACTORS, sources={
+                      "hardware": _A2, "intra_node_bytes_s": "HCCS 392 GB/s per 8-card node mesh, ~56 GB/s per "
+                      "link (Atlas 800T A2 spec as commonly quoted)", "inter_node_bytes_s":
+                      "8 x 200 GE RoCE per node = 25 GB/s per card", "host_bytes_s": "PCIe 4.0/5.0 x16, assumed",
+                      **_ASCEND_SOURCES}),
+    "h100": Profile("h100", "NVIDIA H100 SXM", 80, 3.35 * TB, 989e12, 450 * GB, 50 * GB, 55 * GB,
+                    **_GPU_FACTORS, sources={"hardware": _NV_H100, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU",
+                                             "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES}),
+    "h200": Profile("h200", "NVIDIA H200 SXM", 141, 4.8 * TB, 989e12, 450 * GB, 50 * GB, 55 * GB,
+                    **_GPU_FACTORS, sources={"hardware": _NV_H200, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU",
+                                             "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES}),
+    "cpu": Profile("cpu", "CPU (one process)", 16, 20 * GB, 50e9, 20 * GB, 1 * GB, 20 * GB,
+                   **_CPU_FACTORS, sources={"hardware": "order of magnitude for one x86 core group (assumed)",
+                                            **_CPU_SOURCES}),
+}
+# Names used elsewhere (cluster.profile in presets, preflight's DEVICE_PROFILES).
+ALIASES = {"a2-910b": "a2", "910b": "a2", "atlas-a3": "a3", "h100-sxm": "h100", "h200-sxm": "h200"}
+# The preflight name of each profile (memory checks), where it differs.
+PREFLIGHT_NAMES = {"a2": "a2-910b"}
+
+
+def user_profiles_dir() -> Path:
+    from gspo_cli import layout
+
+    return layout.gspo_home() / "profiles"
+
+
+def names() -> list[str]:
+    user = sorted(p.stem for p in user_profiles_dir().glob("*.json")) if user_profiles_dir().is_dir() else []
+    return list(BUILTIN) + [u for u in user if u not in BUILTIN]
+
+
+def get(name: str | None) -> Profile | None:
+    """A profile by name or alias: a user profile in $GSPO_HOME/profiles first, then the built-ins; None if unknown."""
+    if not name:
+        return None
+    key = name.lower()
+    path = user_profiles_dir() / f"{key}.json"
+    if path.is_file():
+        return _load_user(path)
+    return BUILTIN.get(ALIASES.get(key, key))
+
+
+def _load_user(path: Path) -> Profile:
+    from gspo_cli.errors import ConfigError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        base = BUILTIN[ALIASES.get(data["base"], data["base"])]
+        factors = {k: float(v) for k, v in data.get("factors", {}).items() if k in FACTOR_FIELDS}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"profile {path} is unreadable ({exc})", "delete it or save it again with "
+                          "`gspo plan --calibrate RUN --save-profile NAME`") from exc
+    sources = dict(base.sources) | {k: f"calibrated from {data.get('run', '?')} (saved {path.name})" for k in factors}
+    return replace(base, name=path.stem, label=f"{base.label}, calibrated ({path.stem})", sources=sources, **factors)
+
+
+def save_user(name: str, base: Profile, factors: dict[str, float], run: str) -> Path:
+    from gspo_cli.fsutil import atomic_write_json
+
+    path = user_profiles_dir() / f"{name.lower()}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    root = base.name if base.name in BUILTIN else next((n for n, p in BUILTIN.items() if p.label in base.label), "cpu")
+    atomic_write_json(path, {"base": root, "run": run, "factors": {k: round(v, 8) for k, v in factors.items()}})
+    return path

@@ -1,0 +1,132 @@
+"""What one training step has to do, engine-neutral: the input of the step-time model.
+
+`from_preset` reads a preset (and the model facts preflight found); published calibration points that are not
+gspo presets build a `Workload` directly. Response lengths are not in a preset: the step waits for its longest
+response, so the model needs the length distribution. Default (a stated assumption, see `Lengths`): prompts at
+15% of max_prompt_length, responses averaging 60% of max_response_length with 20% hitting the limit, which is
+what long-reasoning GSPO/DAPO runs of Qwen3 show mid-training; `gspo plan --calibrate RUN` and `lengths_from`
+take the real ones from a run's metrics (prompt_length/mean, response_length/mean, response_length/clip_ratio).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class Lengths:
+    prompt_frac: float = 0.15  # mean prompt tokens / max_prompt_length
+    response_frac: float = 0.6  # mean response tokens / max_response_length
+    clip_frac: float = 0.2  # share of responses that reach max_response_length
+    source: str = "assumption: prompts 15% of max, responses 60% of max, 20% truncated (long-reasoning RL)"
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The few numbers of a dense decoder the model needs (preflight's ModelFacts carries them)."""
+
+    name: str
+    params: int
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    tied: bool
+
+    @property
+    def embed_params(self) -> int:
+        return self.vocab * self.hidden * (1 if self.tied else 2)
+
+    @classmethod
+    def from_facts(cls, m) -> ModelShape:
+        return cls(m.name, int(m.params), m.num_hidden_layers, m.hidden_size, m.num_attention_heads,
+                   m.num_key_value_heads, m.head_dim, m.vocab_size, bool(m.tie_word_embeddings))
+
+
+@dataclass(frozen=True)
+class Workload:
+    model: ModelShape
+    nodes: int
+    devices_per_node: int
+    engine: str  # verl | native
+    rollout: str  # vllm | hf
+    prompts: int  # train_batch_size
+    n: int
+    max_prompt: int
+    max_response: int
+    lengths: Lengths = field(default_factory=Lengths)
+    tp: int = 1
+    sp: int = 1
+    gpu_memory_utilization: float = 0.6
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int = 8192
+    enforce_eager: bool = False
+    param_offload: bool = False
+    optimizer_offload: bool = False
+    grad_ckpt: bool = True
+    micro_tokens: int | None = None  # tokens per device per micro-batch (dynamic bsz)
+    micro_seqs: int | None = None  # sequences per micro-batch (fixed micro-batches)
+    mini_batches: int = 1
+    ppo_epochs: int = 1
+    old_log_prob: bool = True  # a separate no-grad forward for the old log-probs
+    ref: bool = False  # a reference-policy forward (KL loss)
+    weight_bytes: int = 2  # bf16 rollout weights / activations
+    kv_capacity_tokens: int | None = None  # per rollout replica, from preflight's estimate when known
+
+    @property
+    def devices(self) -> int:
+        return self.nodes * self.devices_per_node
+
+    @property
+    def trajectories(self) -> int:
+        return self.prompts * self.n
+
+    @property
+    def prompt_mean(self) -> float:
+        return max(1.0, self.lengths.prompt_frac * self.max_prompt)
+
+    @property
+    def response_mean(self) -> float:
+        return max(1.0, self.lengths.response_frac * self.max_response)
+
+    def step_tokens(self) -> float:
+        """Prompt + response tokens of all trajectories of one step (MindSpeed-RL's and verl's throughput count)."""
+        return self.trajectories * (self.prompt_mean + self.response_mean)
+
+
+def from_preset(preset, facts, *, kv_capacity_tokens: int | None = None, lengths: Lengths | None = None) -> Workload:
+    """The workload of one step of `preset` (facts: preflight's ModelFacts of its model)."""
+    a, r, d, c = preset.actor, preset.rollout, preset.data, preset.cluster
+    native = preset.trainer.engine == "native"
+    mini_batches = max(1, d.train_batch_size // max(1, a.ppo_mini_batch_size))
+    single_pass = a.ppo_epochs == 1 and mini_batches == 1
+    return Workload(
+        model=ModelShape.from_facts(facts), nodes=c.nnodes, devices_per_node=c.devices_per_node,
+        engine=preset.trainer.engine, rollout=r.name, prompts=d.train_batch_size, n=r.n,
+        max_prompt=d.max_prompt_length, max_response=d.max_response_length, lengths=lengths or Lengths(),
+        tp=r.tensor_parallel_size if r.name == "vllm" else 1, sp=a.ulysses_sequence_parallel_size,
+        gpu_memory_utilization=r.gpu_memory_utilization, max_num_seqs=r.max_num_seqs,
+        max_num_batched_tokens=r.max_num_batched_tokens, enforce_eager=r.enforce_eager,
+        param_offload=a.param_offload, optimizer_offload=a.optimizer_offload,
+        grad_ckpt=bool(preset.model.enable_gradient_checkpointing),
+        micro_tokens=a.ppo_max_token_len_per_device if a.use_dynamic_bsz else None,
+        micro_seqs=a.ppo_micro_batch_size_per_device, mini_batches=mini_batches, ppo_epochs=a.ppo_epochs,
+        # verl recomputes old log-probs every step; the native engine skips it on a single on-policy pass.
+        old_log_prob=not (native and single_pass), ref=preset.algorithm.use_kl_loss,
+        weight_bytes=4 if preset.model.dtype == "float32" else 2, kv_capacity_tokens=kv_capacity_tokens)
+
+
+def lengths_from(metrics: dict[str, float], max_prompt: int, max_response: int, base: Lengths | None = None) -> Lengths:
+    """Lengths measured in a run (mean over its steps of verl's metric names), falling back to `base`."""
+    base = base or Lengths()
+    p = metrics.get("prompt_length/mean")
+    r = metrics.get("response_length/mean")
+    clip = metrics.get("response_length/clip_ratio")
+    return replace(
+        base,
+        prompt_frac=base.prompt_frac if p is None else p / max(1, max_prompt),
+        response_frac=base.response_frac if r is None else r / max(1, max_response),
+        clip_frac=base.clip_frac if clip is None else clip,
+        source="measured in the run" if r is not None else base.source)
