@@ -18,6 +18,7 @@ from gspo_cli.cli import env as env_cli
 from gspo_cli.cli import eval as eval_cli
 from gspo_cli.cli import export as export_cli
 from gspo_cli.cli import jobs as jobs_cli
+from gspo_cli.cli import plan as plan_cli
 from gspo_cli.cli import presets as presets_cli
 from gspo_cli.cli import report as report_cli
 from gspo_cli.cli import train as train_cli
@@ -62,6 +63,7 @@ def _root(
 PIPELINE, OPERATE = "Pipeline", "Cluster, jobs and presets"
 app.add_typer(env_cli.app, name="env", rich_help_panel=PIPELINE)
 app.command("prepare-data", rich_help_panel=PIPELINE)(data_cli.prepare_data_command)
+app.command("plan", rich_help_panel=PIPELINE)(plan_cli.plan_command)
 app.command("train", rich_help_panel=PIPELINE)(train_cli.train_command)
 app.command("eval", rich_help_panel=PIPELINE)(eval_cli.eval_command)
 app.command("report", rich_help_panel=PIPELINE)(report_cli.report_command)

@@ -1,0 +1,15 @@
+"""Step-time planning (`gspo plan`): predict a step's seconds per phase and throughput, search faster layouts.
+
+Pure arithmetic, no torch: `workload` (what a step does), `profiles` (device numbers and fitted factors, with
+sources), `model` (seconds per phase), `calibration` (measured points and the fit), `layouts` (search over the
+layouts preflight accepts), `feedback` (`--calibrate RUN`), `service` (what the CLI and the dry-run call).
+"""
+
+from __future__ import annotations
+
+
+def dry_run_line(preset, report=None) -> str:
+    """The one-line prediction `gspo train --dry-run` prints for the preset as given."""
+    from gspo_cli.plan.service import dry_run_line as line
+
+    return line(preset, report)

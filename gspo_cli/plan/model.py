@@ -128,16 +128,23 @@ def gen_s(w: Workload, prof: Profile) -> tuple[float, dict[str, float], str]:
     return prefill + decode, detail, bound
 
 
-def _collective_bytes_s(w: Workload, prof: Profile) -> float:
-    link = prof.inter_node_bytes_s if w.nodes > 1 else prof.intra_node_bytes_s
-    return link * prof.comm_eff
+def collective_s(w: Workload, prof: Profile, size: float) -> float:
+    """An all-gather (or reduce-scatter) of `size` bytes over all devices: every rank moves (W-1)/W of it over
+    its node-local link, and (nodes-1)/nodes of it leaves each node over the node's NICs together."""
+    if w.devices <= 1:
+        return 0.0
+    intra = size * (w.devices - 1) / w.devices / (prof.intra_node_bytes_s * prof.comm_eff)
+    inter = 0.0
+    if w.nodes > 1:
+        inter = size * (w.nodes - 1) / w.nodes / (w.devices_per_node * prof.inter_node_bytes_s * prof.comm_eff)
+    return max(intra, inter)
 
 
 def update_weights_s(w: Workload, prof: Profile) -> float:
     if w.engine == "native":
         return 0.0  # one model object: generation uses the trained weights directly
     m = w.model
-    gather = w.weight_bytes * m.params * (w.devices - 1) / w.devices / _collective_bytes_s(w, prof)
+    gather = collective_s(w, prof, w.weight_bytes * m.params)
     host = 4 * m.params / w.devices / prof.host_bytes_s if w.param_offload else 0.0
     return gather + host
 
@@ -163,7 +170,7 @@ def forward_pass_s(w: Workload, prof: Profile, *, train: bool) -> float:
     comm = 0.0
     if w.devices > 1 and w.engine == "verl":  # FSDP: all-gather per forward (and backward), reduce-scatter grads
         per_micro = w.weight_bytes * m.params * (2 if train else 1) + (4 * m.params if train else 0)
-        comm = micros * per_micro * (w.devices - 1) / w.devices / _collective_bytes_s(w, prof)
+        comm = micros * collective_s(w, prof, per_micro)
     sp = 0.0
     if w.sp > 1:  # Ulysses: 4 all-to-alls of the activations per layer forward, twice that with backward
         per_token = 4 * m.layers * m.hidden * w.weight_bytes * (w.sp - 1) / w.sp * (3 if train else 1)

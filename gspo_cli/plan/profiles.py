@@ -74,8 +74,8 @@ _FIT = "fitted by benchmarks/plan_fit.py to the points marked 'fit' in gspo_cli/
 _PRIOR = "prior (not fitted: no measured point separates it); typical of published LLM serving/training runs"
 
 # Ascend factors are shared by A2 and A3 (same CANN / vllm-ascend stack): fitted on A3 points, A2 is held out.
-_ASCEND_FACTORS = dict(decode_bw_eff=0.6, mfu_prefill=0.4, mfu_train=0.145, comm_eff=0.6,
-                       vllm_layer_overhead_s=0.00056, graph_overhead_factor=0.3, hf_layer_overhead_s=0.002,
+_ASCEND_FACTORS = dict(decode_bw_eff=0.6, mfu_prefill=0.4, mfu_train=0.162, comm_eff=0.6,
+                       vllm_layer_overhead_s=0.000123, graph_overhead_factor=0.3, hf_layer_overhead_s=0.002,
                        train_layer_overhead_s=0.0005, step_fixed_s=10.0, reward_s_per_response=0.002)
 _ASCEND_SOURCES = {
     "mfu_train": _FIT + " (MindSpeed-RL DAPO Qwen3-32B A3, 140 tokens/s/device)",
@@ -86,7 +86,7 @@ _ASCEND_SOURCES = {
     "step_fixed_s": _PRIOR + " (Ray dispatch, balance, adv of a verl step)", "reward_s_per_response": _PRIOR,
 }
 # GPU factors: fitted on the issue's H200 point (native engine, HF generate); vLLM ones are priors.
-_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.1, comm_eff=0.75,
+_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.114, comm_eff=0.75,
                     vllm_layer_overhead_s=0.0002, graph_overhead_factor=0.25, hf_layer_overhead_s=0.00103,
                     train_layer_overhead_s=0.0002, step_fixed_s=5.0, reward_s_per_response=0.002)
 _GPU_SOURCES = {
@@ -96,12 +96,13 @@ _GPU_SOURCES = {
     "graph_overhead_factor": _PRIOR, "train_layer_overhead_s": _PRIOR, "step_fixed_s": _PRIOR,
     "reward_s_per_response": _PRIOR,
 }
-_CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.05, mfu_train=0.05, comm_eff=1.0, vllm_layer_overhead_s=0.0,
-                    graph_overhead_factor=1.0, hf_layer_overhead_s=0.00088, train_layer_overhead_s=0.00117,
-                    step_fixed_s=0.02, reward_s_per_response=0.000068)
-_CPU_SOURCES = {k: _FIT + " (native tiny run on this CPU, noisy shared machine)" for k in
-                ("hf_layer_overhead_s", "train_layer_overhead_s", "reward_s_per_response", "step_fixed_s")}
-_CPU_SOURCES.update({k: _PRIOR for k in ("decode_bw_eff", "mfu_prefill", "mfu_train")})
+_CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.106, mfu_train=0.335, comm_eff=1.0, vllm_layer_overhead_s=0.0,
+                    graph_overhead_factor=1.0, hf_layer_overhead_s=0.0141, train_layer_overhead_s=0.00172,
+                    step_fixed_s=0.0528, reward_s_per_response=1.84e-05)
+_CPU_SOURCES = {k: _FIT + " (native tiny runs tiny-a and tiny-c on this 2-core CPU, noisy shared machine)" for k in
+                ("mfu_prefill", "mfu_train", "hf_layer_overhead_s", "train_layer_overhead_s",
+                 "reward_s_per_response", "step_fixed_s")}
+_CPU_SOURCES.update({k: _PRIOR for k in ("decode_bw_eff", "comm_eff")})
 
 BUILTIN: dict[str, Profile] = {
     "a3": Profile("a3", "Atlas A3 (one 910C die)", 64, 1.6 * TB, 390e12, 196 * GB, 25 * GB, 32 * GB,

@@ -233,6 +233,9 @@ def render(plan: Plan) -> None:
               highlight=False, soft_wrap=True)
     for note in plan.compiled.notes:
         out.print(f"[dim]note: {escape(note)}[/]")
+    from gspo_cli.plan import dry_run_line
+
+    out.print(escape(dry_run_line(p, plan.report)), highlight=False, soft_wrap=True)
     errors = len(plan.report.errors) + (plan.schema_error is not None)
     verdict = (f"[bold red]{errors} error(s)[/], {len(plan.report.warnings)} warning(s): not launchable"
                if errors else f"[green]ready to launch[/] ({len(plan.report.warnings)} warning(s))")

@@ -1,0 +1,123 @@
+"""`gspo plan`: the prediction for a preset as given, the layout search, `--write-preset`, the dry-run line."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gspo_cli.errors import ConfigError
+from gspo_cli.plan import layouts, memory, profiles
+from gspo_cli.plan import model as step_model
+from gspo_cli.plan.workload import Lengths, Workload, from_preset
+
+
+@dataclass
+class PlanResult:
+    preset: object  # the preset as planned (with --nodes/--devices/--profile applied)
+    profile: profiles.Profile
+    workload: Workload
+    prediction: step_model.Prediction
+    verdict: memory.Verdict
+    search: layouts.SearchResult | None = None
+    search_s: float = 0.0
+
+    def to_json(self) -> dict:
+        out = {"preset": self.preset.name, "profile": self.profile.name, "devices": self.workload.devices,
+               **self.prediction.to_json(), "memory_verdict": self.verdict.status, "memory": self.verdict.memory,
+               "lengths": {"prompt_mean": round(self.workload.prompt_mean, 1),
+                           "response_mean": round(self.workload.response_mean, 1),
+                           "clip_frac": self.workload.lengths.clip_frac, "source": self.workload.lengths.source},
+               "factors": self.profile.factors(), "sources": self.profile.sources}
+        out["layouts"] = [lay.to_json() for lay in self.search.layouts] if self.search else []
+        if self.search:
+            out["search"] = {"evaluated": self.search.evaluated, "rejected": self.search.rejected,
+                             "rejected_by": self.search.rejected_by, "seconds": round(self.search_s, 3)}
+        return out
+
+
+def pick_profile(preset, name: str | None) -> profiles.Profile:
+    """--profile, else the preset's cluster.profile, else `cpu` for CPU presets; an error when none is known."""
+    chosen = name or preset.cluster.profile or ("cpu" if preset.cluster.device == "cpu" else None)
+    prof = profiles.get(chosen)
+    if prof is None:
+        known = ", ".join(profiles.names())
+        raise ConfigError(f"no device profile {chosen!r} for the step-time model" if chosen else
+                          f"preset {preset.name} names no cluster.profile", f"pass --profile ({known})")
+    return prof
+
+
+def reshape(preset, nodes: int | None = None, devices: int | None = None, profile: str | None = None):
+    """The preset on another cluster shape / profile (everything else as given)."""
+    update = {k: v for k, v in (("nnodes", nodes), ("devices_per_node", devices)) if v}
+    if update:
+        preset = preset.model_copy(update={"cluster": preset.cluster.model_copy(update=update)})
+    return memory.with_profile(preset, profile)
+
+
+def predict(preset, prof: profiles.Profile, facts=None, lengths: Lengths | None = None):
+    """(workload, prediction, preflight verdict) of the preset as given."""
+    facts = facts if facts is not None else memory.facts(preset)
+    if facts is None:
+        raise ConfigError(f"model {preset.model.path!r}: no config.json and not a known Qwen3 size",
+                          "point model.path at a local HF folder so its shape can be read")
+    verdict = memory.verdict(preset, facts)
+    work = from_preset(preset, facts, kv_capacity_tokens=verdict.kv_capacity_tokens, lengths=lengths)
+    return work, step_model.predict(work, prof), verdict
+
+
+def plan(preset, *, profile: str | None = None, nodes: int | None = None, devices: int | None = None,
+         search: bool = True, lengths: Lengths | None = None, top: int = 10) -> PlanResult:
+    preset = reshape(preset, nodes, devices, profile)
+    prof = pick_profile(preset, profile)
+    facts = memory.facts(preset)
+    work, pred, verdict = predict(preset, prof, facts, lengths)
+    result = PlanResult(preset, prof, work, pred, verdict)
+    if search:
+        t = time.perf_counter()
+        result.search = layouts.search(preset, facts, prof, lengths, top)
+        result.search_s = time.perf_counter() - t
+    return result
+
+
+def write_preset(result: PlanResult, base_ref: str, dest: str) -> Path:
+    """Save the best layout as a preset that extends the planned one; load it back to prove it is valid."""
+    import yaml
+
+    from gspo_cli.config import presets
+    from gspo_cli.fsutil import atomic_write_text
+
+    if not result.search or not result.search.layouts:
+        raise ConfigError("no layout passed preflight, nothing to write", "see the rejected counts above")
+    best = result.search.layouts[0]
+    path = Path(dest).expanduser()
+    data: dict = {"extends": base_ref, "name": path.stem,
+                  "description": f"{result.preset.name} with the fastest layout `gspo plan` found "
+                                 f"({best.prediction.tokens_per_device_per_s:.1f} tokens/device/s predicted)"}
+    c = result.preset.cluster
+    data["cluster"] = {"nnodes": c.nnodes, "devices_per_node": c.devices_per_node, "profile": c.profile}
+    for key, value in best.changes.items():
+        section, name = key.split(".", 1)
+        data.setdefault(section, {})[name] = value
+    text = f"# Written by `gspo plan --write-preset`: --set {' '.join(best.sets)}\n" + yaml.safe_dump(
+        data, sort_keys=False)
+    atomic_write_text(path, text)
+    try:
+        presets.load(str(path))
+    except ConfigError:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def dry_run_line(preset, report=None) -> str:
+    """One line for `gspo train --dry-run`: the predicted step of the preset as given, or why there is none."""
+    prof = profiles.get(preset.cluster.profile) or (profiles.get("cpu") if preset.cluster.device == "cpu" else None)
+    facts = memory.facts(preset)
+    if prof is None or facts is None:
+        return "Predicted step: unknown (set cluster.profile and a model with a known shape; see `gspo plan`)"
+    kv = ((report.estimates.get("memory") or {}).get("kv_cache_tokens") if report is not None else None)
+    pred = step_model.predict(from_preset(preset, facts, kv_capacity_tokens=kv), prof)
+    phases = ", ".join(f"{k} {v:.0f}" if v >= 10 else f"{k} {v:.2g}" for k, v in pred.phases.items() if v > 0)
+    return (f"Predicted step ({prof.name}, assumed lengths): {pred.step_s:,.0f} s = {phases}; "
+            f"{pred.tokens_per_device_per_s:.0f} tokens/device/s; bottleneck {pred.bottleneck} (`gspo plan` for more)")
