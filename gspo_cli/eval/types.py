@@ -4,23 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-
-@dataclass(frozen=True)
-class Sampling:
-    """Sampling settings of one eval run (also written into results.json)."""
-
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = -1  # -1 = disabled
-    max_tokens: int = 1024
-    seed: int = 0
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature <= 0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+from gspo_cli.models.generate import Sampling  # noqa: F401  (re-exported: eval passes it to its backends)
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-
-@dataclass
-class Sampling:
-    n: int = 1
-    do_sample: bool = True
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = -1
-    max_new_tokens: int = 32
+from gspo_cli.models.generate import Sampling, eos_ids, pad_id, sample
 
 
 @dataclass
@@ -32,18 +24,10 @@ class RolloutBatch:
     prompt_len: int
     texts: list[str]  # decoded responses
     row_index: list[int]  # which prompt row each response answers (the GRPO group id)
-    truncated: torch.Tensor  # [B] bool: hit max_new_tokens without EOS
+    truncated: torch.Tensor  # [B] bool: hit max_tokens without EOS
 
     def __len__(self) -> int:
         return self.responses.shape[0]
-
-
-def eos_ids(tokenizer, model) -> list[int]:
-    ids = {tokenizer.eos_token_id}
-    gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    if gen_eos is not None:
-        ids.update(gen_eos if isinstance(gen_eos, list) else [gen_eos])
-    return sorted(i for i in ids if i is not None)
 
 
 def chat_prompts(tokenizer, rows: list[dict]) -> list[str]:
@@ -57,8 +41,8 @@ def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def generate(model, tokenizer, rows: list[dict], sampling: Sampling, device, max_prompt_length: int | None = None,
-             share_prompts: bool = True, truncation: str = "error"):
-    """`sampling.n` responses per row; returns a RolloutBatch on `device`."""
+             share_prompts: bool = True, truncation: str = "error", *, n: int = 1):
+    """`n` responses per row; returns a RolloutBatch on `device`."""
     prompts = chat_prompts(tokenizer, rows)
     enc = tokenizer(prompts, return_tensors="pt", padding=True, padding_side="left", add_special_tokens=False)
     if max_prompt_length is not None and enc["input_ids"].shape[1] > max_prompt_length:
@@ -71,45 +55,29 @@ def generate(model, tokenizer, rows: list[dict], sampling: Sampling, device, max
                 f"a prompt has {enc['input_ids'].shape[1]} tokens > data.max_prompt_length={max_prompt_length}",
                 "raise data.max_prompt_length, or set data.truncation=left (the native engine truncates only left)")
     p_ids, p_mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
-    ids = p_ids.repeat_interleave(sampling.n, 0)
-    mask = p_mask.repeat_interleave(sampling.n, 0)
+    ids = p_ids.repeat_interleave(n, 0)
+    mask = p_mask.repeat_interleave(n, 0)
     eos = eos_ids(tokenizer, model)
-    greedy = not sampling.do_sample or sampling.temperature == 0
-    kwargs = dict(max_new_tokens=sampling.max_new_tokens, eos_token_id=eos, pad_token_id=tokenizer.pad_token_id)
-    if greedy:
-        kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-    else:
-        kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p,
-                      top_k=sampling.top_k if sampling.top_k > 0 else None)
+    extra = {}
     was_training = model.training
     model.eval()
-    if share_prompts and sampling.n > 1 and p_ids.shape[1] > 1:
+    if share_prompts and n > 1 and p_ids.shape[1] > 1:
         # Prefill each distinct prompt once (all but its last token) and fan the KV cache out to its n samples;
         # generate then starts from the last prompt token. Same tokens as the plain call (tested), n x less
         # prefill work.
         prefix = model(input_ids=p_ids[:, :-1], attention_mask=p_mask[:, :-1],
                        position_ids=position_ids_from_mask(p_mask)[:, :-1], use_cache=True)
         cache = prefix.past_key_values
-        cache.batch_repeat_interleave(sampling.n)
-        kwargs["past_key_values"] = cache
-    out = model.generate(input_ids=ids, attention_mask=mask, **kwargs)
+        cache.batch_repeat_interleave(n)
+        extra["past_key_values"] = cache
+    out = sample(model, ids, mask, sampling, eos, pad_id(tokenizer, eos), **extra)
     model.train(was_training)
-    prompt_len = ids.shape[1]
-    responses = out[:, prompt_len:]
-    if responses.shape[1] == 0:  # max_new_tokens=0 or nothing generated: keep one padded column
-        responses = torch.full((ids.shape[0], 1), tokenizer.pad_token_id, dtype=ids.dtype, device=device)
-    is_eos = torch.isin(responses, torch.tensor(eos, device=device))
-    # Tokens strictly after the first EOS are padding.
-    after_eos = (is_eos.long().cumsum(-1) - is_eos.long()) > 0
-    response_mask = (~after_eos).float()
-    responses = responses.masked_fill(after_eos, tokenizer.pad_token_id)
-    truncated = ~is_eos.any(-1)
-    texts = tokenizer.batch_decode(responses, skip_special_tokens=True)
-    attention_mask = torch.cat([mask, response_mask.long()], dim=-1)
-    input_ids = torch.cat([ids, responses], dim=-1)
-    row_index = [i for i in range(len(rows)) for _ in range(sampling.n)]
-    return RolloutBatch(input_ids, attention_mask, position_ids_from_mask(attention_mask), responses,
-                        response_mask, prompt_len, texts, row_index, truncated)
+    texts = tokenizer.batch_decode(out.tokens, skip_special_tokens=True)
+    attention_mask = torch.cat([mask, out.mask.long()], dim=-1)
+    input_ids = torch.cat([ids, out.tokens], dim=-1)
+    row_index = [i for i in range(len(rows)) for _ in range(n)]
+    return RolloutBatch(input_ids, attention_mask, position_ids_from_mask(attention_mask), out.tokens,
+                        out.mask, ids.shape[1], texts, row_index, out.truncated)
 
 
 def _log_probs_from_logits(logits, responses, temperature: float, with_entropy: bool):

@@ -109,9 +109,10 @@ class NativeTrainer:
 
         self.sampler = PromptSampler(len(self.train_rows), preset.data.train_batch_size, self.seed, preset.data.shuffle)
         self.total_steps = t.total_training_steps or t.total_epochs * self.sampler.steps_per_epoch
-        self.sampling = Sampling(r.n, True, r.temperature, r.top_p, r.top_k, preset.data.max_response_length)
+        self.sampling = Sampling(r.temperature, r.top_p, r.top_k, preset.data.max_response_length)
         v = r.val
-        self.val_sampling = Sampling(v.n, v.do_sample, v.temperature, v.top_p, v.top_k,
+        self.val_n = v.n  # validation responses per prompt; do_sample=false is greedy (temperature 0)
+        self.val_sampling = Sampling(v.temperature if v.do_sample else 0.0, v.top_p, v.top_k,
                                      preset.data.max_response_length)
         self.metrics = MetricsWriter(metrics_file(self.run_dir))
         self.step = 0
@@ -157,14 +158,14 @@ class NativeTrainer:
     # ------------------------------------------------------------------ validation
     @torch.no_grad()
     def validate(self) -> dict[str, float]:
-        n = self.val_sampling.n
+        n = self.val_n
         by_source: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         bs = max(1, 256 // n)
         for start in range(0, len(self.val_rows), bs):
             rows = self.val_rows[start:start + bs]
-            batch = generate(self.model, self.tokenizer, rows, self.val_sampling, self.device)
+            batch = generate(self.model, self.tokenizer, rows, self.val_sampling, self.device, n=n)
             scores, accs = score_responses(rows, batch, self.p.algorithm.overlong_penalty,
-                                           self.val_sampling.max_new_tokens)
+                                           self.val_sampling.max_tokens)
             for j, i in enumerate(batch.row_index):
                 src = rows[i]["data_source"]
                 by_source[src]["acc"].append(accs[j].item())
@@ -184,9 +185,9 @@ class NativeTrainer:
             rows = [self.train_rows[i] for i in self.sampler.next_batch()]
             with _timer(timing, "gen"):
                 batch = generate(self.model, self.tokenizer, rows, self.sampling, self.device,
-                                 p.data.max_prompt_length, truncation=p.data.truncation)
+                                 p.data.max_prompt_length, truncation=p.data.truncation, n=p.rollout.n)
             with _timer(timing, "reward"):
-                scores, accs = score_responses(rows, batch, alg.overlong_penalty, self.sampling.max_new_tokens)
+                scores, accs = score_responses(rows, batch, alg.overlong_penalty, self.sampling.max_tokens)
             mask = batch.response_mask
             old_logp = None
             if not self.single_pass(len(batch)):
@@ -200,7 +201,7 @@ class NativeTrainer:
                 metrics.update(self.update_policy(batch, old_logp, token_adv))
             self.scheduler.step()
 
-        metrics.update(data_metrics(batch, scores, token_adv, self.sampling.max_new_tokens))
+        metrics.update(data_metrics(batch, scores, token_adv, self.sampling.max_tokens))
         metrics["critic/acc/mean"] = accs.mean().item()
         n_tokens = batch.attention_mask.sum().item()
         metrics.update(timing)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gspo_cli.eval.types import Generation, Sampling
+from gspo_cli.eval.types import Generation
+from gspo_cli.models.generate import Sampling, eos_ids, pad_id, sample
 
 
 class HFBackend:
@@ -29,24 +30,8 @@ class HFBackend:
             model_path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
         ).to(device)
         self.model.eval()
-        eos = self.model.generation_config.eos_token_id
-        if eos is None:
-            eos = self.tokenizer.eos_token_id
-        self.eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
-        if not self.eos_ids:
-            from gspo_cli.errors import ConfigError
-
-            raise ConfigError(f"{model_path}: no eos token in generation_config or tokenizer",
-                              "set eos_token_id in the model's generation_config.json")
-        pad = self.tokenizer.pad_token_id
-        self.pad_id = pad if pad is not None else min(self.eos_ids)
-
-    def _split(self, row: list[int]) -> tuple[list[int], str]:
-        """Cut a generated row at its first eos (kept in the count, as vLLM does) -> (tokens, finish_reason)."""
-        for i, tok in enumerate(row):
-            if tok in self.eos_ids:
-                return row[: i + 1], "stop"
-        return row, "length"
+        self.eos_ids = eos_ids(self.tokenizer, self.model)
+        self.pad_id = pad_id(self.tokenizer, self.eos_ids)
 
     def generate(self, prompts: list[str], sampling: Sampling, n: int,
                  progress: Callable[[int, int], None] | None = None) -> list[list[Generation]]:
@@ -60,26 +45,17 @@ class HFBackend:
         rows = [(p, j) for p in order for j in range(n)]
         out: list[list[Generation | None]] = [[None] * n for _ in prompts]
         total = len(rows)
-        kwargs = {"max_new_tokens": sampling.max_tokens, "pad_token_id": self.pad_id,
-                  "eos_token_id": sorted(self.eos_ids)}
-        if sampling.greedy:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        else:
-            kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p,
-                          top_k=sampling.top_k if sampling.top_k > 0 else None)
         done = 0
         for start in range(0, total, self.batch_size):
             batch = rows[start:start + self.batch_size]
             enc = self.tokenizer([prompts[p] for p, _ in batch], return_tensors="pt", padding=True,
                                  add_special_tokens=False).to(self.device)
-            with torch.no_grad():
-                gen = self.model.generate(**enc, **kwargs)
-            new = gen[:, enc["input_ids"].shape[1]:].tolist()
-            for (p, j), row in zip(batch, new, strict=True):
-                # generate pads finished rows with pad (== eos for many models): cut at the first eos
-                toks, reason = self._split(row)
-                text = self.tokenizer.decode(toks, skip_special_tokens=True)
-                out[p][j] = Generation(text=text, tokens=len(toks), finish_reason=reason)
+            res = sample(self.model, enc["input_ids"], enc["attention_mask"], sampling, self.eos_ids, self.pad_id)
+            # a response counts its tokens up to and including the first eos, as vLLM does
+            for (p, j), row, length, cut in zip(batch, res.tokens.tolist(), res.lengths(), res.truncated.tolist(),
+                                                strict=True):
+                text = self.tokenizer.decode(row[:length], skip_special_tokens=True)
+                out[p][j] = Generation(text=text, tokens=length, finish_reason="length" if cut else "stop")
             done += len(batch)
             if progress is not None:
                 progress(done, total)

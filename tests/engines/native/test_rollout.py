@@ -18,7 +18,7 @@ def test_mask_covers_the_response_up_to_and_including_eos(gspo_home):
     model, tok = _load()
     rows = [{"prompt": [{"role": "user", "content": f"{a}+{a}="}]} for a in range(6)]
     torch.manual_seed(0)
-    batch = generate(model, tok, rows, Sampling(n=8, max_new_tokens=4), torch.device("cpu"))
+    batch = generate(model, tok, rows, Sampling(max_tokens=4), torch.device("cpu"), n=8)
     assert len(batch) == 48 and batch.row_index == [i for i in range(6) for _ in range(8)]
     eos = tok.eos_token_id
     saw_eos = saw_trunc = False
@@ -42,7 +42,7 @@ def test_recomputed_log_probs_match_generate_scores_with_left_padding(gspo_home)
     rows = [{"prompt": [{"role": "user", "content": c}]} for c in ["1+1=", "12+7=", "3*4 ?= 1"]]
     temperature = 0.7
     torch.manual_seed(3)
-    batch = generate(model, tok, rows, Sampling(n=3, temperature=temperature, max_new_tokens=4), torch.device("cpu"))
+    batch = generate(model, tok, rows, Sampling(temperature=temperature, max_tokens=4), torch.device("cpu"), n=3)
     assert batch.attention_mask[:, : batch.prompt_len].eq(0).any()  # really padded
     with torch.no_grad():
         logp, _ = response_log_probs(model, batch, temperature)
@@ -60,11 +60,11 @@ def test_shared_prompt_paths_equal_the_plain_ones(gspo_home):
     """Prefill-once generation gives the same tokens; the shared-prompt forward the same log-probs and grads."""
     model, tok = _load()
     rows = [{"prompt": [{"role": "user", "content": c}]} for c in ["1+1=", "12+7=", "3*4 ?= 1", "5+5="]]
-    sampling = Sampling(n=6, temperature=1.0, max_new_tokens=3)
+    sampling = Sampling(temperature=1.0, max_tokens=3)
     batches = []
     for share in (False, True):
         torch.manual_seed(11)
-        batches.append(generate(model, tok, rows, sampling, torch.device("cpu"), share_prompts=share))
+        batches.append(generate(model, tok, rows, sampling, torch.device("cpu"), share_prompts=share, n=6))
     plain, shared = batches
     assert torch.equal(plain.input_ids, shared.input_ids) and plain.texts == shared.texts
 
@@ -93,8 +93,8 @@ def test_prompt_longer_than_the_limit(gspo_home):
     model, tok = _load()
     rows = [{"prompt": [{"role": "user", "content": "1+2+3+4+5="}]}]
     with pytest.raises(DataError, match="max_prompt_length"):
-        generate(model, tok, rows, Sampling(n=2, max_new_tokens=1), torch.device("cpu"), max_prompt_length=6)
-    batch = generate(model, tok, rows, Sampling(n=2, max_new_tokens=1), torch.device("cpu"), max_prompt_length=6,
-                     truncation="left")
+        generate(model, tok, rows, Sampling(max_tokens=1), torch.device("cpu"), max_prompt_length=6, n=2)
+    batch = generate(model, tok, rows, Sampling(max_tokens=1), torch.device("cpu"), max_prompt_length=6,
+                     truncation="left", n=2)
     assert batch.prompt_len == 6
     assert tok.decode(batch.input_ids[0, :6]).endswith("<|im_start|>assistant\n")  # the end is kept

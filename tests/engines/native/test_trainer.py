@@ -148,7 +148,7 @@ def test_single_pass_old_log_probs_equal_a_separate_pass(workspace):
         torch.manual_seed(5)
         rows = trainer.train_rows[:4]
         batch = generate(trainer.model, trainer.tokenizer, rows, trainer.sampling, trainer.device)
-        scores, _ = score_responses(rows, batch, preset.algorithm.overlong_penalty, trainer.sampling.max_new_tokens)
+        scores, _ = score_responses(rows, batch, preset.algorithm.overlong_penalty, trainer.sampling.max_tokens)
         adv = broadcast_to_tokens(grpo_outcome_advantages(scores, batch.row_index), batch.response_mask)
         with warnings.catch_warnings():  # "scheduler stepped before optimizer": deliberate here
             warnings.simplefilter("ignore")
@@ -198,7 +198,7 @@ def test_data_metrics_match_verls_compute_data_metrics(gspo_home):
     rows = [{"prompt": [{"role": "user", "content": c}]} for c in ["1+1=", "12+7=", "3*4=", "5+5+5="]]
     max_len = 3
     torch.manual_seed(3)
-    batch = generate(model, tok, rows, Sampling(n=4, max_new_tokens=max_len), torch.device("cpu"))
+    batch = generate(model, tok, rows, Sampling(max_tokens=max_len), torch.device("cpu"), n=4)
     resp_len = batch.response_mask.sum(-1)
     # the cases that tell the definitions apart: clipped and not, responses of different lengths
     assert resp_len.eq(max_len).any() and resp_len.lt(max_len).any() and batch.responses.shape[1] == max_len
