@@ -134,7 +134,7 @@ def list_steps(run: Path) -> list[int]:
     return [s for s in steps if s <= latest]
 
 
-def _last_activity(run: Path) -> float:
+def last_activity(run: Path) -> float:
     """When training last wrote to the run (metrics, config, checkpoints); eval/ and report/ folders don't count."""
     marks = [run / "metrics.jsonl", run / "config.yaml", checkpoints_dir(run)]
     times = [p.stat().st_mtime for p in marks if p.exists()]
@@ -146,4 +146,4 @@ def latest_run(preset=None) -> Path:
     runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")] if root.is_dir() else []
     if not runs:
         raise ConfigError(f"no runs in {root}", "train one first: gspo train --preset tiny")
-    return max(runs, key=_last_activity)
+    return max(runs, key=last_activity)

@@ -14,8 +14,11 @@ import pytest
 
 from gspo_cli.errors import DataError
 from gspo_cli.eval import metrics as M
+from gspo_cli.metrics import names as metric_names
 from gspo_cli.metrics.jsonl import read_series
 from gspo_cli.report import build as report
+from gspo_cli.report import charts
+from gspo_cli.report import summary as report_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -95,15 +98,15 @@ def test_read_metrics_a_relogged_step_replaces_the_old_line_whole(tmp_path):
 def test_val_keys_with_slashes_in_the_data_source():
     series = {"val-core/openai/gsm8k/acc/mean@1": [(10, 0.5)], "val-aux/openai/gsm8k/reward/mean@1": [(10, 0.1)],
               "val-core/openai/gsm8k/acc/std@1": [(10, 0.2)], "val-core/aime2024/acc/mean@32": [(10, 0.3)]}
-    assert report.val_keys(series) == ["val-core/aime2024/acc/mean@32", "val-core/openai/gsm8k/acc/mean@1"]
-    assert report.VAL_KEY.match("val-core/openai/gsm8k/acc/mean@1")["source"] == "openai/gsm8k"
+    assert metric_names.val_keys(series) == ["val-core/aime2024/acc/mean@32", "val-core/openai/gsm8k/acc/mean@1"]
+    assert metric_names.VAL_KEY.match("val-core/openai/gsm8k/acc/mean@1")["source"] == "openai/gsm8k"
 
 
 def test_ema_is_debiased_and_smooths():
-    assert report.ema([5.0, 5.0, 5.0], 0.9) == pytest.approx([5.0, 5.0, 5.0])
-    sm = report.ema([0.0, 1.0] * 20, 0.8)
+    assert charts.ema([5.0, 5.0, 5.0], 0.9) == pytest.approx([5.0, 5.0, 5.0])
+    sm = charts.ema([0.0, 1.0] * 20, 0.8)
     assert max(sm[10:]) - min(sm[10:]) < 0.3
-    assert report.ema([1.0, 2.0], 0.0) == [1.0, 2.0]
+    assert charts.ema([1.0, 2.0], 0.0) == [1.0, 2.0]
 
 
 def test_report_demo_run(tmp_path):
@@ -124,14 +127,14 @@ def test_report_demo_run(tmp_path):
     final = {r["key"]: r for r in res["final"]}
     assert final["critic/score/mean"]["final"] == pytest.approx(logged[60]["critic/score/mean"])
     assert final["critic/score/mean"]["final_step"] == 60
-    assert f"| training reward (critic/score/mean) | {report._fmt(logged[60]['critic/score/mean'])} | 60 |" in summary
+    assert f"| training reward (critic/score/mean) | {report_summary.fmt(logged[60]['critic/score/mean'])} | 60 |" in summary
     assert final["val-core/arith/acc/mean@1"]["final"] == pytest.approx(logged[60]["val-core/arith/acc/mean@1"])
     evals = res["evals"]
     assert [e["step"] for e in evals] == [20, 40, 60]
     e60 = json.loads((run / "eval" / "arith-60" / "results.json").read_text())
     assert f"| arith | 60 | 4 | {100 * e60['accuracy']:.1f}% ± {100 * e60['metrics']['avg@4_stderr']:.1f} |" in summary
     assert "preset `tiny`" in summary and res["missing"] == []
-    assert report.val_keys(read_series(run / "metrics.jsonl")) == ["val-core/arith/acc/mean@1"]
+    assert metric_names.val_keys(read_series(run / "metrics.jsonl")) == ["val-core/arith/acc/mean@1"]
 
 
 def test_report_missing_series_listed_not_drawn(tmp_path):
@@ -161,3 +164,39 @@ def test_report_cli_json_by_run_name(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "gspo_cli", "report", "nope"], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=300)
     assert proc.returncode == 2 and "no run 'nope'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_compare_two_runs_overlays_and_tables_side_by_side(tmp_path):
+    a, b = tmp_path / "gspo-run", tmp_path / "grpo-run"
+    write_demo_run(a, steps=40, seed=1)
+    write_demo_run(b, steps=30, seed=2)
+    (a / "config.yaml").write_text("name: tiny\ntrainer:\n  engine: native\nalgorithm:\n  loss_mode: gspo\n")
+    (b / "config.yaml").write_text("name: tiny\ntrainer:\n  engine: native\nalgorithm:\n  loss_mode: vanilla\n")
+    (b / "health.jsonl").write_text(json.dumps({"step": 12, "rule": "grad_spike", "severity": "warn",
+                                                "message": "grad norm 9x its median"}) + "\nnot json\n")
+    res = report.make_report([a, b], tmp_path / "cmp")
+    assert len(res["charts"]) == 7 and res["missing"] == []
+    assert res["differing"] == ["algorithm.loss_mode"]
+    assert res["labels"] == {"gspo-run": "gspo-run (loss_mode=gspo)", "grpo-run": "grpo-run (loss_mode=vanilla)"}
+    text = (tmp_path / "cmp" / "summary.md").read_text()
+    assert "# Compare 2 runs: gspo-run, grpo-run" in text
+    assert "| `algorithm.loss_mode` | gspo | vanilla |" in text
+    assert "| steps logged | 40 | 30 |" in text
+    assert "| grpo-run | 12 | warn | grad_spike | grad norm 9x its median |" in text
+    e_a = json.loads((a / "eval" / "arith-60" / "results.json").read_text())
+    assert f"| eval arith: latest checkpoint | {100 * e_a['accuracy']:.1f}% @ 60 |" in text
+    assert res["table"]["validation accuracy: best"]["gspo-run"].endswith("%")
+
+
+def test_compare_cli_default_folder_and_too_many(tmp_path):
+    home = tmp_path / "home"
+    for name in ("r1", "r2"):
+        write_demo_run(home / "runs" / name, steps=12)
+    env = {**os.environ, "GSPO_HOME": str(home)}
+    proc = subprocess.run([sys.executable, "-m", "gspo_cli", "report", "r1", "r2", "--json"], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert Path(res["out"]) == home / "reports" / "compare-r1-vs-r2"
+    with pytest.raises(Exception, match="readable up to"):
+        report.make_report([home / "runs" / "r1"] * 9)

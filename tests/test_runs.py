@@ -59,3 +59,83 @@ def test_model_reference_errors(gspo_home):
         refs.resolve_model("empty")
     with pytest.raises(ConfigError, match="no such folder, run or hub id"):
         refs.resolve_model("nope")
+
+
+def _state(run, status, pid, **extra):
+    import json
+    import socket
+
+    (run / "job_state.json").write_text(json.dumps({"status": status, "pid": pid, "host": socket.gethostname(),
+                                                    "engine": "native", **extra}))
+
+
+def _config(run, total=20, **algorithm):
+    import yaml
+
+    from gspo_cli.config.presets import load_preset
+    from gspo_cli.config.schema import to_jsonable
+
+    data = to_jsonable(load_preset("tiny"))
+    data["trainer"]["total_training_steps"] = total
+    data["algorithm"].update(algorithm)
+    (run / "config.yaml").write_text(yaml.safe_dump(data))
+
+
+def _metrics(run, steps):
+    import json
+
+    (run / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "data": {
+        "critic/score/mean": s / 100, "timing_s/step": 0.5, **({"val-core/arith/acc/mean@1": s / 40}
+                                                              if s % 10 == 0 else {})}}) + "\n" for s in steps))
+
+
+def test_runs_list_show_rm(gspo_home, gspo):
+    """Three runs (finished, failed, running) and one whose job was killed: statuses from the job's own record."""
+    import json
+    import subprocess
+    import sys
+
+    from gspo_cli.runs import catalog
+
+    root = layout.runs_dir()
+    runs = {name: make_run(root, name, steps) for name, steps in
+            (("done", [10, 20]), ("failed", [10]), ("live", [10]), ("killed", []))}
+    for name, run in runs.items():
+        _config(run, **({"loss_mode": "vanilla"} if name == "done" else {}))
+        _metrics(run, range(1, 21 if name == "done" else 13))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "gspo-test-sleeper"])
+    try:
+        _state(runs["done"], "succeeded", 1)
+        _state(runs["failed"], "failed", 1, error="DataError: prepared data missing")
+        _state(runs["live"], "running", sleeper.pid)
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        _state(runs["killed"], "running", dead.pid)
+        proc = gspo("runs", "list", "--json")
+        assert proc.returncode == 0, proc.stderr
+        rows = {r["name"]: r for r in json.loads(proc.stdout)}
+        assert {n: r["status"] for n, r in rows.items()} == {"done": "finished", "failed": "failed",
+                                                              "live": "running", "killed": "killed"}
+        done = rows["done"]
+        assert (done["steps_done"], done["total_steps"], done["last_reward"]) == (20, 20, 0.2)
+        assert done["best_val"]["value"] == 0.5 and done["best_val"]["step"] == 20
+        assert rows["failed"]["error"] == "DataError: prepared data missing"
+        table = gspo("runs", "list", env={"COLUMNS": "80"}).stdout
+        assert all(len(line) <= 80 for line in table.splitlines()) and "finished" in table and "running" in table
+        info = catalog.show(runs["done"])
+        assert {"key": "algorithm.loss_mode", "base": "gspo", "run": "vanilla"} in info["preset_diff"]["changes"]
+        assert [(c["step"], c["complete"]) for c in info["checkpoints"]] == [(10, True), (20, True), (99, False)]
+        assert info["commands"]["evaluate"] == "gspo eval arith --preset tiny --model done:all"
+        assert "--set trainer.total_training_steps=40" in info["commands"]["resume"]
+        shown = gspo("runs", "show", "done")
+        assert shown.returncode == 0 and "algorithm.loss_mode: 'gspo' -> 'vanilla'" in shown.stdout
+        assert "partial (not usable)" in shown.stdout and "gspo report done" in shown.stdout
+        refused = gspo("runs", "rm", "live", "--yes")
+        assert refused.returncode == 2 and "is running" in refused.stderr and runs["live"].is_dir()
+        kept = gspo("runs", "rm", "failed", input="n\n")
+        assert kept.returncode != 0 and runs["failed"].is_dir()
+        gone = gspo("runs", "rm", "failed", "--yes")
+        assert gone.returncode == 0 and not runs["failed"].exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()

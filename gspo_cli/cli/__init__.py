@@ -21,6 +21,7 @@ from gspo_cli.cli import jobs as jobs_cli
 from gspo_cli.cli import plan as plan_cli
 from gspo_cli.cli import presets as presets_cli
 from gspo_cli.cli import report as report_cli
+from gspo_cli.cli import runs as runs_cli
 from gspo_cli.cli import train as train_cli
 
 app = typer.Typer(
@@ -60,7 +61,7 @@ def _root(
 
 
 # Listed in the order of the pipeline, then the tools around it.
-PIPELINE, OPERATE = "Pipeline", "Cluster, jobs and presets"
+PIPELINE, OPERATE = "Pipeline", "Runs, cluster, jobs and presets"
 app.add_typer(env_cli.app, name="env", rich_help_panel=PIPELINE)
 app.command("prepare-data", rich_help_panel=PIPELINE)(data_cli.prepare_data_command)
 app.command("plan", rich_help_panel=PIPELINE)(plan_cli.plan_command)
@@ -68,6 +69,7 @@ app.command("train", rich_help_panel=PIPELINE)(train_cli.train_command)
 app.command("eval", rich_help_panel=PIPELINE)(eval_cli.eval_command)
 app.command("report", rich_help_panel=PIPELINE)(report_cli.report_command)
 app.command("export", rich_help_panel=PIPELINE)(export_cli.export_command)
+app.add_typer(runs_cli.app, name="runs", rich_help_panel=OPERATE)
 app.add_typer(cluster_cli.app, name="cluster", rich_help_panel=OPERATE)
 app.add_typer(jobs_cli.app, name="jobs", rich_help_panel=OPERATE)
 app.add_typer(presets_cli.app, name="presets", rich_help_panel=OPERATE)

@@ -1,4 +1,4 @@
-"""`gspo report RUN`: curves as PNG and a summary.md with the final numbers."""
+"""`gspo report RUN [RUN ...]`: curves as PNG and a summary.md; several runs are overlaid and compared."""
 
 from __future__ import annotations
 
@@ -6,42 +6,70 @@ import typer
 
 
 def report_command(
-    run: str = typer.Argument("latest", help="Run folder, run name, or `latest`."),
-    out: str = typer.Option(None, "--out", "-o", help="Output folder (default: <run>/report)."),
+    runs: list[str] = typer.Argument(None, help="Run folders or names (default: `latest`); two or more are "
+                                                "compared on shared charts."),
+    out: str = typer.Option(None, "--out", "-o", help="Output folder (default: <run>/report, or "
+                                                      "$GSPO_HOME/reports/compare-<runs>/ for several)."),
     preset: str = typer.Option(None, "--preset", "-p", help="Preset whose paths.runs_dir to look in."),
     json_out: bool = typer.Option(False, "--json", help="Print the report index as JSON."),
 ) -> None:
-    """Draw training curves (reward, val accuracy, length, clipfrac/KL, grad norm, step time) and eval results."""
+    """Draw training curves (reward, val accuracy, length, clipfrac/KL, grad norm, step time) and eval accuracy
+    per checkpoint; with several runs, overlay them (legend: each run and the settings that differ) and put their
+    numbers side by side in summary.md."""
     from gspo_cli.report import build as report
+    from gspo_cli.runs.refs import resolve_run
 
     loaded = None
     if preset:
         from gspo_cli.config.presets import load_preset
 
         loaded = load_preset(preset)
-    result = report.make_report(report.resolve_run(run, loaded), out)
+    paths = [resolve_run(r, loaded) for r in (runs or ["latest"])]
+    result = report.make_report(paths, out)
     if json_out:
         from gspo_cli.console import print_json
 
         print_json(result)
         return
-    from rich.table import Table
-
+    if len(paths) == 1:
+        _render_one(result)
+    else:
+        _render_compare(result)
     from gspo_cli.console import err
-    from gspo_cli.console import out as stdout
 
-    table = Table(title=f"{result['run']}", title_justify="left")
-    for col in ("metric", "final", "at step", "last 10% mean"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for row in result["final"]:
-        table.add_row(row["metric"], report._fmt(row["final"]), str(row["final_step"]),
-                      report._fmt(row["last10pct_mean"]))
-    for ev in result["evals"]:
-        avg = "–" if ev["avg"] is None else f"{100 * ev['avg']:.1f}%"
-        table.add_row(f"eval {ev['benchmark']} avg@{ev['n']}", avg, str(ev["step"]), "")
-    stdout.print(table)
     for path in result["charts"]:
         err.print(f"chart: {path}", highlight=False)
     if result["missing"]:
         err.print(f"not logged, not charted: {', '.join(result['missing'])}", highlight=False)
     err.print(f"summary: {result['summary']}", highlight=False)
+
+
+def _render_one(result: dict) -> None:
+    from rich.table import Table
+
+    from gspo_cli.console import out
+    from gspo_cli.report.summary import cell, pct
+
+    table = Table(title=f"{result['run']}", title_justify="left")
+    for col in ("metric", "final", "at step", "last 10% mean"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for row in result["final"]:
+        table.add_row(row["metric"], cell(row, "final"), str(row["final_step"]), cell(row, "last10pct_mean"))
+    for ev in result["evals"]:
+        table.add_row(f"eval {ev['benchmark']} avg@{ev['n']}", pct(ev["avg"]), str(ev["step"]), "")
+    out.print(table)
+
+
+def _render_compare(result: dict) -> None:
+    from rich.table import Table
+
+    from gspo_cli.console import out
+
+    names = [p.rstrip("/").rsplit("/", 1)[-1] for p in result["runs"]]
+    table = Table(title=f"{len(names)} runs compared", title_justify="left")
+    table.add_column("")
+    for name in names:
+        table.add_column(name, justify="right", overflow="fold")
+    for label, cells in result["table"].items():
+        table.add_row(label.strip("`"), *[cells[n] for n in names])
+    out.print(table)

@@ -23,5 +23,8 @@ def main(argv: list[str]) -> int:
     if preset.trainer.engine != "native":
         raise ConfigError(f"the train job runs the native engine; this preset uses {preset.trainer.engine!r}")
     from gspo_cli.engines.native.trainer import train
+    from gspo_cli.runs import state
 
-    return train(preset, Path(args.run_dir))
+    run_dir = Path(args.run_dir)
+    # job_state.json: what `gspo runs list` reads for running / failed / killed
+    return state.run_tracked(run_dir, "native", lambda: train(preset, run_dir))

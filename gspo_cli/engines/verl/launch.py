@@ -336,16 +336,23 @@ _ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception)(\(\w+\))?: ")
 
 
 def job_main(argv: list[str]) -> int:
-    """Job entry: run verl's main_ppo with the run's overrides, streaming its log and progress."""
+    """Job entry: run verl's main_ppo with the run's overrides, streaming its log and progress; the run's
+    job_state.json records it running, then how it ended (`gspo runs list`)."""
+    if len(argv) != 1:
+        print("usage: python -m gspo_cli.jobs.entry verl-train RUN_DIR/verl_job.json", file=sys.stderr)
+        return 2
+    from gspo_cli.runs import state
+
+    return state.run_tracked(Path(argv[0]).resolve().parent, "verl", lambda: _run_verl(argv))
+
+
+def _run_verl(argv: list[str]) -> int:
     import subprocess
     import threading
 
     from gspo_cli.jobs import events
     from gspo_cli.metrics import jsonl as metrics_jsonl
 
-    if len(argv) != 1:
-        print("usage: python -m gspo_cli.jobs.entry verl-train RUN_DIR/verl_job.json", file=sys.stderr)
-        return 2
     spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     env = dict(os.environ)
     env.update(spec.get("env_vars") or {})

@@ -1,0 +1,179 @@
+"""`gspo runs list | show | rm`: the runs under $GSPO_HOME/runs, read from their files (no Ray needed)."""
+
+from __future__ import annotations
+
+import time
+
+import typer
+
+app = typer.Typer(help="List, inspect and remove training runs ($GSPO_HOME/runs).", no_args_is_help=True)
+
+JsonOption = typer.Option(False, "--json", help="Print JSON for scripts.")
+PresetOption = typer.Option(None, "--preset", "-p", help="Look in this preset's paths.runs_dir instead.")
+
+STATUS_STYLE = {"finished": "green", "running": "cyan", "failed": "red", "killed": "red", "stopped": "yellow",
+                "incomplete": "yellow"}
+
+
+def _preset(name: str | None):
+    if not name:
+        return None
+    from gspo_cli.config.presets import load_preset
+
+    return load_preset(name)
+
+
+def _ago(ts: float | None) -> str:
+    if not ts:
+        return "-"
+    s = max(0, time.time() - ts)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= size:
+            return f"{int(s // size)}{unit} ago"
+    return f"{int(s)}s ago"
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "K", "M", "G"):
+        if n < 1024 or unit == "G":
+            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
+        n /= 1024
+    return "-"
+
+
+def _num(v: float | None, pct: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{100 * v:.1f}%" if pct else f"{v:.3g}"
+
+
+def _status(info: dict) -> str:
+    st = info["status"]
+    return f"[{STATUS_STYLE.get(st, 'white')}]{st}[/]" + (" [red]![/]" if info["health"]["errors"] else "")
+
+
+@app.command("list")
+def list_cmd(preset: str | None = PresetOption, json_out: bool = JsonOption) -> None:
+    """One row per run, newest activity first: status, steps, last reward, best validation, latest evals."""
+    from gspo_cli.runs import catalog
+
+    rows = catalog.list_runs(_preset(preset))
+    if json_out:
+        from gspo_cli.console import print_json
+
+        print_json(rows)
+        return
+    from rich.table import Table
+
+    from gspo_cli.console import err, out
+
+    if not rows:
+        err.print("No runs yet. Start one: gspo train --preset tiny")
+        return
+    wide = out.width >= 110  # engine, preset and size only where they fit: every column readable at 80
+    table = Table(title="runs (% = accuracy; ! = health errors)", title_justify="left", pad_edge=False)
+    table.add_column("run", no_wrap=True, overflow="ellipsis", max_width=28)
+    if wide:
+        table.add_column("engine")
+        table.add_column("preset")
+    table.add_column("status", no_wrap=True)
+    for col in ("steps", "reward", "best val", "eval"):
+        table.add_column(col, justify="right", no_wrap=col != "eval")
+    if wide:
+        table.add_column("size", justify="right")
+    table.add_column("active", no_wrap=True)
+    for r in rows:
+        best = r["best_val"]
+        steps = f"{r['steps_done']}/{r['total_steps'] or '?'}"
+        evals = " ".join(f"{e['benchmark']} {_num(e['accuracy'], True)}@{e['step']}" for e in r["evals"]) or "-"
+        cells = [r["name"]] + ([r["engine"] or "-", r["preset"] or "-"] if wide else [])
+        cells += [_status(r), steps, _num(r["last_reward"]), _num(best and best["value"], True), evals]
+        cells += ([_size(r["size_bytes"])] if wide else []) + [_ago(r["last_activity"])]
+        table.add_row(*cells)
+    out.print(table)
+
+
+def _resolve(run: str, preset):
+    from gspo_cli.runs.refs import resolve_run
+
+    return resolve_run(run, preset)
+
+
+@app.command("show")
+def show_cmd(run: str = typer.Argument(..., help="Run name, run folder, or `latest`."),
+             preset: str | None = PresetOption, json_out: bool = JsonOption) -> None:
+    """One run: settings changed from its preset, checkpoints, evals, health, and the commands to go on."""
+    from gspo_cli.runs import catalog
+
+    info = catalog.show(_resolve(run, _preset(preset)))
+    if json_out:
+        from gspo_cli.console import print_json
+
+        print_json(info)
+        return
+    _render_show(info)
+
+
+def _render_show(info: dict) -> None:
+    from rich.markup import escape
+
+    from gspo_cli.console import out
+
+    p = out.print
+    best = info["best_val"]
+    p(f"[bold]{escape(info['name'])}[/]  {info['engine'] or '?'} engine, preset {info['preset'] or '?'}, "
+      f"{_status(info)}" + (f": {escape(info['error'])}" if info.get("error") else ""), highlight=False)
+    p(f"  folder   {escape(info['path'])} ({_size(info['size_bytes'])}, active {_ago(info['last_activity'])})",
+      highlight=False)
+    p(f"  steps    {info['steps_done']}/{info['total_steps'] or '?'}; last reward {_num(info['last_reward'])}; "
+      f"best validation {_num(best and best['value'], True)}" + (f" at step {best['step']}" if best else ""),
+      highlight=False)
+    diff = info["preset_diff"]
+    p(f"\n[bold]Settings vs preset {diff['base']}[/]" + (f" ({escape(diff['error'])})" if diff["error"] else ""))
+    for c in diff["changes"] or []:
+        p(f"  {c['key']}: {c['base']!r} -> {c['run']!r}", highlight=False)
+    if not diff["changes"] and not diff["error"]:
+        p("  (none: the preset as is)")
+    p("\n[bold]Checkpoints[/]")
+    for c in info["checkpoints"] or []:
+        p(f"  step {c['step']:>6}  " + ("complete" if c["complete"] else "[yellow]partial (not usable)[/]"))
+    if not info["checkpoints"]:
+        p("  (none)")
+    p("\n[bold]Evals[/]")
+    for e in info["evals_all"] or []:
+        p(f"  {e['benchmark']} step {e['step']}: avg@{e['n']} {_num(e['accuracy'], True)} on {e['device']}",
+          highlight=False)
+    if not info["evals_all"]:
+        p("  (none)")
+    if info["health_events"]:
+        p("\n[bold]Health[/]")
+        for h in info["health_events"][-10:]:
+            p(f"  step {h['step']}: {h.get('severity', '?')} {h.get('rule', '?')} {escape(str(h.get('message', '')))}",
+              highlight=False)
+    p("\n[bold]Next[/]")
+    for what, cmd in info["commands"].items():
+        p(f"  {what:<9} {escape(cmd)}", highlight=False)
+
+
+@app.command("rm")
+def rm_cmd(run: str = typer.Argument(..., help="Run name or run folder."),
+           yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+           preset: str | None = PresetOption) -> None:
+    """Delete a run folder (checkpoints, metrics, evals); refused while its job is running."""
+    from gspo_cli.console import err
+    from gspo_cli.errors import ConfigError
+    from gspo_cli.runs import catalog
+
+    if run == "latest":
+        raise ConfigError("gspo runs rm takes a run name, not `latest`", "name the run: gspo runs list")
+    path = _resolve(run, _preset(preset))
+    info = catalog.run_info(path)
+    if info["status"] == "running":
+        catalog.remove(path)  # raises the one-line refusal
+    if not yes:
+        typer.confirm(f"Delete {path} ({_size(info['size_bytes'])}, {info['status']}, "
+                      f"{info['steps_done']} steps)?", abort=True, err=True)
+    catalog.remove(path)
+    err.print(f"Removed {path}", highlight=False)

@@ -1,0 +1,82 @@
+"""What `gspo report` reads of each run: metric series, eval results, resolved preset, health events, and a
+legend label naming the settings in which the compared runs differ."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gspo_cli.metrics.jsonl import Series, read_series
+
+# Settings named in a compare legend: at most this many, the rest summarised as "+N".
+LEGEND_KEYS = 3
+
+
+@dataclass
+class RunData:
+    path: Path
+    series: Series
+    evals: list[dict[str, Any]]
+    config: dict[str, Any]
+    health: list[dict[str, Any]] = field(default_factory=list)
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def read_evals(run: Path) -> list[dict[str, Any]]:
+    """The results.json of every finished eval of this run, sorted by (benchmark, step)."""
+    found = []
+    for path in sorted((run / "eval").glob("*/results.json")):
+        try:
+            res = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        step = (res.get("model") or {}).get("step")
+        if step is None:
+            m = re.search(r"-(\d+)$", path.parent.name)
+            step = int(m.group(1)) if m else None
+        res["_step"] = step
+        res["_dir"] = path.parent.name
+        found.append(res)
+    return sorted(found, key=lambda r: (r.get("benchmark", ""), r["_step"] if r["_step"] is not None else -1))
+
+
+def load_run(path: Path) -> RunData:
+    from gspo_cli.runs.catalog import load_config, read_health
+
+    path = Path(path)
+    return RunData(path=path, series=read_series(path / "metrics.jsonl"), evals=read_evals(path),
+                   config=load_config(path), health=read_health(path), label=path.name)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def differing(runs: list[RunData]) -> list[str]:
+    """Setting keys whose values differ among the runs (none for one run)."""
+    from gspo_cli.config.diff import differing_keys
+
+    return differing_keys([r.config for r in runs]) if len(runs) > 1 else []
+
+
+def label_runs(runs: list[RunData]) -> list[str]:
+    """Set each run's legend label, `name (key=value, ...)` with the settings that differ; returns those keys."""
+    from gspo_cli.config.diff import flatten
+
+    keys = differing(runs)
+    for run in runs:
+        flat = flatten(run.config)
+        parts = [f"{k.rsplit('.', 1)[-1]}={_short(flat.get(k))}" for k in keys[:LEGEND_KEYS]]
+        if len(keys) > LEGEND_KEYS:
+            parts.append(f"+{len(keys) - LEGEND_KEYS} more")
+        run.label = f"{run.name} ({', '.join(parts)})" if parts else run.name
+    return keys

@@ -1,0 +1,206 @@
+"""What each run under $GSPO_HOME/runs holds, read from its files only (no Ray, no torch): `gspo runs list|show`.
+
+A run's status comes from the job's own record (`job_state.json`, see `state`) when there is one, else from
+the files: all steps logged = finished, fewer = incomplete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from gspo_cli import layout
+from gspo_cli.errors import ConfigError
+from gspo_cli.metrics import names
+from gspo_cli.runs import state
+
+HEALTH_FILE = "health.jsonl"  # {"step": N, "rule": "...", "severity": "warn|error", ...} lines (health watcher)
+
+
+def load_config(run: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        return yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+
+
+def read_health(run: Path) -> list[dict[str, Any]]:
+    """Health events of the run (absent file: none); malformed lines are skipped."""
+    path = run / HEALTH_FILE
+    events = []
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("step"), int):
+                events.append(rec)
+    return events
+
+
+def total_steps(run: Path, config: dict[str, Any]) -> int | None:
+    trainer = config.get("trainer") or {}
+    spec = run / "verl_job.json"  # the verl launch records the computed total
+    if spec.is_file():
+        try:
+            return json.loads(spec.read_text(encoding="utf-8")).get("total_steps") or trainer.get(
+                "total_training_steps")
+        except ValueError:
+            pass
+    return trainer.get("total_training_steps")
+
+
+def read_evals(run: Path) -> list[dict[str, Any]]:
+    """Finished evals (results.json present) as small rows, sorted by (benchmark, step)."""
+    rows = []
+    for path in sorted((run / "eval").glob("*/results.json")):
+        try:
+            res = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        m = res.get("metrics") or {}
+        rows.append({"benchmark": res.get("benchmark"), "step": (res.get("model") or {}).get("step"),
+                     "accuracy": res.get("accuracy"), "n": m.get("n"), "dir": str(path.parent),
+                     "device": (res.get("settings") or {}).get("device")})
+    return sorted(rows, key=lambda r: (str(r["benchmark"]), r["step"] if r["step"] is not None else -1))
+
+
+def _du(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _metrics_summary(run: Path) -> dict[str, Any]:
+    from gspo_cli.metrics.jsonl import read_series
+
+    series = read_series(layout.metrics_file(run))
+    steps = sorted({s for pts in series.values() for s, _ in pts})
+    reward = series.get(names.REWARD) or []
+    best = None
+    for key in names.val_keys(series):
+        step, value = max(series[key], key=lambda p: p[1])
+        if best is None or value > best["value"]:
+            best = {"value": value, "step": step, "key": key}
+    wall = sum(v for _, v in series.get(names.STEP_TIME, []))
+    return {"steps_done": steps[-1] if steps else 0, "last_reward": reward[-1][1] if reward else None,
+            "best_val": best, "train_time_s": round(wall, 1) if wall else None}
+
+
+def status_of(run: Path, steps_done: int, total: int | None) -> dict[str, Any]:
+    record = state.read(run)
+    status = state.live_status(record)
+    if status == "succeeded":
+        status = "finished"
+    if status is None:
+        status = "finished" if total and steps_done >= total else "incomplete"
+    return {"status": status, "error": (record or {}).get("error"), "job_host": (record or {}).get("host")}
+
+
+def run_info(run: Path, *, size: bool = True) -> dict[str, Any]:
+    """One row of `gspo runs list`."""
+    config = load_config(run)
+    total = total_steps(run, config)
+    info = {"name": run.name, "path": str(run), "engine": (config.get("trainer") or {}).get("engine"),
+            "preset": config.get("name"), "total_steps": total, **_metrics_summary(run)}
+    info.update(status_of(run, info["steps_done"], total))
+    latest: dict[str, dict] = {}
+    for row in read_evals(run):
+        latest[row["benchmark"]] = row  # sorted by step: the last one per benchmark is the newest
+    info["evals"] = list(latest.values())
+    health = read_health(run)
+    info["health"] = {"events": len(health), "errors": sum(1 for h in health if h.get("severity") == "error"),
+                      "last": health[-1] if health else None}
+    info["size_bytes"] = _du(run) if size else None
+    info["last_activity"] = layout.last_activity(run)
+    return info
+
+
+def list_runs(preset=None) -> list[dict[str, Any]]:
+    root = layout.runs_dir(preset)
+    runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")] if root.is_dir() else []
+    return sorted((run_info(r) for r in runs), key=lambda i: i["last_activity"], reverse=True)
+
+
+def checkpoints(run: Path) -> list[dict[str, Any]]:
+    """Every checkpoint folder: complete (usable) or partial (a save killed midway, or not yet finished)."""
+    root = layout.checkpoints_dir(run)
+    complete = set(layout.list_steps(run))
+    rows = []
+    if root.is_dir():
+        for p in sorted(root.iterdir(), key=lambda p: p.name):
+            m = layout.STEP_DIR.match(p.name.lstrip(".").split(".")[0]) if p.is_dir() else None
+            if m:
+                step = int(m.group(1))
+                ok = step in complete and not p.name.startswith(".")
+                rows.append({"step": step, "complete": ok, "path": str(p)})
+    return sorted(rows, key=lambda r: (r["step"], not r["complete"]))
+
+
+def preset_diff(config: dict[str, Any]) -> dict[str, Any]:
+    """The run's resolved preset against its base preset as it is now: the --set changes (and later edits)."""
+    from gspo_cli.config import presets
+    from gspo_cli.config.diff import diff, is_setting
+    from gspo_cli.config.schema import to_jsonable
+
+    name = config.get("name")
+    try:
+        base = to_jsonable(presets.load_preset(name))
+    except ConfigError as exc:
+        return {"base": name, "error": exc.message, "changes": []}
+    changes = [{"key": k, "base": a, "run": b} for k, a, b in diff(base, config) if is_setting(k)
+               and not _same_path(a, b)]
+    return {"base": name, "error": None, "changes": changes}
+
+
+def _same_path(a: Any, b: Any) -> bool:
+    """A relative path the launch made absolute is no change."""
+    if not (isinstance(a, str) and isinstance(b, str)) or not os.path.isabs(b):
+        return False
+    return Path(a).expanduser().resolve() == Path(b)
+
+
+def commands(info: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
+    name, preset = info["name"], config.get("name") or "PRESET"
+    evals = sorted({e["benchmark"] for e in info["evals"]}) or ["arith" if preset == "tiny" else "aime2024"]
+    if info["engine"] == "verl":
+        resume = f"gspo train --resume {name}"
+    else:
+        resume = f"gspo train --preset {info['path']}/config.yaml --run-name {name}"
+        if info["status"] == "finished":
+            resume += f" --set trainer.total_training_steps={(info['total_steps'] or 0) * 2}"
+    return {"resume": resume, "evaluate": f"gspo eval {evals[0]} --preset {preset} --model {name}:all",
+            "report": f"gspo report {name}"}
+
+
+def show(run: Path) -> dict[str, Any]:
+    config = load_config(run)
+    info = run_info(run)
+    info["evals_all"] = read_evals(run)
+    info["checkpoints"] = checkpoints(run)
+    info["preset_diff"] = preset_diff(config) if config else {"base": None, "error": "no config.yaml", "changes": []}
+    info["health_events"] = read_health(run)
+    info["commands"] = commands(info, config)
+    return info
+
+
+def remove(run: Path) -> None:
+    status = status_of(run, 0, None)["status"]
+    if status == "running":
+        raise ConfigError(f"run {run.name} is running (its job, pid {state.read(run).get('pid')}, is alive)",
+                          "stop it first: gspo jobs stop ID (gspo jobs list), or Ctrl-C a --local run")
+    aside = run.with_name(f".{run.name}.removing-{int(time.time())}")
+    os.replace(run, aside)  # one rename: the run disappears whole, even if the delete below is interrupted
+    shutil.rmtree(aside, ignore_errors=True)

@@ -1,0 +1,76 @@
+"""`runs/<run>/job_state.json`: what the training job says about itself, for `gspo runs list` without Ray.
+
+The job writes `running` (with its pid and host) when it starts and `succeeded` / `failed` (with the error line)
+when it ends. A job killed outright (SIGKILL, a lost node) never writes its end: a `running` state whose pid is
+gone on this host reads as `killed`. On another host the pid cannot be checked, and the state is shown as the
+job left it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+STATE_FILE = "job_state.json"
+
+
+def _write(run_dir: Path, **fields: Any) -> None:
+    from gspo_cli.fsutil import atomic_write_json
+
+    atomic_write_json(run_dir / STATE_FILE, {**fields, "updated": time.time()})
+
+
+def read(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((run_dir / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def run_tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
+    """Run the training function, recording running -> succeeded / failed (exit code or error) around it."""
+    base = {"engine": engine, "pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+    _write(run_dir, status="running", **base)
+    try:
+        code = int(fn() or 0)
+    except BaseException as exc:
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        status = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
+        _write(run_dir, status=status, error=message.splitlines()[0][:300] if message else "", **base)
+        raise
+    _write(run_dir, status="succeeded" if code == 0 else "failed", exit_code=code, **base)
+    return code
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if cmdline.exists():  # a recycled pid belongs to some other program
+        try:
+            return b"gspo" in cmdline.read_bytes()
+        except OSError:
+            return True
+    return True
+
+
+def live_status(state: dict[str, Any] | None) -> str | None:
+    """running / killed / succeeded / failed / stopped from the job's own record; None when there is none."""
+    if not state:
+        return None
+    status = str(state.get("status") or "")
+    if status != "running":
+        return status or None
+    if state.get("host") == socket.gethostname() and isinstance(state.get("pid"), int):
+        return "running" if _pid_alive(state["pid"]) else "killed"
+    return "running"
