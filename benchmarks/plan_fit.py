@@ -35,11 +35,17 @@ def main(argv: list[str]) -> None:
         profiles, fitted = fitted_profiles()
     for family, values in fitted.items():
         print(f"{family}: " + ", ".join(f"{k}={v:.6g}" for k, v in values.items()))
-    print("| point | role | profile | quantity | predicted | measured | error |")
+    print("| point | role | what | quantity | predicted | measured | error |")
     print("|---|---|---|---|---:|---:|---:|")
-    for r in calibration.table(profiles):
-        print(f"| {r['point']} | {r['role']} | {r['profile']} | {r['quantity']} | {r['predicted']:.4g} | "
+    rows = calibration.table(profiles)
+    for r in rows:
+        role = "**held-out**" if r["role"] == "held-out" else "fit"
+        print(f"| {r['point']} | {role} | {r['what']} | {r['quantity']} | {r['predicted']:.4g} | "
               f"{r['measured']:.4g} | {r['error_pct']:+.0f}% |")
+    print("\nSources and length assumptions:")
+    for r in {r["point"].split("/")[0]: r for r in rows}.values():
+        print(f"- {r['point'].split('/')[0]}: {r['source']}; lengths: {r['lengths']}" +
+              (f"; {r['note']}" if r["note"] else ""))
 
 
 if __name__ == "__main__":

@@ -83,6 +83,8 @@ def _render_plan(result, written) -> None:
               f"({pred.step_tokens:,.0f} tokens / {w.devices} devices / {pred.step_s:,.1f} s); "
               f"bottleneck: [bold]{pred.bottleneck}[/]; memory (preflight): {result.verdict.status} "
               f"({escape(result.verdict.memory)})", soft_wrap=True)
+    if prof.caveat:
+        out.print(f"[yellow]Profile {prof.name}:[/] {escape(prof.caveat)}", soft_wrap=True)
     if result.search:
         _render_layouts(result)
     if written:

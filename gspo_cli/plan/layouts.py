@@ -16,6 +16,7 @@ from gspo_cli.plan import model as step_model
 from gspo_cli.plan.workload import Lengths, from_preset
 
 UTILISATIONS = (0.7, 0.8, 0.9)  # below 0.7 the KV cache of long responses rarely fits
+WARN_PENALTY = 0.97
 OFFLOADS = ((False, False), (False, True), (True, True))  # (param_offload, optimizer_offload)
 
 
@@ -119,8 +120,13 @@ def search(preset, facts, prof, lengths: Lengths | None = None, top: int = 10) -
 
 
 def _distinct(found: list[Layout]) -> list[Layout]:
-    """Fastest first; of layouts the model cannot tell apart (same speed to 0.1%), the one with fewest changes."""
-    found.sort(key=lambda lay: (-lay.prediction.tokens_per_device_per_s, len(lay.changes)))
+    """Fastest first (a layout with a preflight warning, e.g. memory above 90%, ranks as if 3% slower: a near tie
+    goes to the safe one); of layouts the model cannot tell apart (same speed to 0.1%), the fewest changes."""
+    def rank(lay: Layout):
+        speed = lay.prediction.tokens_per_device_per_s * (WARN_PENALTY if lay.verdict.status == "warn" else 1.0)
+        return -speed, len(lay.changes)
+
+    found.sort(key=rank)
     out: list[Layout] = []
     for lay in found:
         speed = lay.prediction.tokens_per_device_per_s

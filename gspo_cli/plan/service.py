@@ -28,7 +28,7 @@ class PlanResult:
                "lengths": {"prompt_mean": round(self.workload.prompt_mean, 1),
                            "response_mean": round(self.workload.response_mean, 1),
                            "clip_frac": self.workload.lengths.clip_frac, "source": self.workload.lengths.source},
-               "factors": self.profile.factors(), "sources": self.profile.sources}
+               "factors": self.profile.factors(), "sources": self.profile.sources, "caveat": self.profile.caveat}
         out["layouts"] = [lay.to_json() for lay in self.search.layouts] if self.search else []
         if self.search:
             out["search"] = {"evaluated": self.search.evaluated, "rejected": self.search.rejected,

@@ -17,8 +17,11 @@ def result():
 def test_layouts_are_accepted_by_preflight_and_ranked(result):
     found = result.search.layouts
     assert found and result.search.evaluated > 100 and result.search.rejected > 0
-    speeds = [lay.prediction.tokens_per_device_per_s for lay in found]
-    assert speeds == sorted(speeds, reverse=True)
+    # fastest first; a layout with a preflight warning ranks as if WARN_PENALTY slower
+    ranked = [lay.prediction.tokens_per_device_per_s * (layouts.WARN_PENALTY if lay.verdict.status == "warn" else 1)
+              for lay in found]
+    assert ranked == sorted(ranked, reverse=True)
+    assert found[0].prediction.tokens_per_device_per_s > result.prediction.tokens_per_device_per_s
     facts = memory.facts(result.preset)
     for lay in found:
         report = preflight.evaluate(layouts.apply(result.preset, lay.changes), facts, None)
