@@ -21,7 +21,7 @@ def fitted_profiles() -> tuple[dict, dict]:
     pts = calibration.points()
     for family, (names, factors) in calibration.FIT_PLAN.items():
         fit_pts = [p for p in pts if p.role == "fit" and p.profile in names]
-        values = calibration.fit_factors(profiles[names[0]], factors, fit_pts)
+        values = calibration.fit_factors(profiles[names[0]], factors, fit_pts, start=calibration.FIT_START)
         fitted[family] = values
         for name in names:
             profiles[name] = profiles[name].with_factors(**values)

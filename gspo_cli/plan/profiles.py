@@ -97,9 +97,9 @@ _GPU_SOURCES = {
     "graph_overhead_factor": _PRIOR, "train_layer_overhead_s": _PRIOR, "step_fixed_s": _PRIOR,
     "reward_s_per_response": _PRIOR,
 }
-_CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.106, mfu_train=0.335, comm_eff=1.0, vllm_layer_overhead_s=0.0,
-                    graph_overhead_factor=1.0, hf_layer_overhead_s=0.0141, train_layer_overhead_s=0.00172,
-                    step_fixed_s=0.0528, reward_s_per_response=1.84e-05)
+_CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.0977, mfu_train=0.336, comm_eff=1.0, vllm_layer_overhead_s=0.0,
+                    graph_overhead_factor=1.0, hf_layer_overhead_s=0.0124, train_layer_overhead_s=0.00172,
+                    step_fixed_s=0.0545, reward_s_per_response=1.84e-05)
 _CPU_SOURCES = {k: _FIT + " (native tiny runs tiny-a and tiny-c on this 2-core CPU, noisy shared machine)" for k in
                 ("mfu_prefill", "mfu_train", "hf_layer_overhead_s", "train_layer_overhead_s",
                  "reward_s_per_response", "step_fixed_s")}

@@ -50,3 +50,14 @@ def test_table_reports_held_out_error_without_hiding_misses():
     a2 = rows["msrl-q25-32b-a2"]
     assert a2["role"] == "held-out"
     assert a2["error_pct"] == pytest.approx(100 * (a2["predicted"] - 35.0) / 35.0)
+
+
+def test_shipped_factors_are_what_the_fit_gives():
+    """benchmarks/plan_fit.py from FIT_START reproduces the factors shipped in profiles.py (no hand tuning)."""
+    pts = calibration.points()
+    for family, (names, factors) in calibration.FIT_PLAN.items():
+        shipped = BUILTIN[names[0]]
+        fit_pts = [p for p in pts if p.role == "fit" and p.profile in names]
+        fitted = calibration.fit_factors(shipped, factors, fit_pts, start=calibration.FIT_START)
+        for k, v in fitted.items():
+            assert getattr(shipped, k) == pytest.approx(v, rel=0.02), (family, k)
