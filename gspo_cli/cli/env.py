@@ -7,8 +7,6 @@ import typer
 app = typer.Typer(help="Check the environment (CANN, driver, NPUs, Python stack, variables) and print exports.",
                   no_args_is_help=True)
 
-STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
-
 
 def _load(preset: str | None, sets: list[str] | None):
     if not preset:
@@ -57,6 +55,7 @@ def doctor(
     from rich.markup import escape
     from rich.table import Table
 
+    from gspo_cli.checks import counts, styled
     from gspo_cli.console import err, out
 
     table = Table(title="gspo env doctor" + (f" --preset {loaded.name}" if loaded else ""), title_justify="left")
@@ -65,11 +64,11 @@ def doctor(
     for col in ("check", "status", "found", "fix"):
         table.add_column(col, overflow="fold")
     for c in checks:
-        row = [escape(c.id), f"[{STATUS_STYLE[c.status]}]{c.status}[/]", escape(c.found), escape(c.fix)]
+        row = [escape(c.name), styled(c.status), escape(c.message), escape(c.fix)]
         table.add_row(*([escape(c.node or "-")] if cluster else []), *row)
     out.print(table)
-    counts = {s: sum(c.status == s for c in checks) for s in ("ok", "warn", "fail", "skip")}
-    err.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" in {seconds:.1f} s")
+    tally = counts(checks, ("ok", "warn", "error", "skip"))
+    err.print(", ".join(f"{n} {s}" for s, n in tally.items()) + f" in {seconds:.1f} s")
     raise typer.Exit(code)
 
 

@@ -1,35 +1,22 @@
-"""Checks: judge probe facts (and a preset) into rows of id / status / found / fix. Pure: no I/O here.
+"""Checks: judge probe facts (and a preset) into rows of name / status / found / fix. Pure: no I/O here.
 
-Status: ok, warn (works but is probably not what you want), fail (the run will break or misbehave), skip (does
-not apply here, or cannot be judged). `gspo env doctor` exits 1 when any row fails.
+Status (see `gspo_cli.checks`): ok, warn (works but is probably not what you want), error (the run will break
+or misbehave), skip (does not apply here, or cannot be judged). `gspo env doctor` exits 1 when any row is an error.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
+from gspo_cli.checks import ERROR, OK, SKIP, WARN, Check, has_errors
 from gspo_cli.env import matrix
 from gspo_cli.env.matrix import find_row, in_range, obsolete_at, same_release
 
-OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 HBM_BUSY_FRACTION = 0.10  # more HBM than this in use before the job starts: someone else is on the device
 
 
-@dataclass
-class Check:
-    id: str
-    status: str
-    found: str
-    fix: str = ""
-    node: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
-
-
 def exit_code(checks: list[Check]) -> int:
-    return 1 if any(c.status == FAIL for c in checks) else 0
+    return 1 if has_errors(checks) else 0
 
 
 def _preset_attr(preset: Any, section: str, name: str, default: Any = None) -> Any:
@@ -69,37 +56,37 @@ def effective_env(facts: dict[str, Any], preset: Any) -> dict[str, tuple[str, st
 def cann_checks(facts: dict[str, Any], npu: bool) -> list[Check]:
     cann = facts["cann"]
     if not npu:
-        return [Check("cann", SKIP, "no Ascend NPU stack on this host", "only needed on Ascend hosts")]
+        return [Check("cann", SKIP, "no Ascend NPU stack on this host", fix="only needed on Ascend hosts")]
     if not cann.get("found"):
-        return [Check("cann.install", FAIL, "no CANN toolkit under /usr/local/Ascend or ~/Ascend",
-                      "install the CANN toolkit matching your vllm-ascend (see `gspo env doctor` stack rows), "
+        return [Check("cann.install", ERROR, "no CANN toolkit under /usr/local/Ascend or ~/Ascend",
+                      fix="install the CANN toolkit matching your vllm-ascend (see `gspo env doctor` stack rows), "
                       "or set ASCEND_HOME_PATH to it")]
     out = [Check("cann.install", OK if cann.get("version") else WARN,
                  f"CANN {cann.get('version') or '?'} ({cann['layout']} layout) at {cann['home']}",
-                 "" if cann.get("version") else "no ascend_toolkit_install.info / version.cfg: reinstall CANN")]
+                 fix="" if cann.get("version") else "no ascend_toolkit_install.info / version.cfg: reinstall CANN")]
     if cann.get("sourced"):
         out.append(Check("cann.set_env", OK, f"ASCEND_HOME_PATH={cann['ascend_home_path']}"))
     else:
         missing = [n for n in ("ascend_home_path", "ascend_opp_path") if not cann.get(n)]
         what = (f"{', '.join(n.upper() for n in missing)} not set" if missing
                 else f"ASCEND_HOME_PATH={cann['ascend_home_path']} has no runtime/ or compiler/")
-        out.append(Check("cann.set_env", FAIL, f"set_env.sh not sourced: {what}",
-                         f"source {cann.get('set_env')} (in ~/.bashrc, before `ray start`)"))
+        out.append(Check("cann.set_env", ERROR, f"set_env.sh not sourced: {what}",
+                         fix=f"source {cann.get('set_env')} (in ~/.bashrc, before `ray start`)"))
     if cann.get("nnal") and cann.get("atb_home_path"):
         out.append(Check("cann.nnal", OK, f"ATB_HOME_PATH={cann['atb_home_path']}"))
     elif cann.get("nnal"):
         out.append(Check("cann.nnal", WARN, "NNAL/ATB installed but ATB_HOME_PATH not set",
-                         f"source {cann['nnal_set_env']}"))
+                         fix=f"source {cann['nnal_set_env']}"))
     else:
         out.append(Check("cann.nnal", WARN, "NNAL/ATB not found (vllm-ascend needs libatb.so)",
-                         "install the NNAL package of the same CANN version"))
-    out.append(Check("cann.hccl", OK if cann.get("libhccl") else FAIL,
+                         fix="install the NNAL package of the same CANN version"))
+    out.append(Check("cann.hccl", OK if cann.get("libhccl") else ERROR,
                      "lib64/libhccl.so present" if cann.get("libhccl") else f"no lib64/libhccl.so in {cann['home']}",
-                     "" if cann.get("libhccl") else "reinstall the CANN toolkit (HCCL is part of it)"))
+                     fix="" if cann.get("libhccl") else "reinstall the CANN toolkit (HCCL is part of it)"))
     fs = cann.get("home_fs")
     if fs in _network_fs():
         out.append(Check("cann.netfs", WARN, f"ASCEND_HOME_PATH is on {fs}",
-                         "install CANN on local disk: it relies on file locks that network filesystems often lack"))
+                         fix="install CANN on local disk: it relies on file locks that network filesystems often lack"))
     return out
 
 
@@ -114,28 +101,28 @@ def driver_checks(facts: dict[str, Any], npu: bool) -> list[Check]:
         return []
     d = facts["driver"]
     if not d.get("found"):
-        return [Check("driver.version", FAIL, "no driver/version.info under /usr/local/Ascend",
-                      "install the Ascend NPU driver and firmware (HDK)")]
+        return [Check("driver.version", ERROR, "no driver/version.info under /usr/local/Ascend",
+                      fix="install the Ascend NPU driver and firmware (HDK)")]
     return [Check("driver.version", OK, f"driver {d['version']}")]
 
 
 def npu_checks(facts: dict[str, Any], preset: Any, npu_expected: bool) -> list[Check]:
     n = facts["npu"]
     if not npu_expected:
-        return [Check("npu", SKIP, "no Ascend NPU on this host (npu-smi not found)", "only needed on Ascend hosts")]
+        return [Check("npu", SKIP, "no Ascend NPU on this host (npu-smi not found)", fix="only needed on Ascend hosts")]
     if not n.get("smi"):
-        return [Check("npu.smi", FAIL, n.get("error") or "npu-smi failed",
-                      "install the driver (npu-smi ships with it) and add /usr/local/bin to PATH")]
+        return [Check("npu.smi", ERROR, n.get("error") or "npu-smi failed",
+                      fix="install the driver (npu-smi ships with it) and add /usr/local/bin to PATH")]
     devs = n["devices"]
     board = (n.get("board") or {}).get("kind")
     names = sorted({d["name"] for d in devs})
-    out = [Check("npu.smi", OK if devs else FAIL,
+    out = [Check("npu.smi", OK if devs else ERROR,
                  f"{len(devs)} device(s): {', '.join(names) or 'none'}" + (f" ({board.upper()})" if board else ""),
-                 "" if devs else "npu-smi lists no devices: check the driver (dmesg) and firmware")]
+                 fix="" if devs else "npu-smi lists no devices: check the driver (dmesg) and firmware")]
     sick = [f"{d['npu']}/{d['chip']}={d['health']}" for d in devs if d["health"].upper() != "OK"]
-    out.append(Check("npu.health", FAIL if sick else OK,
+    out.append(Check("npu.health", ERROR if sick else OK,
                      f"not OK: {', '.join(sick)}" if sick else "all devices OK",
-                     "npu-smi info -t health -i <npu>; reset or replace the device, or drain this node" if sick
+                     fix="npu-smi info -t health -i <npu>; reset or replace the device, or drain this node" if sick
                      else ""))
     busy = [f"{d['npu']}/{d['chip']} {d['hbm_used_mb']}/{d['hbm_total_mb']} MB" for d in devs
             if d.get("hbm_total_mb") and d["hbm_used_mb"] / d["hbm_total_mb"] > HBM_BUSY_FRACTION]
@@ -143,47 +130,47 @@ def npu_checks(facts: dict[str, Any], preset: Any, npu_expected: bool) -> list[C
         total = devs[0].get("hbm_total_mb")
         out.append(Check("npu.hbm", WARN if busy else OK,
                          f"HBM in use: {', '.join(busy)}" if busy else f"HBM free ({total} MB per device)",
-                         "other processes hold device memory: npu-smi info shows them; stop them first" if busy
+                         fix="other processes hold device memory: npu-smi info shows them; stop them first" if busy
                          else ""))
     want = _preset_attr(preset, "cluster", "devices_per_node")
     if preset is not None and devs:
-        out.append(Check("npu.count", OK if len(devs) == want else FAIL,
+        out.append(Check("npu.count", OK if len(devs) == want else ERROR,
                          f"{len(devs)} devices here, preset expects {want} per node",
-                         "" if len(devs) == want else "pick a preset for this node shape, or --set "
+                         fix="" if len(devs) == want else "pick a preset for this node shape, or --set "
                          f"cluster.devices_per_node={len(devs)}"))
     profile = _preset_attr(preset, "cluster", "profile")
     if preset is not None and board and profile and profile.startswith(("a2", "a3")):
         same = profile.startswith(board)
         out.append(Check("npu.board", OK if same else WARN, f"host is {board.upper()}, preset profile {profile}",
-                         "" if same else "memory estimates of the preset assume another board"))
+                         fix="" if same else "memory estimates of the preset assume another board"))
     hccn = facts.get("hccn") or {}
     if hccn.get("tool") is False:
-        out.append(Check("npu.link", SKIP, "hccn_tool not found", "needed only for multi-node HCCL checks"))
+        out.append(Check("npu.link", SKIP, "hccn_tool not found", fix="needed only for multi-node HCCL checks"))
     elif hccn.get("links"):
         down = [f"{k}={v}" for k, v in hccn["links"].items() if v != "UP"]
-        out.append(Check("npu.link", FAIL if down else OK,
+        out.append(Check("npu.link", ERROR if down else OK,
                          f"device NIC links not UP: {', '.join(down)}" if down
                          else f"{len(hccn['links'])} device NIC links UP",
-                         "hccn_tool -i <dev> -link -g; check cabling and the switch" if down else ""))
+                         fix="hccn_tool -i <dev> -link -g; check cabling and the switch" if down else ""))
     # Ray: acl first, else a /dev/davinci[0-9]* glob.
     acl = ((facts.get("python") or {}).get("acl")) or {}
     if acl.get("importable"):
         count = acl.get("device_count")
         good = count == len(devs)
-        out.append(Check("ray.npu_detect", OK if good else FAIL,
+        out.append(Check("ray.npu_detect", OK if good else ERROR,
                          f"`import acl` works: Ray sees {count} NPU(s)",
-                         "" if good else "acl and npu-smi disagree: check ASCEND_RT_VISIBLE_DEVICES"))
+                         fix="" if good else "acl and npu-smi disagree: check ASCEND_RT_VISIBLE_DEVICES"))
     else:
         seen = facts.get("davinci", 0)
         why = acl.get("error", "not probed")
         if seen == len(devs):
             out.append(Check("ray.npu_detect", WARN,
                              f"`import acl` fails ({why}); Ray falls back to /dev/davinci* and sees {seen}",
-                             "source set_env.sh so acl imports; `gspo cluster up` also passes --resources NPU=N"))
+                             fix="source set_env.sh so acl imports; `gspo cluster up` also passes --resources NPU=N"))
         else:
-            out.append(Check("ray.npu_detect", FAIL,
+            out.append(Check("ray.npu_detect", ERROR,
                              f"`import acl` fails ({why}); Ray's /dev/davinci* fallback sees {seen} of {len(devs)}",
-                             "source set_env.sh before `ray start`, or start Ray with `gspo cluster up` "
+                             fix="source set_env.sh before `ray start`, or start Ray with `gspo cluster up` "
                              f"(passes --resources '{{\"NPU\": {len(devs)}}}')"))
     return out
 
@@ -195,36 +182,36 @@ def stack_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
     for mode in ("meta", "torch_npu", "acl"):
         err = (py.get(mode) or {}).get("error")
         if err and mode != "acl":
-            out.append(Check(f"python.probe.{mode}", FAIL, err,
-                             "run the import by hand to see the full error: python -c 'import torch_npu'"))
+            out.append(Check(f"python.probe.{mode}", ERROR, err,
+                             fix="run the import by hand to see the full error: python -c 'import torch_npu'"))
     if v["python"]:
         ok = matrix.in_range(v["python"], "3.10", "3.13")
-        out.append(Check("python.version", OK if ok else FAIL, f"Python {v['python']}",
-                         "" if ok else "use Python >=3.10,<3.13 (verl and vllm-ascend)"))
+        out.append(Check("python.version", OK if ok else ERROR, f"Python {v['python']}",
+                         fix="" if ok else "use Python >=3.10,<3.13 (verl and vllm-ascend)"))
     # verl's own requirements
     req = matrix.VERL_REQUIREMENTS
     if v["verl"]:
         bad = [f"{k} {v.get(k)}" for k in ("verl", "ray", "transformers")
                if v.get(k) and not in_range(v[k], req[k][1], req[k][3])]
-        out.append(Check("stack.verl", FAIL if bad else OK,
+        out.append(Check("stack.verl", ERROR if bad else OK,
                          f"verl {v['verl']}" + (f"; outside its requirements: {', '.join(bad)}" if bad else ""),
-                         "pip install 'verl>=0.9.1,<0.10' 'transformers>=5.5.3,<5.11' 'ray[default]>=2.41'"
+                         fix="pip install 'verl>=0.9.1,<0.10' 'transformers>=5.5.3,<5.11' 'ray[default]>=2.41'"
                          if bad else ""))
     elif _preset_attr(preset, "trainer", "engine") == "verl":
-        out.append(Check("stack.verl", FAIL, "verl not installed (the preset's engine is verl)",
-                         "pip install 'gspo[verl]'"))
+        out.append(Check("stack.verl", ERROR, "verl not installed (the preset's engine is verl)",
+                         fix="pip install 'gspo[verl]'"))
     if not npu:
         return out
     if not v["torch_npu"]:
-        out.append(Check("stack.torch_npu", FAIL, "torch_npu not installed", "pip install torch-npu==<version "
+        out.append(Check("stack.torch_npu", ERROR, "torch_npu not installed", fix="pip install torch-npu==<version "
                          "for your CANN> (see the stack.matrix row)"))
     else:
         tn = (py.get("torch_npu") or {})
         cann_ok = matrix.TORCH_NPU_CANN.get(v["torch_npu"])
         if v["cann"] and cann_ok and not any(same_release(v["cann"], c) for c in cann_ok):
-            out.append(Check("stack.torch_npu", FAIL,
+            out.append(Check("stack.torch_npu", ERROR,
                              f"torch_npu {v['torch_npu']} is built for CANN {'/'.join(cann_ok)}, host has {v['cann']}",
-                             f"install CANN {cann_ok[0]} or the torch_npu built for CANN {v['cann']}"))
+                             fix=f"install CANN {cann_ok[0]} or the torch_npu built for CANN {v['cann']}"))
         else:
             out.append(Check("stack.torch_npu", OK if tn.get("installed", True) else WARN,
                              f"torch_npu {v['torch_npu']}" + (f" (CANN {v['torch_npu_cann']})"
@@ -232,14 +219,14 @@ def stack_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
     rollout = _preset_attr(preset, "rollout", "name", "vllm")
     if not v["vllm_ascend"]:
         needed = rollout == "vllm"
-        out.append(Check("stack.vllm_ascend", FAIL if needed else SKIP, "vllm-ascend not installed",
-                         "pip install vllm-ascend==0.23.0 (with vllm==0.23.0)" if needed else ""))
+        out.append(Check("stack.vllm_ascend", ERROR if needed else SKIP, "vllm-ascend not installed",
+                         fix="pip install vllm-ascend==0.23.0 (with vllm==0.23.0)" if needed else ""))
         return out
     row = find_row(v["vllm_ascend"])
     if row is None:
         known = ", ".join(r.vllm_ascend for r in matrix.STACK_MATRIX)
         out.append(Check("stack.matrix", WARN, f"vllm-ascend {v['vllm_ascend']} is not in gspo's matrix ({known})",
-                         "versions cannot be cross-checked; prefer a listed release"))
+                         fix="versions cannot be cross-checked; prefer a listed release"))
         return out
     wrong = []
     if v["cann"] and not any(same_release(v["cann"], c) for c in row.cann):
@@ -254,10 +241,10 @@ def stack_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
         wrong.append(f"Python {v['python']} (needs >={row.python[0]},<{row.python[1]})")
     if not v["vllm"]:
         wrong.append(f"vllm not installed (needs {row.vllm})")
-    out.append(Check("stack.matrix", FAIL if wrong else OK,
+    out.append(Check("stack.matrix", ERROR if wrong else OK,
                      f"vllm-ascend {v['vllm_ascend']}: " + ("; ".join(wrong) if wrong else "CANN, torch, torch_npu, "
                                                            "vllm and Python match"),
-                     f"install the documented set: {row.source}" if wrong else ""))
+                     fix=f"install the documented set: {row.source}" if wrong else ""))
     return out
 
 
@@ -272,7 +259,7 @@ def env_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
     ours = [o for o in matrix.OBSOLETE_VARS if o.name in env]
     if ours and not v["vllm_ascend"]:
         out.append(Check("env.obsolete", SKIP, f"{', '.join(o.name for o in ours)} set; vllm-ascend not found, "
-                         "cannot judge", "pass the stack to `gspo env exports --stack vllm-ascend==X`"))
+                         "cannot judge", fix="pass the stack to `gspo env exports --stack vllm-ascend==X`"))
     for o in ours:
         if o.name in stale:
             fix = f"drop it (`gspo env exports` does); replaced by {o.replaced_by}"
@@ -280,7 +267,7 @@ def env_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
                 fix += f"; as a rollout override: {o.override}"
             out.append(Check(f"env.obsolete.{o.name}", WARN,
                              f"{o.name} ({env[o.name][1]}) is ignored by vllm-ascend {v['vllm_ascend']} "
-                             f"(since {o.since}; {o.source})", fix))
+                             f"(since {o.since}; {o.source})", fix=fix))
     # HCCL_EXEC_TIMEOUT is capped in AIV mode
     mode = env.get("HCCL_OP_EXPANSION_MODE", ("", ""))[0].strip().upper()
     timeout = env.get("HCCL_EXEC_TIMEOUT", ("", ""))[0].strip()
@@ -288,14 +275,14 @@ def env_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
         try:
             value = float(timeout)
         except ValueError:
-            out.append(Check("env.hccl_timeout", FAIL, f"HCCL_EXEC_TIMEOUT={timeout!r} is not a number",
-                             "set seconds, e.g. 1800"))
+            out.append(Check("env.hccl_timeout", ERROR, f"HCCL_EXEC_TIMEOUT={timeout!r} is not a number",
+                             fix="set seconds, e.g. 1800"))
         else:
             if mode == "AIV" and (value > matrix.HCCL_AIV_TIMEOUT_CAP or value == 0):
                 out.append(Check("env.hccl_timeout", WARN,
                                  f"HCCL_EXEC_TIMEOUT={timeout} with HCCL_OP_EXPANSION_MODE=AIV is capped at "
                                  f"{matrix.HCCL_AIV_TIMEOUT_CAP} s",
-                                 f"set HCCL_EXEC_TIMEOUT<={matrix.HCCL_AIV_TIMEOUT_CAP}, or drop AIV mode if you need "
+                                 fix=f"set HCCL_EXEC_TIMEOUT<={matrix.HCCL_AIV_TIMEOUT_CAP}, or drop AIV mode if you need "
                                  "a longer timeout"))
             else:
                 out.append(Check("env.hccl_timeout", OK, f"HCCL_EXEC_TIMEOUT={timeout}"
@@ -304,27 +291,27 @@ def env_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
         a, b = env["PYTORCH_NPU_ALLOC_CONF"][0], env["PYTORCH_ALLOC_CONF"][0]
         out.append(Check("env.alloc_conf", WARN if a != b else OK,
                          f"PYTORCH_NPU_ALLOC_CONF={a!r} and PYTORCH_ALLOC_CONF={b!r} both set",
-                         "keep one (torch_npu reads PYTORCH_NPU_ALLOC_CONF)" if a != b else ""))
+                         fix="keep one (torch_npu reads PYTORCH_NPU_ALLOC_CONF)" if a != b else ""))
     if preset is not None and npu and "TASK_QUEUE_ENABLE" in env:
         eager = bool(_preset_attr(preset, "rollout", "enforce_eager", False))
         want = matrix.TASK_QUEUE_EAGER if eager else matrix.TASK_QUEUE_GRAPH
         have = env["TASK_QUEUE_ENABLE"][0].strip()
         out.append(Check("env.task_queue", OK if have == want else WARN,
                          f"TASK_QUEUE_ENABLE={have} with {'eager' if eager else 'graph'} mode rollout",
-                         "" if have == want else f"set TASK_QUEUE_ENABLE={want} for "
+                         fix="" if have == want else f"set TASK_QUEUE_ENABLE={want} for "
                          f"{'eager' if eager else 'graph (ACL graph)'} mode"))
     preload = facts.get("ld_preload") or []
     missing = [p["path"] for p in preload if p.get("exists") is False]
     if preload:
-        out.append(Check("env.ld_preload", FAIL if missing else OK,
+        out.append(Check("env.ld_preload", ERROR if missing else OK,
                          f"LD_PRELOAD entries missing: {', '.join(missing)}" if missing
                          else f"LD_PRELOAD={':'.join(p['path'] for p in preload)}",
-                         "fix or unset LD_PRELOAD (apt install libjemalloc2 for jemalloc)" if missing else ""))
+                         fix="fix or unset LD_PRELOAD (apt install libjemalloc2 for jemalloc)" if missing else ""))
     if preset is not None and _preset_attr(preset, "env", "jemalloc", False):
         found = facts.get("jemalloc")
         out.append(Check("env.jemalloc", OK if found else WARN,
                          f"jemalloc at {found}" if found else "preset wants jemalloc; libjemalloc not found",
-                         "" if found else "apt install libjemalloc2 (or yum install jemalloc); "
+                         fix="" if found else "apt install libjemalloc2 (or yum install jemalloc); "
                          "`gspo env exports` skips it until then"))
     ifaces = set(facts.get("interfaces") or [])
     for name in ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
@@ -332,10 +319,10 @@ def env_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
             continue
         value = env[name][0].strip()
         bad = _bad_ifnames(name, value, ifaces)
-        out.append(Check(f"env.ifname.{name}", FAIL if bad else OK,
+        out.append(Check(f"env.ifname.{name}", ERROR if bad else OK,
                          f"{name}={value}: no interface {', '.join(bad)} here (have {', '.join(sorted(ifaces))})"
                          if bad else f"{name}={value}",
-                         "regenerate with `gspo env exports --head HEAD_IP` on this host" if bad else ""))
+                         fix="regenerate with `gspo env exports --head HEAD_IP` on this host" if bad else ""))
     return out
 
 
@@ -352,15 +339,15 @@ def _bad_ifnames(var: str, value: str, ifaces: set[str]) -> list[str]:
 
 def home_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
     h = facts["gspo_home"]
-    out = [Check("gspo.home", OK if h["writable"] else FAIL,
+    out = [Check("gspo.home", OK if h["writable"] else ERROR,
                  f"$GSPO_HOME={h['path']} ({h.get('fs') or 'fs unknown'})" + ("" if h["writable"] else
                                                                                f": not writable ({h['error']})"),
-                 "" if h["writable"] else "export GSPO_HOME=<a writable folder on storage every node mounts>")]
+                 fix="" if h["writable"] else "export GSPO_HOME=<a writable folder on storage every node mounts>")]
     nnodes = _preset_attr(preset, "cluster", "nnodes", 1) or 1
     if nnodes > 1 and h.get("fs") and h["fs"] not in _network_fs():
         out.append(Check("gspo.home_shared", WARN,
                          f"$GSPO_HOME is on {h['fs']} but the preset spans {nnodes} nodes",
-                         "point GSPO_HOME at shared storage (NFS, Lustre, ...); `--cluster` verifies with a marker"))
+                         fix="point GSPO_HOME at shared storage (NFS, Lustre, ...); `--cluster` verifies with a marker"))
     return out
 
 
@@ -374,10 +361,10 @@ def local_checks(facts: dict[str, Any], preset: Any = None) -> list[Check]:
     return checks
 
 
-def by_id(checks: list[Check]) -> dict[str, str]:
-    """id -> status (for tests and scripts; the last row of an id wins)."""
-    return {c.id: c.status for c in checks}
+def by_name(checks: list[Check]) -> dict[str, str]:
+    """name -> status (for tests and scripts; the last row of a name wins)."""
+    return {c.name: c.status for c in checks}
 
 
-__all__ = ["Check", "OK", "WARN", "FAIL", "SKIP", "local_checks", "exit_code", "by_id", "expects_npu",
+__all__ = ["Check", "OK", "WARN", "ERROR", "SKIP", "local_checks", "exit_code", "by_name", "expects_npu",
            "stack_versions", "effective_env"]

@@ -9,7 +9,8 @@ import sys
 import uuid
 from typing import Any
 
-from gspo_cli.env.checks import FAIL, OK, SKIP, Check, local_checks, stack_versions
+from gspo_cli.checks import ERROR, OK, SKIP, Check
+from gspo_cli.env.checks import local_checks, stack_versions
 from gspo_cli.errors import ClusterError
 
 
@@ -37,44 +38,44 @@ def cross_node_checks(nodes: list[dict[str, Any]], preset: Any, resources: dict[
     npu = preset is not None and preset.cluster.device == "npu"
     want_nodes = preset.cluster.nnodes if preset is not None else None
     if want_nodes is not None:
-        out.append(Check("ray.nodes", OK if len(nodes) == want_nodes else FAIL,
+        out.append(Check("ray.nodes", OK if len(nodes) == want_nodes else ERROR,
                          f"{len(nodes)} alive node(s), preset expects {want_nodes}",
-                         "" if len(nodes) == want_nodes else "start the missing workers: `gspo cluster join HEAD`"))
+                         fix="" if len(nodes) == want_nodes else "start the missing workers: `gspo cluster join HEAD`"))
     if npu:
         total, want = resources.get("NPU", 0), preset.cluster.world_size
-        out.append(Check("ray.npu_total", OK if total == want else FAIL,
+        out.append(Check("ray.npu_total", OK if total == want else ERROR,
                          f"Ray registers NPU={total:g}, preset needs {want}",
-                         "" if total == want else "on each node: `gspo cluster join` (passes --resources NPU=N "
+                         fix="" if total == want else "on each node: `gspo cluster join` (passes --resources NPU=N "
                          "from npu-smi), or fix `import acl` (see ray.npu_detect)"))
         if "GPU" in resources:
-            out.append(Check("ray.gpu_key", FAIL, f"Ray registers GPU={resources['GPU']:g} on an Ascend cluster",
-                             "restart Ray without --num-gpus; verl places NPU workers by the NPU resource"))
+            out.append(Check("ray.gpu_key", ERROR, f"Ray registers GPU={resources['GPU']:g} on an Ascend cluster",
+                             fix="restart Ray without --num-gpus; verl places NPU workers by the NPU resource"))
         else:
             out.append(Check("ray.gpu_key", OK, "no GPU resource registered"))
         bad = [f"{n['node_ip']}={len(n['npu'].get('devices', []))}" for n in nodes
                if len(n["npu"].get("devices", [])) != preset.cluster.devices_per_node]
-        out.append(Check("cluster.npu_count", FAIL if bad else OK,
+        out.append(Check("cluster.npu_count", ERROR if bad else OK,
                          f"nodes with the wrong NPU count: {', '.join(bad)}" if bad
                          else f"{preset.cluster.devices_per_node} NPUs on every node",
-                         "npu-smi info on those nodes; drain or repair them" if bad else ""))
+                         fix="npu-smi info on those nodes; drain or repair them" if bad else ""))
         for key, label in (("cann", "CANN"), ("driver", "driver"), ("torch_npu", "torch_npu"),
                            ("vllm_ascend", "vllm-ascend")):
             values = {n["node_ip"]: stack_versions(n)[key] for n in nodes}
             distinct = sorted({str(v) for v in values.values()})
             if len(distinct) > 1:
-                out.append(Check(f"cluster.same.{key}", FAIL,
+                out.append(Check(f"cluster.same.{key}", ERROR,
                                  f"{label} differs: " + ", ".join(f"{ip}={v}" for ip, v in values.items()),
-                                 f"install one {label} version on every node"))
+                                 fix=f"install one {label} version on every node"))
             else:
                 out.append(Check(f"cluster.same.{key}", OK, f"{label} {distinct[0] if distinct else '?'} everywhere"))
     if token is None:
-        out.append(Check("cluster.gspo_home", SKIP, "could not write the marker here", "fix gspo.home first"))
+        out.append(Check("cluster.gspo_home", SKIP, "could not write the marker here", fix="fix gspo.home first"))
     else:
         unseen = [n["node_ip"] for n in nodes if n.get("marker") != token]
-        out.append(Check("cluster.gspo_home", FAIL if unseen else OK,
+        out.append(Check("cluster.gspo_home", ERROR if unseen else OK,
                          f"$GSPO_HOME marker not readable on: {', '.join(unseen)}" if unseen
                          else f"$GSPO_HOME marker read on all {len(nodes)} node(s)",
-                         "mount the same shared filesystem at the same $GSPO_HOME on every node" if unseen else ""))
+                         fix="mount the same shared filesystem at the same $GSPO_HOME on every node" if unseen else ""))
     return out
 
 
@@ -142,9 +143,9 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
                 facts["node_ip"] = facts.get("node_ip") or ip
                 nodes.append(facts)
             except Exception as exc:
-                checks.append(Check("cluster.probe", FAIL, f"probe task failed on {ip}: "
+                checks.append(Check("cluster.probe", ERROR, f"probe task failed on {ip}: "
                                     f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1][:200]}",
-                                    "is gspo installed in the same Python on that node?", node=ip))
+                                    fix="is gspo installed in the same Python on that node?", node=ip))
         for facts in nodes:
             for c in local_checks(facts, preset):
                 c.node = facts["node_ip"]

@@ -62,7 +62,7 @@ def test_cluster_up_doctor_cluster_down(ray_head):
          "--preset", "qwen3-32b", "--set", "cluster.nnodes=1", "--json"],
         capture_output=True, text=True, env=ray_head["env"], timeout=240)
     data = json.loads(res.stdout)
-    status = {(c["id"], c["node"]): c["status"] for c in data["checks"]}
+    status = {(c["name"], c["node"]): c["status"] for c in data["checks"]}
     cross = {cid: s for (cid, node), s in status.items() if not node}
     assert cross["ray.reachable"] == "ok"
     assert cross["ray.nodes"] == "ok"

@@ -5,14 +5,14 @@ from __future__ import annotations
 from env_hosts import A2_INFO, A3_INFO, CLEAN_VARS, STACK_011, STACK_023, a3_idle
 
 from gspo_cli.config.presets import load_preset
-from gspo_cli.env.checks import by_id, exit_code, local_checks
+from gspo_cli.env.checks import by_name, exit_code, local_checks
 from gspo_cli.env.probes import collect_facts
 
 
 def run(host, preset):
     facts = collect_facts(host, extra_env=tuple(preset.env.vars) if preset is not None else ())
     checks = local_checks(facts, preset)
-    return facts, checks, by_id(checks)
+    return facts, checks, by_name(checks)
 
 
 def clean_preset(**sets):
@@ -41,7 +41,7 @@ def test_clean_a3_host_cann9(host_factory):
     assert facts["cann"]["home"] == "/usr/local/Ascend/cann"
     assert facts["driver"]["version"] == "24.1.0"  # package_version= preferred
     assert len(facts["npu"]["devices"]) == 16 and facts["npu"]["board"]["kind"] == "a3"
-    found = {c.id: c.found for c in checks}
+    found = {c.name: c.message for c in checks}
     assert "16 device(s): Ascend910 (A3)" == found["npu.smi"]
 
 
@@ -63,16 +63,16 @@ def test_a2_host_cann83_layout(host_factory):
 def test_a3_preset_on_a2_host_fails_count(host_factory, preset):
     host = host_factory(board="a2", cann="8.3.RC2", stack=STACK_011)
     _, _, status = run(host, preset)
-    assert status["npu.count"] == "fail" and status["npu.board"] == "warn"
+    assert status["npu.count"] == "error" and status["npu.board"] == "warn"
 
 
 def test_set_env_not_sourced(host_factory):
     host = host_factory(stack=STACK_023, sourced=False)
     _, checks, status = run(host, clean_preset())
     assert status["cann.install"] == "ok"
-    assert status["cann.set_env"] == "fail"
+    assert status["cann.set_env"] == "error"
     assert status["cann.nnal"] == "warn"
-    fix = next(c.fix for c in checks if c.id == "cann.set_env")
+    fix = next(c.fix for c in checks if c.name == "cann.set_env")
     assert fix.startswith("source /usr/local/Ascend/cann/set_env.sh")
     assert exit_code(checks) == 1
 
@@ -81,15 +81,15 @@ def test_version_mismatch(host_factory):
     # CANN 8.3.RC2 installed, but the Python stack is vllm-ascend 0.23.0 (needs CANN 9.1.0).
     host = host_factory(cann="8.3.RC2", stack=STACK_023)
     _, checks, status = run(host, clean_preset())
-    assert status["stack.matrix"] == "fail"
-    assert status["stack.torch_npu"] == "fail"
-    found = {c.id: c.found for c in checks}
+    assert status["stack.matrix"] == "error"
+    assert status["stack.torch_npu"] == "error"
+    found = {c.name: c.message for c in checks}
     assert "CANN 8.3.RC2 (needs 9.1.0)" in found["stack.matrix"]
     assert found["stack.torch_npu"] == "torch_npu 2.10.0.post4 is built for CANN 9.1.0, host has 8.3.RC2"
     # and a torch that does not match the row
     host = host_factory(stack={**STACK_023, "torch": "2.9.0"})
     _, checks, status = run(host, clean_preset())
-    assert status["stack.matrix"] == "fail" and "torch 2.9.0 (needs 2.10.0)" in {c.id: c.found for c in checks}[
+    assert status["stack.matrix"] == "error" and "torch 2.9.0 (needs 2.10.0)" in {c.name: c.message for c in checks}[
         "stack.matrix"]
 
 
@@ -100,16 +100,16 @@ def test_sick_npu(host_factory):
     lines[idx] = lines[idx].replace("| OK            |", "| Critical      |")
     host = host_factory(stack=STACK_023, npu_info="\n".join(lines) + "\n")
     _, checks, status = run(host, clean_preset())
-    assert status["npu.health"] == "fail"
-    assert {c.id: c.found for c in checks}["npu.health"] == "not OK: 3/1=Critical"
+    assert status["npu.health"] == "error"
+    assert {c.name: c.message for c in checks}["npu.health"] == "not OK: 3/1=Critical"
     assert exit_code(checks) == 1
 
 
 def test_busy_hbm_and_down_link(host_factory):
     host = host_factory(stack=STACK_023, npu_info=A3_INFO, links_down=(5,))
     _, checks, status = run(host, clean_preset())
-    assert status["npu.hbm"] == "warn" and status["npu.link"] == "fail"
-    assert "5=DOWN" in {c.id: c.found for c in checks}["npu.link"]
+    assert status["npu.hbm"] == "warn" and status["npu.link"] == "error"
+    assert "5=DOWN" in {c.name: c.message for c in checks}["npu.link"]
 
 
 def test_obsolete_variables_on_vllm_ascend_023(host_factory, preset):
@@ -119,7 +119,7 @@ def test_obsolete_variables_on_vllm_ascend_023(host_factory, preset):
     assert obsolete == {f"env.obsolete.{n}": "warn" for n in (
         "VLLM_USE_V1", "VLLM_ATTENTION_BACKEND", "VLLM_ASCEND_ENABLE_FLASHCOMM", "VLLM_ASCEND_ENABLE_PREFETCH_MLP",
         "VLLM_ASCEND_ENABLE_DENSE_OPTIMIZE")}
-    fixes = {c.id: c.fix for c in checks}
+    fixes = {c.name: c.fix for c in checks}
     assert "enable_flashcomm1" in fixes["env.obsolete.VLLM_ASCEND_ENABLE_FLASHCOMM"]
     # vllm-ascend 0.11 still reads FLASHCOMM / PREFETCH_MLP / DENSE_OPTIMIZE; only VLLM_USE_V1 is stale there
     host = host_factory(board="a2", cann="8.3.RC2", stack=STACK_011)
@@ -131,7 +131,7 @@ def test_aiv_timeout_cap(host_factory):
     host = host_factory(stack=STACK_023, env={"HCCL_OP_EXPANSION_MODE": "AIV", "HCCL_EXEC_TIMEOUT": "1800"})
     _, checks, status = run(host, clean_preset())
     assert status["env.hccl_timeout"] == "warn"
-    assert "capped at 1091 s" in {c.id: c.found for c in checks}["env.hccl_timeout"]
+    assert "capped at 1091 s" in {c.name: c.message for c in checks}["env.hccl_timeout"]
     host = host_factory(stack=STACK_023, env={"HCCL_OP_EXPANSION_MODE": "HOST", "HCCL_EXEC_TIMEOUT": "1800"})
     assert run(host, clean_preset())[2]["env.hccl_timeout"] == "ok"
 
@@ -141,7 +141,7 @@ def test_missing_jemalloc(host_factory):
                         env={"LD_PRELOAD": "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2"})
     _, checks, status = run(host, clean_preset())
     assert status["env.jemalloc"] == "warn"
-    assert status["env.ld_preload"] == "fail"
+    assert status["env.ld_preload"] == "error"
     assert exit_code(checks) == 1
 
 
@@ -152,9 +152,9 @@ def test_other_env_rules(host_factory):
     })
     p = clean_preset(**{"rollout.enforce_eager": "true"})
     _, _, status = run(host, p)
-    assert status["env.ifname.HCCL_SOCKET_IFNAME"] == "fail"
+    assert status["env.ifname.HCCL_SOCKET_IFNAME"] == "error"
     assert status["env.ifname.GLOO_SOCKET_IFNAME"] == "ok"
-    assert status["env.ifname.TP_SOCKET_IFNAME"] == "fail"  # GLOO/TP take exact names, no prefixes
+    assert status["env.ifname.TP_SOCKET_IFNAME"] == "error"  # GLOO/TP take exact names, no prefixes
     assert status["env.alloc_conf"] == "warn"
     assert status["env.task_queue"] == "warn"  # 1 with eager mode: should be 2
 
@@ -164,14 +164,14 @@ def test_ray_npu_detection_without_acl(host_factory):
     assert run(host, clean_preset())[2]["ray.npu_detect"] == "warn"  # glob still sees 16
     host = host_factory(stack=STACK_023, acl_count=None, davinci=10)
     _, checks, status = run(host, clean_preset())
-    assert status["ray.npu_detect"] == "fail"
-    assert "sees 10 of 16" in {c.id: c.found for c in checks}["ray.npu_detect"]
+    assert status["ray.npu_detect"] == "error"
+    assert "sees 10 of 16" in {c.name: c.message for c in checks}["ray.npu_detect"]
 
 
 def test_broken_torch_npu_does_not_take_doctor_down(host_factory):
     host = host_factory(stack=STACK_023, torch_npu_body="import os\nos._exit(139)\n")
     facts, checks, status = run(host, clean_preset())
-    assert status["python.probe.torch_npu"] == "fail"
+    assert status["python.probe.torch_npu"] == "error"
     assert "crashed (exit 139)" in facts["python"]["torch_npu"]["error"]
     assert status["stack.matrix"] == "ok"  # versions still come from metadata
 
@@ -185,8 +185,8 @@ def test_no_ascend_host(tmp_path):
     assert status == {"cann": "skip", "npu": "skip", "python.version": "ok", "stack.verl": "ok", "gspo.home": "ok"}
     _, checks, status = run(host, load_preset("qwen3-32b"))
     for cid in ("cann.install", "driver.version", "npu.smi", "stack.torch_npu", "stack.vllm_ascend"):
-        assert status[cid] == "fail"
-    assert all(c.fix for c in checks if c.status == "fail")
+        assert status[cid] == "error"
+    assert all(c.fix for c in checks if c.status == "error")
     assert status["env.obsolete"] == "skip"
 
 
@@ -229,7 +229,7 @@ def test_cann_on_network_filesystem(host_factory):
     mounts.write_text(mounts.read_text() + "filer:/ascend /usr/local/Ascend nfs4 rw 0 0\n")
     _, checks, status = run(host, clean_preset())
     assert status["cann.netfs"] == "warn"
-    assert "nfs4" in {c.id: c.found for c in checks}["cann.netfs"]
+    assert "nfs4" in {c.name: c.message for c in checks}["cann.netfs"]
 
 
 def test_gspo_home_not_shared_for_multi_node(host_factory):
@@ -246,10 +246,10 @@ def test_cross_node_checks_pure(host_factory):
     a.update(node_ip="10.0.0.1", marker="tok")
     b.update(node_ip="10.0.0.2", marker=None)
     p = clean_preset(**{"cluster.nnodes": 2})
-    status = by_id(cross_node_checks([a, b], p, {"NPU": 24.0, "GPU": 8.0, "CPU": 64.0}, "tok"))
-    assert status == {"ray.nodes": "ok", "ray.npu_total": "fail", "ray.gpu_key": "fail", "cluster.npu_count": "fail",
+    status = by_name(cross_node_checks([a, b], p, {"NPU": 24.0, "GPU": 8.0, "CPU": 64.0}, "tok"))
+    assert status == {"ray.nodes": "ok", "ray.npu_total": "error", "ray.gpu_key": "error", "cluster.npu_count": "error",
                       "cluster.same.cann": "ok", "cluster.same.driver": "ok", "cluster.same.torch_npu": "ok",
-                      "cluster.same.vllm_ascend": "fail", "cluster.gspo_home": "fail"}
+                      "cluster.same.vllm_ascend": "error", "cluster.gspo_home": "error"}
 
 
 def test_ray_start_plans(host_factory):

@@ -107,7 +107,7 @@ def test_cli_exports_and_doctor_json(tmp_path):
     res = _gspo("env", "doctor", "--json", "--preset", "qwen3-32b", env=env)
     data = json.loads(res.stdout)
     assert res.returncode == 1 and "Traceback" not in res.stderr
-    fails = [c for c in data["checks"] if c["status"] == "fail"]
+    fails = [c for c in data["checks"] if c["status"] == "error"]
     assert fails and all(c["fix"] for c in fails)
     res = _gspo("env", "exports", "--stack", "vllm==1")
     assert res.returncode == 2 and "Traceback" not in res.stderr

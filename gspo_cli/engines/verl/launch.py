@@ -185,14 +185,12 @@ def make_plan(
 # ---------------------------------------------------------------- rendering
 
 
-_STATUS_STYLE = {"error": "bold red", "warn": "yellow", "ok": "green", "info": "cyan"}
-
-
 def render(plan: Plan) -> None:
     """The dry-run: preflight table, schema verdict, overrides, env (secrets redacted), entrypoint."""
     from rich.markup import escape
     from rich.table import Table
 
+    from gspo_cli.checks import styled
     from gspo_cli.console import out
     from gspo_cli.engines.verl.compile import redact
 
@@ -207,16 +205,16 @@ def render(plan: Plan) -> None:
     table.add_column("detail", overflow="fold")
     for c in plan.report.checks:
         detail = escape(c.message) + (f"\n[dim]fix: {escape(c.fix)}[/]" if c.fix else "")
-        table.add_row(escape(c.name), f"[{_STATUS_STYLE[c.status]}]{c.status}[/]", detail)
+        table.add_row(escape(c.name), styled(c.status), detail)
     if plan.schema is not None:
         if plan.schema_error is None:
             how = ("Hydra compose (struct mode) + types ok; verl validate_config: "
                    + ("cached verdict for these overrides" if plan.schema.cached else "ok"))
-            table.add_row("verl schema", "[green]ok[/]", f"verl {plan.schema.verl_version}: {how}")
+            table.add_row("verl schema", styled("ok"), f"verl {plan.schema.verl_version}: {how}")
         else:
             detail = escape(plan.schema_error.message) + (f"\n[dim]fix: {escape(plan.schema_error.hint)}[/]"
                                                           if plan.schema_error.hint else "")
-            table.add_row("verl schema", "[bold red]error[/]", detail)
+            table.add_row("verl schema", styled("error"), detail)
     out.print(table)
     out.print("[bold]verl overrides[/] (preset key in brackets):")
     for item in plan.compiled.overrides:

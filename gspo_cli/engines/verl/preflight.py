@@ -12,9 +12,10 @@ steps, samples per problem, the raw file's equivalent) comes from `run_length`.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from gspo_cli.checks import Check
 from gspo_cli.engines.verl import memory
 from gspo_cli.engines.verl.model_facts import (  # noqa: F401 - re-exported: preflight's public names
     DEVICE_PROFILES,
@@ -77,15 +78,6 @@ def gather(preset) -> tuple[ModelFacts | None, DataFacts]:
 
 
 @dataclass
-class Check:
-    name: str
-    status: str  # error | warn | ok | info
-    message: str
-    keys: list[str] = field(default_factory=list)
-    fix: str | None = None
-
-
-@dataclass
 class Report:
     checks: list[Check]
     estimates: dict[str, Any]
@@ -103,7 +95,7 @@ class Report:
         return not self.errors
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "checks": [asdict(c) for c in self.checks], "estimates": self.estimates}
+        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks], "estimates": self.estimates}
 
 
 def _add(checks: list[Check], name, ok, message, keys=(), *, fix=None, level="error") -> None:
