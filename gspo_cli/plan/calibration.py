@@ -127,7 +127,7 @@ def log_error(point: Point, prof: Profile) -> float:
 
 # Which factors each built-in profile family fits, on which profiles' fit points.
 FIT_PLAN = {
-    "ascend": (("a3", "a2"), ("vllm_layer_overhead_s", "mfu_train")),
+    "ascend": (("a3", "a2"), ("decode_bw_eff", "mfu_train")),
     "gpu": (("h200", "h100"), ("hf_layer_overhead_s", "mfu_train")),
     "cpu": (("cpu",), ("mfu_prefill", "mfu_train", "hf_layer_overhead_s", "train_layer_overhead_s",
                        "reward_s_per_response", "step_fixed_s")),
@@ -136,7 +136,7 @@ FIT_PLAN = {
 
 # Where the fit starts (not the shipped values, so benchmarks/plan_fit.py reproduces the shipped factors): with
 # more factors than independent measurements (the CPU family) the minimum is a valley, and the start picks the point.
-FIT_START = {"mfu_train": 0.3, "mfu_prefill": 0.4, "vllm_layer_overhead_s": 1e-4, "hf_layer_overhead_s": 1e-3,
+FIT_START = {"decode_bw_eff": 0.6, "mfu_train": 0.3, "mfu_prefill": 0.4, "vllm_layer_overhead_s": 1e-4, "hf_layer_overhead_s": 1e-3,
              "train_layer_overhead_s": 1e-3, "reward_s_per_response": 1e-3, "step_fixed_s": 0.1}
 
 

@@ -6,8 +6,8 @@ directly with a run's metrics:
 - gen: prefill (compute-bound) + decode. A decode step reads the weights / TP and the KV cache of the running
   batch (bandwidth-bound), or is compute-bound at large batch, plus a per-layer launch overhead (eager vLLM,
   less with graph capture; HF generate has its own, larger one). The batch runs as many sequences as
-  max_num_seqs and the KV cache allow; the step then waits for its longest response: the tail runs the last
-  (max length - busy steps) decode steps at the small batch of the truncated responses.
+  max_num_seqs and the KV cache allow; the step then waits for its longest response: the tail runs
+  max(longest - busy steps, longest - mean) decode steps at the small batch of the truncated responses.
 - update_weights: trainer -> rollout weight sync, bf16 weights gathered over the slowest link, plus the host
   reads when params are offloaded.
 - reward: the rule-based verifier, per response.
@@ -112,7 +112,9 @@ def gen_s(w: Workload, prof: Profile) -> tuple[float, dict[str, float], str]:
     t_busy, bound = decode_step_s(w, prof, conc, p + r / 2)
     # vLLM frees finished sequences; HF generate keeps stepping the whole padded batch
     tail_batch = conc if w.rollout == "hf" else max(1.0, min(conc, seqs * w.lengths.clip_frac))
-    tail_steps = max(0.0, longest - busy_steps)
+    # The longest responses finish after the busy phase: if all start at once they outlive it by (longest - busy);
+    # with a full KV cache the last admitted ones start late, and still run (longest - mean) past the others.
+    tail_steps = max(0.0, longest - busy_steps, longest - r)
     t_tail, _ = decode_step_s(w, prof, tail_batch, p + 0.75 * longest)
     decode = busy_steps * t_busy + tail_steps * t_tail
     prompts = seqs if w.rollout == "vllm" else -(-w.prompts // replicas)  # HF shares each prompt's prefill

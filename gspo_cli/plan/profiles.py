@@ -75,13 +75,14 @@ _FIT = "fitted by benchmarks/plan_fit.py to the points marked 'fit' in gspo_cli/
 _PRIOR = "prior (not fitted: no measured point separates it); typical of published LLM serving/training runs"
 
 # Ascend factors are shared by A2 and A3 (same CANN / vllm-ascend stack): fitted on A3 points, A2 is held out.
-_ASCEND_FACTORS = dict(decode_bw_eff=0.6, mfu_prefill=0.4, mfu_train=0.162, comm_eff=0.6,
-                       vllm_layer_overhead_s=0.000123, graph_overhead_factor=0.3, hf_layer_overhead_s=0.002,
+_ASCEND_FACTORS = dict(decode_bw_eff=0.771, mfu_prefill=0.4, mfu_train=0.148, comm_eff=0.6,
+                       vllm_layer_overhead_s=5e-5, graph_overhead_factor=0.3, hf_layer_overhead_s=0.002,
                        train_layer_overhead_s=0.0005, step_fixed_s=10.0, reward_s_per_response=0.002)
 _ASCEND_SOURCES = {
     "mfu_train": _FIT + " (MindSpeed-RL DAPO Qwen3-32B A3, 140 tokens/s/device)",
-    "vllm_layer_overhead_s": _FIT + " (cann-recipes-train Qwen3-32B first rollout, 2,261 s, enforce_eager)",
-    "decode_bw_eff": _PRIOR, "mfu_prefill": _PRIOR, "comm_eff": _PRIOR, "graph_overhead_factor":
+    "decode_bw_eff": _FIT + " (cann-recipes-train Qwen3-32B first rollout, 2,261 s, enforce_eager)",
+    "vllm_layer_overhead_s": _PRIOR + " (3.2 ms per decode step for 64 layers; the first-rollout point cannot "
+    "separate it from decode_bw_eff)", "mfu_prefill": _PRIOR, "comm_eff": _PRIOR, "graph_overhead_factor":
         "prior: the verl Ascend GSPO guide reports 15-20% faster rollout with ACL graph FULL_DECODE_ONLY",
     "hf_layer_overhead_s": _PRIOR + " (no NPU HF-generate point)", "train_layer_overhead_s": _PRIOR,
     "step_fixed_s": _PRIOR + " (Ray dispatch, balance, adv of a verl step)", "reward_s_per_response": _PRIOR,
@@ -113,7 +114,7 @@ BUILTIN: dict[str, Profile] = {
                       "inter_node_bytes_s": "assumed 200 Gb/s RoCE per die (Atlas 800T A3 scale-out)",
                       "host_bytes_s": "assumed PCIe 5.0 x16 shared by the two dies of a chip",
                       **_ASCEND_SOURCES},
-                  caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 5%, first rollout within 4%"),
+                  caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 3%, DAPO first rollout within 5%"),
     "a2": Profile("a2", "Atlas A2 910B", 64, 1.6 * TB, 320e12, 56 * GB, 25 * GB, 32 * GB,
                   **_ASCEND_FACTORS, sources={
                       "hardware": _A2, "intra_node_bytes_s": "HCCS 392 GB/s per 8-card node mesh, ~56 GB/s per "

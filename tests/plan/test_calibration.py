@@ -29,13 +29,13 @@ def test_each_fitted_family_keeps_held_out_points_except_where_only_one_run_exis
 
 
 def test_fit_recovers_a_known_factor():
-    truth = BUILTIN["a3"].with_factors(mfu_train=0.21, vllm_layer_overhead_s=3e-4)
+    truth = BUILTIN["a3"].with_factors(mfu_train=0.21, decode_bw_eff=0.45)
     pts = [replace(p, measured=calibration.predicted(p, truth)) for p in calibration.points()
            if p.role == "fit" and p.profile == "a3"]
-    start = BUILTIN["a3"].with_factors(mfu_train=0.5, vllm_layer_overhead_s=1e-5)
-    fitted = calibration.fit_factors(start, ("vllm_layer_overhead_s", "mfu_train"), pts)
+    start = BUILTIN["a3"].with_factors(mfu_train=0.5, decode_bw_eff=0.9)
+    fitted = calibration.fit_factors(start, ("decode_bw_eff", "mfu_train"), pts)
     assert fitted["mfu_train"] == pytest.approx(0.21, rel=0.02)
-    assert fitted["vllm_layer_overhead_s"] == pytest.approx(3e-4, rel=0.02)
+    assert fitted["decode_bw_eff"] == pytest.approx(0.45, rel=0.02)
 
 
 @pytest.mark.parametrize("profile", ["a3", "h200"])
