@@ -58,6 +58,36 @@ def accuracy_table(sets: dict[str, list[dict]]) -> dict[str, dict[str, tuple[int
     return out
 
 
+def verdicts(rows: list[dict], peer: str = "ours") -> list[bool]:
+    """The peer's verdict on every row (rows need response, ground_truth; data_source is used by ours)."""
+    import logging
+
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
+    fn = PEERS[peer]
+    if peer == "ours":
+        return [fn(r["response"], r["ground_truth"], r.get("data_source", "math_dapo")) for r in rows]
+    return [fn(r["response"], r["ground_truth"]) for r in rows]
+
+
+def errors(rows: list[dict], got: list[bool]) -> tuple[list[dict], list[dict]]:
+    """(false positives, false negatives): rows credited against a False label, and refused against a True one."""
+    fp = [r for r, g in zip(rows, got, strict=True) if g and not r["label"]]
+    fn = [r for r, g in zip(rows, got, strict=True) if not g and r["label"]]
+    return fp, fn
+
+
+def error_table(sets: dict[str, list[dict]], peers: tuple[str, ...] = ("ours",)) -> str:
+    """A Markdown table of false positives / false negatives per set and verifier."""
+    lines = ["| set | cases | " + " | ".join(f"{p} FP / FN" for p in peers) + " |", "|---|---:|" + "---:|" * len(peers)]
+    for name, rows in sets.items():
+        cells = []
+        for p in peers:
+            fp, fn = errors(rows, verdicts(rows, p))
+            cells.append(f"{len(fp)} / {len(fn)}")
+        lines.append(f"| {name} | {len(rows)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def format_table(table: dict[str, dict[str, tuple[int, int]]]) -> str:
     """A Markdown table: one row per set, one column per verifier."""
     peers = list(PEERS)
