@@ -12,10 +12,11 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
+from gspo_cli.rewards.exact import TOO_BIG, evaluate
+
 MAX_ANSWER_CHARS = 2000  # longer "answers" are not answers; bounds all work below
 
-# A value that exists but is absurdly large (a power tower): never equal to any ground truth we store.
-TOO_BIG = "too_big"
+# TOO_BIG: a value that exists but is absurdly large (a power tower): never equal to any ground truth we store.
 
 # --- tokens and delimiters -------------------------------------------------------------------------
 
@@ -38,26 +39,37 @@ _TEXT_CMDS = (
 )
 _BOX_CMDS = ("\\boxed", "\\fbox", "\\framebox")
 # LaTeX spacing / sizing noise that never changes a value.
-_NOISE = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|limits)(?![A-Za-z])|\\[;:> ]|\\!|~")
-# Thousands separators written between digits: `{,}`, `{, }`, `,\!`, `\,`, `\!`, thin/no-break spaces.
-_SEP_LATEX = re.compile(
-    r"(?<=\d)(?:\s?\{\s?,\s?\}\s?|,\\!\s?|\\,|\\!|\\;|\\:|\\ |[\u2009\u202f\u00a0\u2007\u2008])(?=\d)"
+_NOISE = re.compile(
+    r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|limits|quad|qquad)(?![A-Za-z])|\\[,;:> ]|\\!|~"
 )
+# Thousands separators written between digits: `{,}`, `,\!`, `\!,\!`, `\,`, `\;`, `\:`, `\ `, thin/no-break
+# spaces, in any mix: LaTeX spacing around an optional comma (or a braced comma) becomes one comma.
+_SP = r"(?:\\[!,;: ]|[\u2009\u202f\u00a0\u2007\u2008])"
+_SEP_LATEX = re.compile(
+    r"(?<=\d)(?:" + _SP + r"*(?:\s?\{\s?,\s?\}\s?|,)(?:" + _SP + r"+\s?)?|" + _SP + r"+)(?=\d)"
+)  # a plain `, ` stays: `40, 320` is a pair
 _DEGREE = re.compile(r"\^\s?\{?\s?\\circ\s?\}?|\\circ|°|\\degree")
 _PERCENT = re.compile(r"\\?%")
-_UNIT_POWER = re.compile(  # `12 cm^2`, `5 m^{3}`: the unit's power, not part of the number
-    r"(\d\s?(?:cm|mm|km|m|ft|in|yd|meters?|feet|inches|units?))\s?\^\s?\{?[23]\}?"
+_UNIT_POWER = re.compile(  # `12 cm^2`, `5 m^{3}`, `12 \text{ m}^2`: the unit's power, not part of the number
+    r"(\d\s{0,3}(?:cm|mm|km|m|ft|in|yd|mi|meters?|feet|inches|units?|miles?))\s{0,3}\^\s{0,3}\{?\s{0,3}[23]\s{0,3}\}?"
 )
 _CURRENCY = re.compile(r"\\\$|[$€£¥₹]|\\euro|\\pounds")
 _TRAIL_PUNCT = " \t\r\n.。,，;；:：!！?？\\"
 _WS = re.compile(r"\s+")
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u2060\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Terminal colour codes and UTF-8 read as Latin-1 (no-break space, zero-width space, BOM) around an answer.
+_ANSI = re.compile(r"\x1b\[[0-9;?]{0,20}[A-Za-z]|\x1b[@-_]")
+_MOJIBAKE = re.compile("\u00e2\u20ac[\u2039\u00af\u2030]|\u00ef\u00bb\u00bf|\u00c2(?=[\u00a0 ]|$)|\ufffd")
+_EMPTY_GROUP = re.compile(r"\{\s*\}")
 
 # A number with optional consistent thousands grouping (`,` or a space), optional decimal part.
 _NUM = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?|[+\-−]?\.\d+"
 _NUM_FULL = re.compile(r"(" + _NUM + r")")
 # Tail allowed after a number in an answer: words/units without digits or math operators.
-_STRICT = re.compile(r"\s*(" + _NUM + r")((?:\s|[^\x00-\x7f]|%)[^0-9+*/^=<>(){}\[\]\\|_]{0,80})?\s*")
+# (`km/h`: a slash between letters is a unit rate, not a division)
+_STRICT = re.compile(
+    r"\s*(" + _NUM + r")((?:\s|[^\x00-\x7f]|%)(?:[^0-9+*/^=<>(){}\[\]\\|_]|(?<=[A-Za-z])/(?=[A-Za-z])){0,80})?\s*"
+)
 _EXACT = re.compile(r"\s*(" + _NUM + r")\s*")
 # Numbers inside prose: not glued to Latin letters/digits (`AZYUK2A` holds no number).
 _PROSE_NUM = re.compile(r"(?<![A-Za-z0-9_.^])(" + _NUM.replace(r"\d{1,3}(?: \d{3})+|", "") + r")(?![A-Za-z0-9_])")
@@ -148,6 +160,16 @@ def strip_delimiters(s: str) -> str:
     return s
 
 
+def _drop_stray_closers(s: str) -> str:
+    """`42}` -> `42`: closing braces at the end that close nothing (a box closed once too often)."""
+    s = s.rstrip()
+    extra = s.count("}") - s.count("{")
+    while extra > 0 and s.endswith("}"):
+        s = s[:-1].rstrip()
+        extra -= 1
+    return s
+
+
 _SIMPLE = re.compile(r"[ \t\n]*\$?([+-]?\d{1,100})\$?\.?[ \t\n]*")  # `42`, `$42$.`: most answers
 
 
@@ -159,11 +181,14 @@ def clean(answer: str) -> str:
         return m.group(1)
     if len(answer) > MAX_ANSWER_CHARS:  # not an answer; never truncate (two long numbers could then match)
         return ""
-    s = _INVISIBLE.sub("", answer)
+    s = _ANSI.sub("", answer) if "\x1b" in answer else answer
+    s = _MOJIBAKE.sub(" ", s)
+    s = _INVISIBLE.sub("", s)
     s = _SPECIAL_TOKEN.sub(" ", s)
     s = _MD.sub("", s)
     s = _unwrap_commands(s, _BOX_CMDS)
     s = _unwrap_commands(s, _TEXT_CMDS)
+    s = _drop_stray_closers(_EMPTY_GROUP.sub(" ", s))
     s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     s = _SEP_LATEX.sub(",", s)
     s = _NOISE.sub(" ", s)
@@ -251,186 +276,4 @@ def normalize(answer: str) -> str:
     return s.replace(" ", "")
 
 
-# --- a tiny exact evaluator for integer-valued LaTeX ----------------------------------------------------
-
-_TOKEN = re.compile(
-    r"\s*(\d+(?:\.\d+)?|\.\d+|\\frac|\\sqrt|\\times|\\cdot|\\div|\\pi|\\[A-Za-z]+|[A-Za-z]|[-+*/^(){}\[\]]|\S)"
-)
-_MAX_TOKENS = 200
-_MAX_EXP = 4096
-_MAX_BITS = 1 << 16
-
-
-class _Fail(Exception):
-    pass
-
-
-class _TooBig(Exception):
-    pass
-
-
-class _Parser:
-    """expr := term (('+'|'-') term)* ; term := unary (('*'|'/'|implicit) unary)* ; unary := ('-'|'+') unary | power ;
-    power := atom ('^' unary)? ; atom := number | '(' expr ')' | '{' expr '}' | \\frac g g | \\sqrt g"""
-
-    def __init__(self, toks: list[str]):
-        self.t = toks
-        self.i = 0
-        self.depth = 0
-
-    def peek(self) -> str | None:
-        return self.t[self.i] if self.i < len(self.t) else None
-
-    def take(self) -> str:
-        if self.i >= len(self.t):
-            raise _Fail
-        tok = self.t[self.i]
-        self.i += 1
-        return tok
-
-    def expect(self, tok: str) -> None:
-        if self.take() != tok:
-            raise _Fail
-
-    def expr(self) -> Fraction:
-        self.depth += 1
-        if self.depth > 60:
-            raise _Fail
-        v = self.term()
-        while self.peek() in ("+", "-"):
-            op = self.take()
-            w = self.term()
-            v = v + w if op == "+" else v - w
-        self.depth -= 1
-        return v
-
-    def term(self) -> Fraction:
-        v = self.unary()
-        while True:
-            p = self.peek()
-            if p in ("*", "\\times", "\\cdot"):
-                self.take()
-                v = v * self.unary()
-            elif p in ("/", "\\div"):
-                self.take()
-                w = self.unary()
-                if w == 0:
-                    raise _Fail
-                v = v / w
-            elif p in ("(", "\\frac", "\\sqrt"):  # implicit product: 2(3), 4\sqrt{2}
-                v = v * self.unary()
-            else:
-                return v
-
-    def unary(self) -> Fraction:
-        p = self.peek()
-        if p == "-":
-            self.take()
-            return -self.unary()
-        if p == "+":
-            self.take()
-            return self.unary()
-        return self.power()
-
-    def power(self) -> Fraction:
-        base = self.atom()
-        if self.peek() == "^":
-            self.take()
-            exp = self.unary() if self.peek() not in ("{",) else self.atom()
-            return _pow(base, exp)
-        return base
-
-    def group(self) -> Fraction:
-        """A `{...}` argument, or a single digit/token as in `\\frac34`."""
-        if self.peek() == "{":
-            return self.atom()
-        tok = self.take()
-        if tok.isdigit():
-            return Fraction(int(tok[0])) if len(tok) == 1 else self._split_digit(tok)
-        raise _Fail
-
-    def _split_digit(self, tok: str) -> Fraction:
-        # `\frac34` tokenises as "34": the command takes one digit, the rest stays for the next argument.
-        self.t.insert(self.i, tok[1:])
-        return Fraction(int(tok[0]))
-
-    def atom(self) -> Fraction:
-        tok = self.take()
-        if tok[0].isdigit() or tok[0] == ".":
-            return Fraction(tok)
-        if tok in ("(", "{"):
-            v = self.expr()
-            self.expect(")" if tok == "(" else "}")
-            return v
-        if tok == "\\frac":
-            num = self.group()
-            den = self.group()
-            if den == 0:
-                raise _Fail
-            return num / den
-        if tok == "\\sqrt":
-            if self.peek() == "[":
-                raise _Fail  # n-th roots: leave to math-verify
-            return _sqrt(self.group())
-        raise _Fail
-
-
-def _pow(base: Fraction, exp: Fraction) -> Fraction:
-    if exp.denominator != 1:
-        if exp == Fraction(1, 2):
-            return _sqrt(base)
-        raise _Fail
-    e = exp.numerator
-    if base == 1:
-        return base
-    if base == 0:
-        if e <= 0:
-            raise _Fail
-        return base
-    if base == -1:
-        return Fraction(1 if e % 2 == 0 else -1)
-    if abs(e) > _MAX_EXP or abs(e) * max(base.numerator.bit_length(), base.denominator.bit_length()) > _MAX_BITS:
-        raise _TooBig
-    return base**e
-
-
-def _sqrt(v: Fraction) -> Fraction:
-    from math import isqrt
-
-    if v < 0:
-        raise _Fail
-    n, d = isqrt(v.numerator), isqrt(v.denominator)
-    if n * n != v.numerator or d * d != v.denominator:
-        raise _Fail  # irrational: not something the exact path decides
-    return Fraction(n, d)
-
-
-def evaluate(s: str) -> Fraction | str | None:
-    """Exact value of a small arithmetic LaTeX expression, TOO_BIG, or None (not closed-form / not arithmetic)."""
-    if len(s) > 400 or not s:
-        return None
-    # `1,500 \times 2` is fifteen hundred; `(40,320)` is a pair, not forty thousand
-    s = s.replace(",", "") if _looks_grouped(s) and not any(b in s for b in "()[]") else s
-    toks = _TOKEN.findall(s)
-    if not toks or len(toks) > _MAX_TOKENS:
-        return None
-    p = _Parser(toks)
-    try:
-        v = p.expr()
-        if p.i != len(p.t):
-            return None
-        return v
-    except _TooBig:
-        return TOO_BIG
-    except (_Fail, ValueError, ZeroDivisionError, OverflowError):
-        return None
-
-
-_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
-
-
-def _looks_grouped(s: str) -> bool:
-    """True when every comma in s sits inside a well-formed thousands group (`1,500 \\times 2`)."""
-    if "," not in s:
-        return False
-    return s.count(",") == sum(m.group(0).count(",") for m in _GROUPED.finditer(s)) and not re.search(r"\d,\d{3}\d", s)
+__all__ = ["TOO_BIG", "clean", "evaluate", "find_group_end", "normalize", "parse_number", "parse_value", "prose_numbers", "rhs"]
