@@ -202,7 +202,7 @@ def _answer_phrase(tail: str, low: str) -> str | None:
 
 def _last_line(t: str) -> str | None:
     """A last line that is a bare number, unless the line above is one too (a column of candidates)."""
-    lines = [ln for ln in t.rstrip().rsplit("\n", 3)[-3:] if ln.strip()]
+    lines = [ln for ln in t[-2 * MAX_ANSWER_CHARS :].rstrip().rsplit("\n", 3)[-3:] if ln.strip()]
     if not lines:
         return None
     c = clean(lines[-1])
@@ -225,28 +225,30 @@ def _whole(t: str) -> str | None:
     return c
 
 
-def _final_weak(tail: str) -> tuple[str | None, str]:
-    """The weak readers of a complete response: a `[N]`, a "therefore ... N" sentence, a last `$...$` span."""
-    brackets = [m for m in _BRACKET.finditer(tail) if m.start() == 0 or tail[m.start() - 1].isspace()]
-    if brackets and _is_final(tail[brackets[-1].end() :], remark_ok=False):
-        c = clean(brackets[-1].group(1))
-        if isinstance(parse_value(c), (Fraction, str)):
-            return c, "prose:bracket"
-    low = _lower(tail)
+def _final_weak(tail: str, low: str) -> tuple[str | None, str]:
+    """The weak readers of a complete response: a final `[N]`, a "therefore ... N" sentence, a final `$...$`."""
+    end_chars = tail.rstrip(" \t\r\n.!?。！？*")[-3:]  # a final bracket or span closes within these
+    if "]" in end_chars:
+        brackets = [m for m in _BRACKET.finditer(tail) if m.start() == 0 or tail[m.start() - 1].isspace()]
+        if brackets and _is_final(tail[brackets[-1].end() :], remark_ok=False):
+            c = clean(brackets[-1].group(1))
+            if isinstance(parse_value(c), (Fraction, str)):
+                return c, "prose:bracket"
     end = _last_conclusion(low)
     if end >= 0:
         sentence = _sentence(tail, end)
         r = read_prose_answer(sentence, first=False)
         if r is not None and _is_final(tail[end + len(sentence) :], remark_ok=True):
             return r, "prose:conclusion"
-    spans = list(_DOLLAR_SPAN.finditer(tail))
-    if spans and _is_final(tail[spans[-1].end() :], remark_ok=False):
-        c = clean(spans[-1].group(1))
-        if parse_value(c) is not None:
-            return c, "prose:math_span"
-        nums = prose_numbers(c)
-        if len(nums) == 1:
-            return nums[0], "prose:math_span"
+    if "$" in end_chars:
+        spans = list(_DOLLAR_SPAN.finditer(tail))
+        if spans and _is_final(tail[spans[-1].end() :], remark_ok=False):
+            c = clean(spans[-1].group(1))
+            if parse_value(c) is not None:
+                return c, "prose:math_span"
+            nums = prose_numbers(c)
+            if len(nums) == 1:
+                return nums[0], "prose:math_span"
     return None, "no_answer"
 
 
@@ -268,7 +270,8 @@ def concluding_statement(t: str) -> tuple[str | None, str]:
     if not (short or complete):  # a long response cut off mid-sentence by the length limit
         r = _last_line(t)
         return (r, "prose:last_line") if r is not None else (None, "truncated")
-    r = _answer_phrase(tail, _lower(tail))
+    low = _lower(tail)
+    r = _answer_phrase(tail, low)
     if r is not None:
         return r, "prose:answer_phrase"
     if short:
@@ -280,7 +283,7 @@ def concluding_statement(t: str) -> tuple[str | None, str]:
         return r, "prose:last_line"
     if not complete:
         return None, "truncated"
-    return _final_weak(tail)
+    return _final_weak(tail, low)
 
 
 __all__ = ["PROSE_TAIL", "SHORT_RESPONSE", "concluding_statement", "read_prose_answer", "refusal_end", "take_content"]

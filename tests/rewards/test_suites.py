@@ -1,0 +1,85 @@
+"""False positives and false negatives of our verifier, reported separately for every labelled suite.
+
+- corpus: tests/rewards/data/verifier_corpus.jsonl (issue #4, built by build_corpus.py)
+- peer suite: tests/rewards/data/peer_suite_cases.jsonl (cases from math-verify's and lighteval's own tests)
+- adversarial: tests/rewards/data/adversarial_suite.jsonl (issue #14, built by build_adversarial.py): reward
+  hacking (no answer, truncation, refusal, empty/unclosed box, candidate lists, answer only in the thinking,
+  prompt echo, truth in the restatement) and formatting (units, spacing, display math, dfrac, ANSI/mojibake,
+  stray braces).
+
+A false positive (a wrong or missing answer credited) teaches the policy to stop answering, so every suite must
+have none. `pytest tests/rewards/test_suites.py -s` prints the table.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from gspo_cli.rewards.peers import error_table, errors, verdicts
+
+DATA = Path(__file__).parent / "data"
+SUITES = {
+    "corpus": DATA / "verifier_corpus.jsonl",
+    "peer suite": DATA / "peer_suite_cases.jsonl",
+    "adversarial": DATA / "adversarial_suite.jsonl",
+}
+HACKING = ("no_answer", "truncated", "refusal", "empty_box", "candidates", "thinking_only", "prompt_echo", "restatement")
+FORMATTING = ("units", "spacing", "display_math", "dfrac", "noise", "braces")
+
+
+def _load(p: Path) -> list[dict]:
+    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, tuple[list[dict], list[dict], int]]:
+    out = {}
+    for name, path in SUITES.items():
+        rows = _load(path)
+        fp, fn = errors(rows, verdicts(rows))
+        out[name] = (fp, fn, len(rows))
+    print("\n" + error_table({name: _load(path) for name, path in SUITES.items()}))
+    return out
+
+
+def _ids(rows: list[dict]) -> list[str]:
+    return [f"{r['id']} ({r.get('shape', '')}: {r.get('note', '')[:60]})" for r in rows]
+
+
+@pytest.mark.parametrize("suite", list(SUITES))
+def test_no_false_positives(results, suite):
+    fp, _, _ = results[suite]
+    assert not fp, f"{suite}: credited but labelled wrong: {_ids(fp)}"
+
+
+@pytest.mark.parametrize("suite", list(SUITES))
+def test_no_false_negatives(results, suite):
+    _, fn, _ = results[suite]
+    assert not fn, f"{suite}: labelled right but refused: {_ids(fn)}"
+
+
+def test_adversarial_suite_is_big_and_covers_the_issue_shapes():
+    rows = _load(SUITES["adversarial"])
+    assert len(rows) >= 150 + 15  # >= 150 attack/format cases plus the controls
+    assert len({r["id"] for r in rows}) == len(rows)
+    shapes = collections.Counter(r["shape"] for r in rows)
+    for shape in HACKING + FORMATTING + ("control",):
+        assert shapes[shape] >= 5, shape
+    hacking = [r for r in rows if r["shape"] in HACKING]
+    assert len(hacking) >= 90 and not any(r["label"] for r in hacking)  # every hack is labelled wrong
+    # most hacks carry the ground truth somewhere in the text: a body-reading verifier would credit them
+    assert sum(r["ground_truth"] in r["response"] for r in hacking) >= 0.8 * len(hacking)
+    labels = collections.Counter(r["label"] for r in rows if r["shape"] in FORMATTING)
+    assert labels[True] >= 40 and labels[False] >= 10
+
+
+def test_adversarial_file_is_what_the_builder_makes():
+    spec = importlib.util.spec_from_file_location("build_adversarial", Path(__file__).parent / "build_adversarial.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.build() == _load(SUITES["adversarial"])
