@@ -18,6 +18,7 @@ from gspo_cli.cli import env as env_cli
 from gspo_cli.cli import eval as eval_cli
 from gspo_cli.cli import export as export_cli
 from gspo_cli.cli import jobs as jobs_cli
+from gspo_cli.cli import options
 from gspo_cli.cli import plan as plan_cli
 from gspo_cli.cli import presets as presets_cli
 from gspo_cli.cli import report as report_cli
@@ -52,7 +53,7 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors (or set GSPO_DEBUG=1)."),
+    debug: bool = options.debug(),
     version: bool = typer.Option(
         False, "--version", callback=_version_callback, is_eager=True, help="Print the gspo version and exit."
     ),

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import typer
 
-app = typer.Typer(help="Start (up/join), show, test and stop the Ray cluster gspo uses.", no_args_is_help=True)
+from gspo_cli.cli import options
 
-AddressOption = typer.Option(
-    None, "--address", help="Ray dashboard URL or HEAD:PORT (default: RAY_ADDRESS, else the embedded local head)."
-)
+app = typer.Typer(help="Start (up/join), show, test and stop the Ray cluster gspo uses.", no_args_is_help=True)
 
 
 @app.command("status")
-def status_cmd(address: str | None = AddressOption,
-               json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:
+def status_cmd(address: str | None = options.address(),
+               json_out: bool = options.json_out()) -> None:
     """Which head is in use and the resources its alive nodes register."""
     from gspo_cli.jobs import client as jobs
 
@@ -63,9 +61,9 @@ def down_cmd() -> None:
 
 @app.command("smoke")
 def smoke_cmd(
-    address: str | None = AddressOption,
-    local: bool = typer.Option(False, "--local", help="Run in this process instead of as a Ray job."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    address: str | None = options.address(),
+    local: bool = options.local(),
+    json_out: bool = options.json_out("Print the result as JSON."),
 ) -> None:
     """Run a job that connects back to the cluster and runs one task on every alive node."""
     from gspo_cli.jobs import client as jobs

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from gspo_cli.cli import options
+
 
 def _start(role: str, preset: str, head: str | None, port: int, dashboard_port: int, node_ip: str | None,
            npus: int | None, stack: str | None, temp_dir: str | None, wait: float, sets: list[str] | None) -> None:
@@ -51,7 +53,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("up")
     def up_cmd(
-        preset: str = typer.Option("qwen3-32b-4x16", "--preset", "-p", help="Preset (exports, cluster shape)."),
+        preset: str = options.preset("qwen3-32b-4x16", help="Preset (exports, cluster shape)."),
         port: int = typer.Option(6379, "--port", help="GCS port of the head."),
         dashboard_port: int = typer.Option(8265, "--dashboard-port", help="Dashboard / Jobs API port."),
         node_ip: str | None = typer.Option(None, "--node-ip", help="This node's IP (default: Ray picks)."),
@@ -59,7 +61,7 @@ def register(app: typer.Typer) -> None:
         stack: str | None = typer.Option(None, "--stack", help="vllm-ascend==X to judge the exports against."),
         temp_dir: str | None = typer.Option(None, "--temp-dir", help="Ray temp dir (default: Ray's)."),
         wait: float = typer.Option(600, "--wait", help="Seconds to wait for the preset's NPU total (0: no wait)."),
-        sets: list[str] | None = typer.Option(None, "--set", help="Override a preset key.", metavar="KEY=VALUE"),
+        sets: list[str] | None = options.sets("cluster.nnodes=2"),
     ) -> None:
         """Start the Ray head here with the preset's exports and NPU count, then wait for the workers."""
         _start("head", preset, None, port, dashboard_port, node_ip, npus, stack, temp_dir, wait, sets)
@@ -67,14 +69,14 @@ def register(app: typer.Typer) -> None:
     @app.command("join")
     def join_cmd(
         head: str = typer.Argument(..., help="Head GCS address, HEAD_IP:6379."),
-        preset: str = typer.Option("qwen3-32b-4x16", "--preset", "-p", help="Preset (exports, cluster shape)."),
+        preset: str = options.preset("qwen3-32b-4x16", help="Preset (exports, cluster shape)."),
         node_ip: str | None = typer.Option(None, "--node-ip", help="This node's IP (default: Ray picks)."),
         npus: int | None = typer.Option(None, "--npus", help="NPU count (default: from npu-smi)."),
         stack: str | None = typer.Option(None, "--stack", help="vllm-ascend==X to judge the exports against."),
         temp_dir: str | None = typer.Option(None, "--temp-dir", help="Ray temp dir (default: Ray's)."),
         dashboard_port: int = typer.Option(8265, "--dashboard-port", help="The head's dashboard port."),
         wait: float = typer.Option(0, "--wait", help="Seconds to wait for the preset's NPU total."),
-        sets: list[str] | None = typer.Option(None, "--set", help="Override a preset key.", metavar="KEY=VALUE"),
+        sets: list[str] | None = options.sets("cluster.nnodes=2"),
     ) -> None:
         """Start a Ray worker here that joins HEAD, with the exports and this node's NPU count."""
         _start("worker", preset, head, 6379, dashboard_port, node_ip, npus, stack, temp_dir, wait, sets)

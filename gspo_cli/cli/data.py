@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import typer
 
-SetOption = typer.Option(None, "--set", help="Override a preset key, repeatable: --set data.language=en.",
-                         metavar="KEY=VALUE")
+from gspo_cli.cli import options
 
 
 def prepare_data_command(
-    preset: str = typer.Option("tiny", "--preset", "-p", help="Preset whose data section to prepare."),
+    preset: str = options.preset("tiny", help="Preset whose data section to prepare."),
     dataset: list[str] | None = typer.Option(
         None, "--dataset", "-d", help="Prepare only this source (repeatable): dapo-math-17k, aime-2024, arith."
     ),
@@ -17,11 +16,11 @@ def prepare_data_command(
         None, "--input", "-i", metavar="NAME=PATH", help="Raw file for a source instead of the hub (repeatable)."
     ),
     out: str = typer.Option(None, "--out", help="Data folder (default: the preset's paths.data_dir or $GSPO_HOME/data)."),
-    force: bool = typer.Option(False, "--force", help="Rebuild even when input and settings are unchanged."),
-    sets: list[str] | None = SetOption,
-    local: bool = typer.Option(False, "--local", help="Run in this process instead of as a Ray job."),
-    address: str = typer.Option(None, "--address", help="Ray address (default: preset, RAY_ADDRESS, local head)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the manifests as JSON to stdout."),
+    force: bool = options.force("Rebuild even when input and settings are unchanged."),
+    sets: list[str] | None = options.sets("data.language=en"),
+    local: bool = options.local(),
+    address: str = options.address(),
+    json_out: bool = options.json_out("Print the manifests as JSON to stdout."),
 ) -> None:
     """Deduplicate and convert the preset's datasets (DAPO-Math-17k, AIME-2024, arith) to verl parquet + manifest."""
     from pathlib import Path

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from gspo_cli.cli import options
+
 app = typer.Typer(help="Check the environment (CANN, driver, NPUs, Python stack, variables) and print exports.",
                   no_args_is_help=True)
 
@@ -18,12 +20,11 @@ def _load(preset: str | None, sets: list[str] | None):
 
 @app.command("doctor")
 def doctor(
-    preset: str | None = typer.Option(None, "--preset", "-p", help="Judge against this preset (shape, versions)."),
+    preset: str | None = options.preset(help="Judge against this preset (shape, versions)."),
     cluster: bool = typer.Option(False, "--cluster", help="Probe every alive Ray node and compare them."),
-    address: str | None = typer.Option(None, "--address", help="Ray GCS address HEAD:PORT (with --cluster)."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
-    sets: list[str] | None = typer.Option(None, "--set", help="Override a preset key (repeatable).",
-                                          metavar="KEY=VALUE"),
+    address: str | None = options.address("Ray GCS address HEAD:PORT (with --cluster)."),
+    json_out: bool = options.json_out(),
+    sets: list[str] | None = options.sets("cluster.nnodes=2"),
 ) -> None:
     """A table of checks (ok / warn / fail / skip) with what was found and how to fix it. Exit 1 if any fails."""
     import time
@@ -74,14 +75,13 @@ def doctor(
 
 @app.command("exports")
 def exports(
-    preset: str = typer.Option("qwen3-32b-4x16", "--preset", "-p", help="Preset whose env section to export."),
+    preset: str = options.preset("qwen3-32b-4x16", help="Preset whose env section to export."),
     stack: str | None = typer.Option(None, "--stack", help="Judge against vllm-ascend==X instead of what is "
                                      "installed here."),
     head: str | None = typer.Option(None, "--head", help="Ray head address; the route to it picks the socket "
                                     "interfaces (default: the preset's cluster.address)."),
     fmt: str = typer.Option("sh", "--format", help="sh (source it) or json."),
-    sets: list[str] | None = typer.Option(None, "--set", help="Override a preset key (repeatable).",
-                                          metavar="KEY=VALUE"),
+    sets: list[str] | None = options.sets("cluster.nnodes=2"),
 ) -> None:
     """The exports for this stack: obsolete variables dropped (with their replacement), jemalloc if found."""
     from gspo_cli.env import exports as exports_mod

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import typer
 
-SetOption = typer.Option(None, "--set", help="Override a preset key, repeatable: --set eval.benchmarks.aime2024.n=64.",
-                         metavar="KEY=VALUE")
+from gspo_cli.cli import options
 
 
 def eval_command(
@@ -13,7 +12,7 @@ def eval_command(
     model: str = typer.Option("latest", "--model", "-m",
                               help="`latest`, a run name, RUN:STEP, RUN:all or RUN:20,40,60 (several checkpoints in "
                                    "one job), a run or checkpoint folder, an HF folder, or a hub id (org/name)."),
-    preset: str = typer.Option(None, "--preset", "-p", help="Preset whose eval section, paths and cluster to use."),
+    preset: str = options.preset(help="Preset whose eval section, paths and cluster to use."),
     n: int = typer.Option(None, "--n", help="Samples per problem (avg@n)."),
     k: str = typer.Option(None, "--k", help="Comma-separated k for pass@k and maj@k, each <= n: --k 1,4,16."),
     backend: str = typer.Option(None, "--backend", help="vllm or hf; default: the preset's, else from the device."),
@@ -31,12 +30,12 @@ def eval_command(
     limit: int = typer.Option(None, "--limit", help="Evaluate only the first N problems."),
     seed: int = typer.Option(0, "--seed"),
     out: str = typer.Option(None, "--out", help="Output folder (default runs/<run>/eval/<benchmark>-<step>)."),
-    sets: list[str] | None = SetOption,
-    local: bool = typer.Option(False, "--local", help="Run in this process instead of as a Ray job."),
-    address: str = typer.Option(None, "--address", help="Ray address (default: preset, RAY_ADDRESS, local head)."),
-    force: bool = typer.Option(False, "--force", help="With RUN:all or a step list: evaluate again the checkpoints "
-                                                      "already evaluated with the same settings."),
-    json_out: bool = typer.Option(False, "--json", help="Print results.json to stdout (a list for several steps)."),
+    sets: list[str] | None = options.sets("eval.benchmarks.aime2024.n=64"),
+    local: bool = options.local(),
+    address: str = options.address(),
+    force: bool = options.force("With RUN:all or a step list: evaluate again the checkpoints already evaluated "
+                                "with the same settings."),
+    json_out: bool = options.json_out("Print results.json to stdout (a list for several steps)."),
 ) -> None:
     """Evaluate a model on a benchmark: avg@n, unbiased pass@k, maj@k, with every response saved."""
     from gspo_cli.errors import ConfigError

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import typer
 
+from gspo_cli.cli import options
+
 
 def export_command(
     run: str = typer.Argument(..., help="Run name, run folder, or `latest`; RUN:STEP also works."),
     out: str = typer.Option(..., "--out", "-o", help="Folder for the merged Hugging Face model (must be new/empty)."),
     step: int = typer.Option(None, "--step", help="Checkpoint step (default: the newest global_step_N)."),
-    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out folder."),
-    local: bool = typer.Option(False, "--local", help="Run in this process instead of as a Ray job."),
-    address: str = typer.Option(None, "--address", help="Ray address (default: RAY_ADDRESS, local head)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    force: bool = options.force("Replace a non-empty --out folder."),
+    local: bool = options.local(),
+    address: str = options.address("Ray address (default: RAY_ADDRESS, local head)."),
+    json_out: bool = options.json_out("Print the result as JSON on stdout."),
 ) -> None:
     """Merge a verl FSDP checkpoint (global_step_N/actor) into an HF model folder with verl.model_merger."""
     from gspo_cli.models.verl_checkpoint import export

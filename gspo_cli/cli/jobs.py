@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import typer
 
-app = typer.Typer(help="List, inspect, follow and stop Ray jobs.", no_args_is_help=True)
+from gspo_cli.cli import options
 
-AddressOption = typer.Option(
-    None, "--address", help="Ray dashboard URL or HEAD:PORT (default: RAY_ADDRESS, else the embedded local head)."
-)
-JsonOption = typer.Option(False, "--json", help="Print JSON for scripts.")
+app = typer.Typer(help="List, inspect, follow and stop Ray jobs.", no_args_is_help=True)
 
 
 @app.command("list")
-def list_cmd(address: str | None = AddressOption, json_out: bool = JsonOption) -> None:
+def list_cmd(address: str | None = options.address(), json_out: bool = options.json_out()) -> None:
     """List jobs, newest first."""
     from gspo_cli.jobs import client as jobs
 
@@ -44,7 +41,7 @@ def _status_style(status: str) -> str:
 
 @app.command("status")
 def status_cmd(job_id: str = typer.Argument(..., help="Submission id."),
-               address: str | None = AddressOption, json_out: bool = JsonOption) -> None:
+               address: str | None = options.address(), json_out: bool = options.json_out()) -> None:
     """Show one job's status, entrypoint and exit code."""
     from gspo_cli.jobs import client as jobs
 
@@ -65,8 +62,8 @@ def status_cmd(job_id: str = typer.Argument(..., help="Submission id."),
 def logs_cmd(
     job_id: str = typer.Argument(..., help="Submission id."),
     follow: bool = typer.Option(False, "--follow", "-f", help="Stream until the job ends (Ctrl-C detaches)."),
-    address: str | None = AddressOption,
-    json_out: bool = typer.Option(False, "--json", help="With --follow: print the job's result as JSON at the end."),
+    address: str | None = options.address(),
+    json_out: bool = options.json_out("With --follow: print the job's result as JSON at the end."),
 ) -> None:
     """Print a job's logs, or follow them live with progress."""
     from gspo_cli.jobs import client as jobs
@@ -80,7 +77,7 @@ def logs_cmd(
 
 @app.command("stop")
 def stop_cmd(job_id: str = typer.Argument(..., help="Submission id."),
-             address: str | None = AddressOption, json_out: bool = JsonOption) -> None:
+             address: str | None = options.address(), json_out: bool = options.json_out()) -> None:
     """Stop a running job and wait until Ray reports it stopped."""
     from gspo_cli.jobs import client as jobs
 

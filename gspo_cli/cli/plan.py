@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import typer
 
+from gspo_cli.cli import options
+
 
 def plan_command(
-    preset: str = typer.Option(None, "--preset", "-p", help="Preset name, alias or YAML path (gspo presets list)."),
-    sets: list[str] | None = typer.Option(None, "--set", metavar="KEY=VALUE", help="Override a preset key first."),
+    preset: str = options.preset(),
+    sets: list[str] | None = options.sets(),
     nodes: int = typer.Option(None, "--nodes", min=1, help="Plan for this many nodes instead of the preset's."),
     devices: int = typer.Option(None, "--devices", min=1, help="Devices per node instead of the preset's."),
     profile: str = typer.Option(None, "--profile", help="Device profile: a2, a3, h100, h200, cpu, or one saved with "
                                 "--save-profile (default: the preset's cluster.profile)."),
-    json_out: bool = typer.Option(False, "--json", help="Machine-readable output (step_s, phases, "
-                                  "tokens_per_device_per_s, bottleneck, layouts, ...)."),
+    json_out: bool = options.json_out("Machine-readable output (step_s, phases, tokens_per_device_per_s, "
+                                      "bottleneck, layouts, ...)."),
     write_preset: str = typer.Option(None, "--write-preset", metavar="NEW.yaml",
                                      help="Save the fastest accepted layout as a preset extending this one."),
     calibrate: str = typer.Option(None, "--calibrate", metavar="RUN", help="Compare the model with RUN's measured "

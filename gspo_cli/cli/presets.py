@@ -6,15 +6,13 @@ from pathlib import Path
 
 import typer
 
-app = typer.Typer(help="List, show and copy presets (model x cluster shape x recipe).", no_args_is_help=True)
+from gspo_cli.cli import options
 
-SetOption = typer.Option(
-    None, "--set", help="Override a key, repeatable: --set actor.lr=2e-6 --set rollout.n=8.", metavar="KEY=VALUE"
-)
+app = typer.Typer(help="List, show and copy presets (model x cluster shape x recipe).", no_args_is_help=True)
 
 
 @app.command("list")
-def list_presets(json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:
+def list_presets(json_out: bool = options.json_out()) -> None:
     """List the built-in presets and those in $GSPO_HOME/presets."""
     from gspo_cli.config import catalog as preset_catalog
 
@@ -44,8 +42,8 @@ def list_presets(json_out: bool = typer.Option(False, "--json", help="Print JSON
 def show(
     name: str = typer.Argument(..., help="Preset name, alias or path to a YAML file."),
     resolved: bool = typer.Option(False, "--resolved", help="Show every value after extends, defaults and --set."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
-    sets: list[str] | None = SetOption,
+    json_out: bool = options.json_out(),
+    sets: list[str] | None = options.sets("actor.lr=2e-6"),
 ) -> None:
     """Show a preset: the file as written, or --resolved with every default filled in."""
     from gspo_cli.config import presets
@@ -75,7 +73,7 @@ def show(
 def copy(
     name: str = typer.Argument(..., help="Preset to fork (name, alias or path)."),
     dest: Path = typer.Argument(..., help="New YAML file, or a bare name to write $GSPO_HOME/presets/NAME.yaml."),
-    force: bool = typer.Option(False, "--force", help="Overwrite DEST if it exists."),
+    force: bool = options.force("Overwrite DEST if it exists."),
 ) -> None:
     """Fork a preset into an editable file; it `extends` nothing, so every value is there to change."""
     from gspo_cli.config import catalog as preset_catalog

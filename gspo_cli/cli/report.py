@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import typer
 
+from gspo_cli.cli import options
+
 
 def report_command(
     runs: list[str] = typer.Argument(None, help="Run folders or names (default: `latest`); two or more are "
                                                 "compared on shared charts."),
     out: str = typer.Option(None, "--out", "-o", help="Output folder (default: <run>/report, or "
                                                       "$GSPO_HOME/reports/compare-<runs>/ for several)."),
-    preset: str = typer.Option(None, "--preset", "-p", help="Preset whose paths.runs_dir to look in."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report index as JSON."),
+    preset: str = options.preset(help="Preset whose paths.runs_dir to look in."),
+    json_out: bool = options.json_out("Print the report index as JSON."),
 ) -> None:
     """Draw training curves (reward, val accuracy, length, clipfrac/KL, grad norm, step time) and eval accuracy
     per checkpoint; with several runs, overlay them (legend: each run and the settings that differ) and put their

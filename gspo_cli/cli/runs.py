@@ -6,10 +6,9 @@ import time
 
 import typer
 
-app = typer.Typer(help="List, inspect and remove training runs ($GSPO_HOME/runs).", no_args_is_help=True)
+from gspo_cli.cli import options
 
-JsonOption = typer.Option(False, "--json", help="Print JSON for scripts.")
-PresetOption = typer.Option(None, "--preset", "-p", help="Look in this preset's paths.runs_dir instead.")
+app = typer.Typer(help="List, inspect and remove training runs ($GSPO_HOME/runs).", no_args_is_help=True)
 
 STATUS_STYLE = {"finished": "green", "running": "cyan", "failed": "red", "killed": "red", "stopped": "yellow",
                 "incomplete": "yellow"}
@@ -55,7 +54,7 @@ def _status(info: dict) -> str:
 
 
 @app.command("list")
-def list_cmd(preset: str | None = PresetOption, json_out: bool = JsonOption) -> None:
+def list_cmd(preset: str | None = options.preset(help="Look in this preset's paths.runs_dir instead."), json_out: bool = options.json_out()) -> None:
     """One row per run, newest activity first: status, steps, last reward, best validation, latest evals."""
     from gspo_cli.runs import catalog
 
@@ -103,7 +102,7 @@ def _resolve(run: str, preset):
 
 @app.command("show")
 def show_cmd(run: str = typer.Argument(..., help="Run name, run folder, or `latest`."),
-             preset: str | None = PresetOption, json_out: bool = JsonOption) -> None:
+             preset: str | None = options.preset(help="Look in this preset's paths.runs_dir instead."), json_out: bool = options.json_out()) -> None:
     """One run: settings changed from its preset, checkpoints, evals, health, and the commands to go on."""
     from gspo_cli.runs import catalog
 
@@ -160,7 +159,7 @@ def _render_show(info: dict) -> None:
 @app.command("rm")
 def rm_cmd(run: str = typer.Argument(..., help="Run name or run folder."),
            yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
-           preset: str | None = PresetOption) -> None:
+           preset: str | None = options.preset(help="Look in this preset's paths.runs_dir instead.")) -> None:
     """Delete a run folder (checkpoints, metrics, evals); refused while its job is running."""
     from gspo_cli.console import err
     from gspo_cli.errors import ConfigError

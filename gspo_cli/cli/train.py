@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import typer
 
-SetOption = typer.Option(None, "--set", help="Override a preset key, repeatable: --set actor.lr=1e-3.",
-                         metavar="KEY=VALUE")
+from gspo_cli.cli import options
 
 
 def train_command(
-    preset: str = typer.Option(None, "--preset", "-p", help="Preset name, alias or YAML path (gspo presets list)."),
-    sets: list[str] | None = SetOption,
+    preset: str = options.preset(),
+    sets: list[str] | None = options.sets(),
     run_name: str = typer.Option(None, "--run-name",
                                  help="Run folder name (default: trainer.experiment_name, else the preset name; "
                                       "an existing run resumes from its newest checkpoint)."),
-    local: bool = typer.Option(False, "--local", help="Run in this process instead of as a Ray job (debugging)."),
-    address: str = typer.Option(None, "--address", help="Ray address (default: preset, RAY_ADDRESS, local head)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the job's result as JSON on stdout."),
+    local: bool = options.local(),
+    address: str = options.address(),
+    json_out: bool = options.json_out("Print the job's result as JSON on stdout."),
     dry_run: bool = typer.Option(False, "--dry-run", help="verl engine: preflight table, verl schema check, overrides, "
                                  "env and entrypoint; launches nothing (exit 2 on errors)."),
     resume: str = typer.Option(None, "--resume", metavar="RUN", help="verl engine: continue RUN from its newest "
