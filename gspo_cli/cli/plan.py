@@ -25,12 +25,15 @@ def plan_command(
     top: int = typer.Option(8, "--top", min=1, help="How many layouts to list."),
     search: bool = typer.Option(True, "--search/--no-search", help="Search faster layouts (default on)."),
 ) -> None:
-    """Predict one training step (seconds per phase, tokens per device per second, bottleneck) before booking the
-    cluster, and rank the layouts preflight accepts by predicted speed.
+    """Predict one training step of a preset before booking the cluster, and find faster layouts.
 
-    The model is arithmetic on the device profile (HBM bandwidth, FLOPs, links) with efficiency factors fitted
-    to published and measured runs (docs/plan.md has the calibration table and where the model is weak).
-    Response lengths are an assumption until `--calibrate RUN` reads a real run's."""
+    Prints seconds per phase (verl's timing names), tokens per device per second and the bottleneck, then the \
+layouts preflight accepts, fastest first, each with its memory verdict and the --set lines that produce it.
+
+    The model is arithmetic on the device profile (HBM bandwidth, FLOPs, links) with efficiency factors fitted \
+to published and measured runs; docs/plan.md has the calibration table and where the model is weak. \
+Response lengths are an assumption until --calibrate RUN reads a real run's.
+    """
     from gspo_cli.console import print_json
 
     if save_profile and not calibrate:
