@@ -3,6 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
+# The torch build `make install` puts in .venv, stated, not left to the index (see README "Two commands"): the CPU
+# build by default. pip.conf mirrors that carry CPU wheels (as here) serve it as is; a machine that sees only the
+# public PyPI gets it from PyTorch's CPU index with TORCH_INDEX=https://download.pytorch.org/whl/cpu. A CUDA
+# build: TORCH_SPEC=torch==2.13.0 (PyPI's default build) or TORCH_SPEC=torch==2.13.0+cu128 with that index.
+TORCH_SPEC ?= torch==2.13.0+cpu
+TORCH_INDEX ?=
+TORCH_INDEX_ARGS := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py constraints.txt | cksum | cut -d' ' -f1)
 
 .PHONY: install test lint demo bench clean
@@ -12,8 +19,11 @@ install: $(STAMP)
 $(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	# CPU torch first, from the exact pin (a looser spec pulls a multi-GB CUDA build).
-	$(PIP) install --quiet torch==2.13.0
+	# torch first, the build TORCH_SPEC names (on the public index a bare `torch==2.13.0` is the CUDA build and
+	# its multi-GB dependencies).
+	$(PIP) install --quiet $(TORCH_INDEX_ARGS) '$(TORCH_SPEC)' || { echo "make install: '$(TORCH_SPEC)' is not on" \
+	  "pip's index here. CPU build: make install TORCH_INDEX=https://download.pytorch.org/whl/cpu;" \
+	  "CUDA build: make install TORCH_SPEC=torch==2.13.0" >&2; exit 1; }
 	# constraints.txt pins every package to versions known to work together (no resolver backtracking).
 	$(PIP) install --quiet -c constraints.txt -e '.[dev]'
 	rm -f $(VENV)/.installed-*

@@ -30,7 +30,10 @@ app = typer.Typer(
     help=(
         "From a bare Ascend NPU cluster (or a GPU box, or a laptop CPU) to a finished, evaluated GSPO run of Qwen3.\n\n"
         "Typical path: gspo env doctor -> gspo env exports -> gspo prepare-data -> gspo train -> gspo eval -> "
-        "gspo report. Every command reads a preset (`gspo presets list`)."
+        "gspo report. Every command reads a preset (`gspo presets list`).\n\n"
+        "--preset has no built-in default anywhere: the commands that act on one (prepare-data, train, plan, "
+        "cluster up/join, env exports) require it, the others (eval, report, runs, env doctor) use it only for its "
+        "settings and paths. Set GSPO_PRESET=NAME to name it once for a shell."
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -74,6 +77,25 @@ app.add_typer(runs_cli.app, name="runs", rich_help_panel=OPERATE)
 app.add_typer(cluster_cli.app, name="cluster", rich_help_panel=OPERATE)
 app.add_typer(jobs_cli.app, name="jobs", rich_help_panel=OPERATE)
 app.add_typer(presets_cli.app, name="presets", rich_help_panel=OPERATE)
+
+def _no_flag_placeholders() -> None:
+    """typer 0.29 prints a `<bool>` type after every on/off flag (`--debug <bool>`), which reads as if the flag
+    took a value: show no type for flags."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "_gspo_patched", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else shown(self, ctx)
+
+    display_type_rich._gspo_patched = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_no_flag_placeholders()
+
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: run the app, turning project errors into one clean line and an exit code."""

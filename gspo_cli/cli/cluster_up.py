@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("up")
     def up_cmd(
-        preset: str = options.preset("qwen3-32b-4x16", help="Preset (exports, cluster shape)."),
+        preset: str = options.preset(required=True, help="Preset (exports, cluster shape), e.g. qwen3-32b."),
         port: int = typer.Option(6379, "--port", help="GCS port of the head."),
         dashboard_port: int = typer.Option(8265, "--dashboard-port", help="Dashboard / Jobs API port."),
         node_ip: str | None = typer.Option(None, "--node-ip", help="This node's IP (default: Ray picks)."),
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
     @app.command("join")
     def join_cmd(
         head: str = typer.Argument(..., help="Head GCS address, HEAD_IP:6379."),
-        preset: str = options.preset("qwen3-32b-4x16", help="Preset (exports, cluster shape)."),
+        preset: str = options.preset(required=True, help="Preset (exports, cluster shape), e.g. qwen3-32b."),
         node_ip: str | None = typer.Option(None, "--node-ip", help="This node's IP (default: Ray picks)."),
         npus: int | None = typer.Option(None, "--npus", help="NPU count (default: from npu-smi)."),
         stack: str | None = typer.Option(None, "--stack", help="vllm-ascend==X to judge the exports against."),

@@ -8,7 +8,7 @@ from gspo_cli.cli import options
 
 
 def prepare_data_command(
-    preset: str = options.preset("tiny", help="Preset whose data section to prepare."),
+    preset: str = options.preset(required=True, help="Preset whose data section to prepare, e.g. tiny."),
     dataset: list[str] | None = typer.Option(
         None, "--dataset", "-d", help="Prepare only this source (repeatable): dapo-math-17k, aime-2024, arith."
     ),

@@ -75,7 +75,7 @@ def doctor(
 
 @app.command("exports")
 def exports(
-    preset: str = options.preset("qwen3-32b-4x16", help="Preset whose env section to export."),
+    preset: str = options.preset(required=True, help="Preset whose env section to export, e.g. qwen3-32b."),
     stack: str | None = typer.Option(None, "--stack", help="Judge against vllm-ascend==X instead of what is "
                                      "installed here."),
     head: str | None = typer.Option(None, "--head", help="Ray head address; the route to it picks the socket "

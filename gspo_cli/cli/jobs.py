@@ -24,14 +24,34 @@ def list_cmd(address: str | None = options.address(), json_out: bool = options.j
 
     from gspo_cli.console import out
 
-    table = Table(title="Ray jobs", title_justify="left")
-    for col in ("job id", "status", "command", "preset", "started", "ended"):
-        table.add_column(col, no_wrap=col in ("job id", "status"))
+    wide = out.width >= 120  # command and preset are also in the job id: shown as columns only where they fit
+    table = Table(title="Ray jobs", title_justify="left", pad_edge=False)
+    table.add_column("job id", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    if wide:
+        table.add_column("command")
+        table.add_column("preset")
+    table.add_column("started", no_wrap=True)
+    table.add_column("took", no_wrap=True, justify="right")
     for row in rows:
         meta = row["metadata"]
-        table.add_row(row["job_id"], _status_style(row["status"]), meta.get("command", "-"), meta.get("preset", "-"),
-                      row["start_time"] or "-", row["end_time"] or "-")
+        extra = [meta.get("command", "-"), meta.get("preset", "-")] if wide else []
+        started = row["start_time"] or "-"
+        table.add_row(row["job_id"], _status_style(row["status"]), *extra,
+                      started if wide else started[5:16], _took(row["start_time"], row["end_time"]))
     out.print(table)
+
+
+def _took(start: str | None, end: str | None) -> str:
+    """Run time of a job, `running` while it has no end."""
+    import time
+
+    if not start:
+        return "-"
+    parse = lambda t: time.mktime(time.strptime(t, "%Y-%m-%d %H:%M:%S"))  # noqa: E731
+    seconds = int((parse(end) if end else time.time()) - parse(start))
+    text = f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+    return text if end else f"{text}+"
 
 
 def _status_style(status: str) -> str:
@@ -62,17 +82,27 @@ def status_cmd(job_id: str = typer.Argument(..., help="Submission id."),
 def logs_cmd(
     job_id: str = typer.Argument(..., help="Submission id."),
     follow: bool = typer.Option(False, "--follow", "-f", help="Stream until the job ends (Ctrl-C detaches)."),
+    raw: bool = typer.Option(False, "--raw", help="Print the log as Ray stores it, `@@gspo {...}` event lines "
+                                                  "included (for scripts that parse events)."),
     address: str | None = options.address(),
     json_out: bool = options.json_out("With --follow: print the job's result as JSON at the end."),
 ) -> None:
-    """Print a job's logs, or follow them live with progress."""
+    """Print a job's logs (progress events rendered as with --follow), or follow them live."""
     from gspo_cli.jobs import client as jobs
 
     if follow:
         raise typer.Exit(jobs.follow_existing(job_id, address, json_out=json_out))
-    import sys
+    text = jobs.job_logs(job_id, address)
+    if raw:
+        import sys
 
-    sys.stdout.write(jobs.job_logs(job_id, address))
+        sys.stdout.write(text)
+        return
+    from gspo_cli.jobs.view import JobView
+
+    # the same rendering as --follow: messages as lines, progress events as the bars' final state
+    with JobView(title=job_id) as view:
+        view.feed(text)
 
 
 @app.command("stop")

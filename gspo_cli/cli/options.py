@@ -18,8 +18,13 @@ ADDRESS_HELP = "Ray address: dashboard URL or HEAD:PORT (default: the preset's, 
                "local head)."
 
 
-def preset(default: str | None = None, *, help: str = PRESET_HELP) -> Any:
-    return typer.Option(default, "--preset", "-p", help=help)
+# One rule for every command (stated in `gspo --help`): no built-in default preset; commands that act on a
+# preset require it, the others use it only for its settings and paths; GSPO_PRESET names it once for a shell.
+PRESET_ENV = "GSPO_PRESET"
+
+
+def preset(*, required: bool = False, help: str = PRESET_HELP) -> Any:
+    return typer.Option(... if required else None, "--preset", "-p", envvar=PRESET_ENV, help=help)
 
 
 def sets(example: str = "actor.lr=1e-3") -> Any:

@@ -26,15 +26,23 @@ def list_presets(json_out: bool = options.json_out()) -> None:
 
     from gspo_cli.console import out
 
-    table = Table(title="gspo presets", title_justify="left")
-    table.add_column("name", no_wrap=True)
-    for col in ("aliases", "model", "cluster", "engine"):
-        table.add_column(col, overflow="fold")
-    table.add_column("description", min_width=24, ratio=1)
-    for row in rows:
-        table.add_row(
-            row["name"], ", ".join(row["aliases"]), row["model"], row["cluster"], row["engine"], row["description"]
-        )
+    table = Table(title="gspo presets", title_justify="left", pad_edge=False)
+    if out.width >= 120:
+        table.add_column("name", no_wrap=True)
+        for col in ("aliases", "model", "cluster", "engine"):
+            table.add_column(col, overflow="fold")
+        table.add_column("description", min_width=24, ratio=1)
+        for row in rows:
+            table.add_row(row["name"], ", ".join(row["aliases"]), row["model"], row["cluster"], row["engine"],
+                          row["description"])
+    else:  # 80 columns: aliases under the name, model/cluster/engine stacked, so no column is cut to "mo…"
+        table.add_column("name (aliases)", no_wrap=True)
+        table.add_column("model, cluster, engine", no_wrap=True)
+        table.add_column("description", ratio=1)
+        for row in rows:
+            aliases = f"\n[dim]{', '.join(row['aliases'])}[/]" if row["aliases"] else ""
+            table.add_row(row["name"] + aliases, f"{row['model'].rsplit('/', 1)[-1]}\n{row['cluster']}, {row['engine']}",
+                          row["description"])
     out.print(table)
 
 
@@ -80,4 +88,9 @@ def copy(
     from gspo_cli.console import err
 
     written = preset_catalog.copy_preset(name, dest, force=force)
-    err.print(f"Wrote {written}. Use it with --preset {written}")
+    from gspo_cli import layout
+
+    # a preset in $GSPO_HOME/presets is found by its name; one elsewhere by its path
+    in_home = written.parent.resolve() == layout.user_presets_dir().resolve()
+    ref = written.stem if in_home else str(written)
+    err.print(f"Wrote {written}. Edit it, then: gspo train --preset {ref} --dry-run", highlight=False)

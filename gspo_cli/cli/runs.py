@@ -10,6 +10,7 @@ from gspo_cli.cli import options
 
 app = typer.Typer(help="List, inspect and remove training runs ($GSPO_HOME/runs).", no_args_is_help=True)
 
+RUNS_DIR_HELP = "Look in this preset's paths.runs_dir instead."
 STATUS_STYLE = {"finished": "green", "running": "cyan", "failed": "red", "killed": "red", "stopped": "yellow",
                 "incomplete": "yellow"}
 
@@ -54,7 +55,7 @@ def _status(info: dict) -> str:
 
 
 @app.command("list")
-def list_cmd(preset: str | None = options.preset(help="Look in this preset's paths.runs_dir instead."), json_out: bool = options.json_out()) -> None:
+def list_cmd(preset: str | None = options.preset(help=RUNS_DIR_HELP), json_out: bool = options.json_out()) -> None:
     """One row per run, newest activity first: status, steps, last reward, best validation, latest evals."""
     from gspo_cli.runs import catalog
 
@@ -102,7 +103,7 @@ def _resolve(run: str, preset):
 
 @app.command("show")
 def show_cmd(run: str = typer.Argument(..., help="Run name, run folder, or `latest`."),
-             preset: str | None = options.preset(help="Look in this preset's paths.runs_dir instead."), json_out: bool = options.json_out()) -> None:
+             preset: str | None = options.preset(help=RUNS_DIR_HELP), json_out: bool = options.json_out()) -> None:
     """One run: settings changed from its preset, checkpoints, evals, health, and the commands to go on."""
     from gspo_cli.runs import catalog
 
@@ -159,7 +160,7 @@ def _render_show(info: dict) -> None:
 @app.command("rm")
 def rm_cmd(run: str = typer.Argument(..., help="Run name or run folder."),
            yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
-           preset: str | None = options.preset(help="Look in this preset's paths.runs_dir instead.")) -> None:
+           preset: str | None = options.preset(help=RUNS_DIR_HELP)) -> None:
     """Delete a run folder (checkpoints, metrics, evals); refused while its job is running."""
     from gspo_cli.console import err
     from gspo_cli.errors import ConfigError

@@ -11,8 +11,10 @@ def train_command(
     preset: str = options.preset(),
     sets: list[str] | None = options.sets(),
     run_name: str = typer.Option(None, "--run-name",
-                                 help="Run folder name (default: trainer.experiment_name, else the preset name; "
-                                      "an existing run resumes from its newest checkpoint)."),
+                                 help="Run folder under $GSPO_HOME/runs, both engines: --run-name, else "
+                                      "trainer.experiment_name, else native: the preset name (so the same command "
+                                      "resumes), verl: <preset>-<timestamp> (a new run each time). A name that "
+                                      "has checkpoints resumes from its newest one."),
     local: bool = options.local(),
     address: str = options.address(),
     json_out: bool = options.json_out("Print the job's result as JSON on stdout."),

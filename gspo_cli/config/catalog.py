@@ -47,6 +47,6 @@ def copy_preset(name: str, dest: Path, *, force: bool = False) -> Path:
     # The fork gets its own name and no aliases, so it never shadows the built-in it came from.
     text = re.sub(r"^name:.*$", f"name: {new_name}", text, count=1, flags=re.M)
     text = re.sub(r"^aliases:.*\n", "", text, count=1, flags=re.M)
-    header = f"# Forked from {source.name} ({source.path.name}). Edit freely; validate with `gspo presets show {dest}`.\n"
+    header = f"# Forked from {source.name} ({source.path.name}). Edit freely; validate with `gspo presets show {new_name if dest.parent == layout.user_presets_dir() else dest}`.\n"
     atomic_write_text(dest, header + text)
     return dest

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -318,6 +319,8 @@ def _describe_validation_error(exc: Any, data: dict[str, Any], origins: Origins,
         key = ".".join(str(p) for p in loc) or "(preset)"
         where = _origin_for(loc, origins) or file
         msg = err["msg"]
+        if not (where or "").startswith("--set ") and (culprit := _set_named_in(msg, origins, tuple(map(str, loc)))):
+            where = culprit  # a rule across keys broken by a --set: name the --set, not the preset file
         if err["type"] == "extra_forbidden":
             fields = _schema_fields_at([str(p) for p in loc]) or []
             close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.5)
@@ -330,10 +333,24 @@ def _describe_validation_error(exc: Any, data: dict[str, Any], origins: Origins,
             err["input"], dict | list
         ):
             msg += f" (got {err['input']!r})"
-        messages.append(f"{where + ': ' if where else ''}{key}: {msg}")
+        messages.append(f"{where + ': ' if where else ''}{key + ': ' if loc else ''}{msg}")
     head = messages[0]
     more = f" (and {len(messages) - 1} more: " + "; ".join(messages[1:4]) + ")" if len(messages) > 1 else ""
+    if head.startswith("--set "):
+        return head + more, "fix or drop that --set (see `gspo presets show NAME --resolved` for the values in use)"
     return head + more, "fix the preset (see `gspo presets show NAME` and docs/presets.md)"
+
+
+def _set_named_in(msg: str, origins: Origins, loc: tuple[str, ...] = ()) -> str | None:
+    """The --set behind an error of a whole section (or of the preset: "rollout.n must be >= 2 ..."): one under
+    that section whose key the message names, in full or relative to the section."""
+    for key, origin in origins.items():
+        if not origin.startswith("--set ") or key[:len(loc)] != loc:
+            continue
+        for name in {".".join(key), ".".join(key[len(loc):])}:
+            if name and re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", msg):
+                return origin
+    return None
 
 
 @dataclass

@@ -139,22 +139,22 @@ def finish(fig, axes, title: str, runs: list[RunData], path: Path, smoothed: boo
                 if lab not in handles:
                     handles[lab] = h
                     labels.append(lab)
-        ncol = 1 if max((len(x) for x in labels), default=0) > 45 else 2
-        rows = -(-len(labels) // ncol)
+        ncol = 1 if max((len(x) for x in labels), default=0) > 40 else 2
+        lines = sum(max(lab.count("\n") + 1 for lab in labels[i:i + ncol]) for i in range(0, len(labels), ncol))
         fig.legend([handles[x] for x in labels], labels, loc="lower left", ncol=ncol, fontsize=8.5,
                    bbox_to_anchor=(0.01, 0.0), frameon=False)
-        bottom = min(0.5, 0.06 + 0.052 * rows * 4.4 / fig.get_figheight())
+        bottom = min(0.55, 0.04 + 0.2 * lines / fig.get_figheight())
     name = runs[0].name if not compare else f"{len(runs)} runs"
-    fig.suptitle(f"{title} — {name}", fontsize=13, fontweight="bold")
+    fig.suptitle(f"{title} — {name}", fontsize=13, fontweight="bold", y=0.985)
     if smoothed:
-        fig.text(0.99, 0.005, "faint: raw, bold: EMA-smoothed", ha="right", va="bottom", fontsize=8, color="0.4")
-    fig.tight_layout(rect=(0, bottom, 1, 0.95))
+        fig.text(0.99, 0.935, "faint: raw, bold: EMA-smoothed", ha="right", va="top", fontsize=8, color="0.4")
+    fig.tight_layout(rect=(0, bottom, 1, 0.93))
     fig.savefig(path)
 
 
 def _fig(plt, runs: list[RunData], panels: int = 1):
     """A figure with room under the axes for a compare legend (one row per ~2 runs)."""
-    extra = 0.0 if len(runs) == 1 else 0.35 * (len(runs) + 1)
+    extra = 0.0 if len(runs) == 1 else 0.2 * sum(r.label.count("\n") + 1 for r in runs) + 0.3
     return plt.subplots(1, panels, figsize=(FIG_W * (0.85 if panels > 1 else 1) * panels, FIG_H + extra),
                         squeeze=False)
 
@@ -197,7 +197,7 @@ def draw_lines(plt, chart: Chart, runs: list[RunData], path: Path) -> list[str] 
             label = runs[i].label if compare else " = ".join(labels)
             plot_smoothed(ax, steps, values, label, f"C{i if compare else j}", ("-", "--", ":")[li % 3])
         if chart.zero_note and all(v == 0 for _, pts, _, _ in drawn for _, v in pts):
-            ax.text(0.5, 0.55, chart.zero_note, transform=ax.transAxes, ha="center", va="center", fontsize=8,
+            ax.text(0.5, 0.8, chart.zero_note, transform=ax.transAxes, ha="center", va="center", fontsize=8,
                     color="0.25", bbox={"boxstyle": "round", "fc": "#f4f4f4", "ec": "0.8"})
         mark_health(ax, runs)
         ax.set_ylabel(panel.ylabel)
@@ -294,14 +294,16 @@ def draw_eval(plt, chart: Chart, runs: list[RunData], path: Path) -> list[str] |
             acc = [100 * e["accuracy"] for e in rows]
             se = [100 * e["metrics"].get(f"avg@{e['metrics']['n']}_stderr", 0.0) for e in rows]
             color = f"C{i if compare else j}"
-            label = f"{run.label}: {bench} avg@{n}" if compare else f"{bench} avg@{n} (± stderr)"
+            label = (run.label if len(benches) == 1 else f"{run.label}: {bench}") if compare else (
+                f"{bench} avg@{n} (± stderr)")
             ax.errorbar(steps, acc, yerr=se, color=color, marker="o", capsize=3, linewidth=1.8, label=label,
                         linestyle=("-", "--", ":")[j % 3])
             kmax = max(rows[-1].get("settings", {}).get("k") or [1])
             if kmax > 1 and not compare:
                 ax.plot(steps, [100 * e["metrics"].get(f"pass@{kmax}", float("nan")) for e in rows], color=color,
                         linestyle="--", marker="^", alpha=0.7, label=f"{bench} pass@{kmax}")
-    ax.set_ylabel(chart.panels[0].ylabel)
+    ax.set_ylabel(chart.panels[0].ylabel + (f", {benches[0]} avg@n ± stderr" if compare and len(benches) == 1
+                                            else ""))
     ax.set_ylim(0, 105)
     finish(fig, [ax], chart.title, runs, path, smoothed=False)
     plt.close(fig)

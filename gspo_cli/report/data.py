@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gspo_cli.metrics.jsonl import Series, read_series
 
-# Settings named in a compare legend: at most this many, the rest summarised as "+N".
+# Settings named in a compare legend: at most this many, the rest summarised as "+N more" (all of them are in
+# summary.md); the ones that most often explain a difference come first.
 LEGEND_KEYS = 3
+FIRST_KEYS = ("algorithm.loss_mode", "algorithm.adv_estimator", "model.path", "trainer.engine", "actor.lr",
+              "rollout.n", "data.train_batch_size", "algorithm.clip_ratio_low", "algorithm.clip_ratio_high",
+              "algorithm.loss_agg_mode", "algorithm.entropy_coeff", "rollout.temperature")
+LABEL_WIDTH = 64  # characters per legend line
 
 
 @dataclass
@@ -72,11 +78,12 @@ def label_runs(runs: list[RunData]) -> list[str]:
     """Set each run's legend label, `name (key=value, ...)` with the settings that differ; returns those keys."""
     from gspo_cli.config.diff import flatten
 
-    keys = differing(runs)
+    keys = sorted(differing(runs), key=lambda k: (FIRST_KEYS.index(k) if k in FIRST_KEYS else len(FIRST_KEYS), k))
     for run in runs:
         flat = flatten(run.config)
         parts = [f"{k.rsplit('.', 1)[-1]}={_short(flat.get(k))}" for k in keys[:LEGEND_KEYS]]
         if len(keys) > LEGEND_KEYS:
             parts.append(f"+{len(keys) - LEGEND_KEYS} more")
-        run.label = f"{run.name} ({', '.join(parts)})" if parts else run.name
+        label = f"{run.name} ({', '.join(parts)})" if parts else run.name
+        run.label = "\n".join(textwrap.wrap(label, LABEL_WIDTH, subsequent_indent="  ")) or run.name
     return keys

@@ -69,6 +69,8 @@ def launch(req) -> int:
     if req.resume:
         raise ConfigError("--resume is for the verl engine", "the native engine resumes automatically "
                           "(trainer.resume_mode: auto): rerun with the same --run-name")
+    if _already_complete(req):
+        return 0
     run_dir = prepare_run(req)
     err.print(f"Run folder: {run_dir}")
     if req.dry_run:
@@ -80,6 +82,26 @@ def launch(req) -> int:
     err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}",
               highlight=False)
     return code
+
+
+def _already_complete(req) -> bool:
+    """A rerun of a finished run (same --run-name, resume_mode auto): say so and how to extend it, start nothing."""
+    from gspo_cli import layout
+    from gspo_cli.console import err
+
+    t = req.preset.trainer
+    run_dir = layout.run_dir(run_name_for(req), req.preset)
+    steps = layout.list_steps(run_dir)
+    if t.resume_mode == "disable" or not t.total_training_steps or not steps or steps[-1] < t.total_training_steps:
+        return False
+    sets = " ".join(f"--set {s}" for s in req.sets if not s.startswith("trainer.total_training_steps="))
+    err.print(f"Run {run_dir.name} is already complete: checkpoint at step {steps[-1]} of "
+              f"trainer.total_training_steps={t.total_training_steps}. Nothing to train.\n"
+              f"  extend it:   gspo train --preset {req.preset_ref} --run-name {run_dir.name} {sets + ' ' if sets else ''}"
+              f"--set trainer.total_training_steps={2 * t.total_training_steps}\n"
+              f"  a new run:   gspo train --preset {req.preset_ref} --run-name {run_dir.name}-2\n"
+              f"  evaluate it: gspo eval BENCH --preset {req.preset_ref} --model {run_dir.name}:all", highlight=False)
+    return True
 
 
 def _check_manifests(preset) -> None:

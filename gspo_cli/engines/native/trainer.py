@@ -273,6 +273,12 @@ class NativeTrainer:
         t = self.p.trainer
         self.maybe_resume()
         start_step = self.step
+        if self.step >= self.total_steps:
+            events.message(f"run {self.run_dir.name} is already complete ({self.step}/{self.total_steps} steps): "
+                           f"nothing to train; to extend it, rerun with --set trainer.total_training_steps=N "
+                           f"(N > {self.step})")
+            return {"run_dir": str(self.run_dir), "already_complete": True, "start_step": start_step,
+                    "final_step": self.step}
         events.message(f"native engine on {self.device}: steps {self.step + 1}..{self.total_steps}, "
                        f"run {self.run_dir}")
         if self.step == 0 and t.val_before_train and self.val_rows:

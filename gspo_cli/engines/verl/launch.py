@@ -146,7 +146,8 @@ def make_plan(
         if not preset_name:
             raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
         loaded = presets.load(preset_name, sets)
-        run_name = run_name or layout.new_run_name(loaded.preset.name)
+        # the same rule as the native engine, except the default: a new timestamped run each time
+        run_name = run_name or loaded.preset.trainer.experiment_name or layout.new_run_name(loaded.preset.name)
         run_dir = layout.run_dir(run_name, loaded.preset)
         if layout.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
             # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
