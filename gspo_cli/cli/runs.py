@@ -72,25 +72,33 @@ def list_cmd(preset: str | None = options.preset(help=RUNS_DIR_HELP), json_out: 
     if not rows:
         err.print("No runs yet. Start one: gspo train --preset tiny")
         return
-    wide = out.width >= 110  # engine, preset and size only where they fit: every column readable at 80
-    table = Table(title="runs (% = accuracy; ! = health errors)", title_justify="left", pad_edge=False)
-    table.add_column("run", no_wrap=True, overflow="ellipsis", max_width=28)
+    wide = out.width >= 110  # engine, preset, size and eval names only where they fit: readable at 80 columns
+    from rich import box
+
+    table = Table(title="runs (% = accuracy; ! = health errors)", title_justify="left", pad_edge=False,
+                  box=box.HEAVY_HEAD if wide else box.SIMPLE_HEAD, show_edge=wide,
+                  collapse_padding=not wide)
+    table.add_column("run", no_wrap=True, overflow="ellipsis", max_width=28 if wide else 25)
     if wide:
         table.add_column("engine")
         table.add_column("preset")
     table.add_column("status", no_wrap=True)
-    for col in ("steps", "reward", "best val", "eval"):
-        table.add_column(col, justify="right", no_wrap=col != "eval")
+    for col in ("steps", "reward", "best val" if wide else "val", "eval" if wide else "eval@step"):
+        table.add_column(col, justify="right", no_wrap=True, min_width=5)
     if wide:
         table.add_column("size", justify="right")
-    table.add_column("active", no_wrap=True)
+    table.add_column("active" if wide else "ago", no_wrap=True, min_width=3)
     for r in rows:
         best = r["best_val"]
         steps = f"{r['steps_done']}/{r['total_steps'] or '?'}"
-        evals = " ".join(f"{e['benchmark']} {_num(e['accuracy'], True)}@{e['step']}" for e in r["evals"]) or "-"
+        if wide:
+            evals = " ".join(f"{e['benchmark']} {_num(e['accuracy'], True)}@{e['step']}" for e in r["evals"])
+        else:
+            evals = " ".join(f"{_num(e['accuracy'], True)}@{e['step']}" for e in r["evals"][:1])
         cells = [r["name"]] + ([r["engine"] or "-", r["preset"] or "-"] if wide else [])
-        cells += [_status(r), steps, _num(r["last_reward"]), _num(best and best["value"], True), evals]
-        cells += ([_size(r["size_bytes"])] if wide else []) + [_ago(r["last_activity"])]
+        cells += [_status(r), steps, _num(r["last_reward"]), _num(best and best["value"], True), evals or "-"]
+        ago = _ago(r["last_activity"])
+        cells += ([_size(r["size_bytes"])] if wide else []) + [ago if wide else ago.replace(" ago", "")]
         table.add_row(*cells)
     out.print(table)
 

@@ -110,3 +110,24 @@ def test_model_folder_checks_and_output_dirs(eval_home, tmp_path):
     (bad / "actor" / "fsdp_config.json").write_text("{}")
     with pytest.raises(GspoError, match="model_merger"):
         service.hf_folder(resolve_model(str(bad)))
+
+
+def test_eval_device_follows_the_accelerator_not_the_training_device(monkeypatch):
+    """tiny trains on cpu (trainer.device, cluster.device); its eval uses a GPU where there is one, unless
+    eval.device or --device pins it. (No GPU here: torch's answer is stubbed; the choice logic is what runs.)"""
+    import torch
+
+    from gspo_cli.config.presets import load_preset
+    from gspo_cli.eval import service
+    from gspo_cli.models import device
+
+    tiny = load_preset("tiny")
+    assert (tiny.cluster.device, tiny.trainer.device, tiny.eval.device) == ("cpu", "cpu", "auto")
+    monkeypatch.setattr(device, "npu_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert service.choose_device(EvalRequest(benchmark="arith"), tiny) == "cuda"
+    assert service.choose_device(EvalRequest(benchmark="arith", device="cpu"), tiny) == "cpu"
+    pinned = load_preset("tiny", ["eval.device=cpu"])
+    assert service.choose_device(EvalRequest(benchmark="arith"), pinned) == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert service.choose_device(EvalRequest(benchmark="arith"), tiny) == "cpu"
