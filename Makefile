@@ -45,8 +45,9 @@ GSPO := $(VENV)/bin/gspo
 demo: install
 	$(GSPO) prepare-data --preset tiny
 	$(GSPO) train --preset tiny --run-name $(DEMO_RUN)
-	$(GSPO) eval arith --preset tiny --model $(DEMO_RUN)
+	$(GSPO) eval arith --preset tiny --model $(DEMO_RUN):all
 	$(GSPO) report $(DEMO_RUN)
+	$(GSPO) runs list
 	@run="$${GSPO_HOME:-$$HOME/.gspo}/runs/$(DEMO_RUN)"; \
 	echo ""; \
 	echo "Demo finished. Run folder:  $$run"; \
@@ -55,7 +56,8 @@ demo: install
 	echo "  checkpoints (HF folders): $$(ls -d $$run/checkpoints/global_step_* | tr '\n' ' ')"; \
 	echo "  eval results:             $$(ls -d $$run/eval/* 2>/dev/null | tr '\n' ' ')"; \
 	echo "  curves + summary:         $$run/report/"; \
-	echo "The embedded Ray head on 127.0.0.1 stays up for the next command; stop it with: $(GSPO) cluster down"
+	echo "gspo is $(GSPO); put it on your PATH with: source $(VENV)/bin/activate"; \
+	echo "The embedded Ray head on 127.0.0.1 stays up for the next command; stop it with: gspo cluster down"
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache

@@ -122,3 +122,12 @@ def test_quickstart_tiny_block_runs_as_written(gspo_home, ray_head, gspo):
     evals = sorted(p.name for p in (gspo_home / "runs" / "tiny-demo" / "eval").iterdir())
     assert evals == ["arith-10", "arith-20"]
     assert "tiny-demo" in proc.stdout and "finished" in proc.stdout  # gspo runs list
+
+
+def test_make_demo_runs_the_quickstart_block():
+    """make demo and the quickstart's by-hand block are the same commands (make demo only names the run)."""
+    demo = (REPO / "Makefile").read_text().split("\ndemo:")[1].split("\n\n")[0]
+    make_cmds = [re.sub(r"\s+", " ", ln.strip().replace("$(GSPO)", "gspo").replace("$(DEMO_RUN)", "tiny-demo"))
+                 for ln in demo.splitlines() if ln.strip().startswith("$(GSPO)")]
+    block = [re.sub(r"\s+", " ", c) for c in command_lines("docs/quickstart.md")][:len(make_cmds)]
+    assert make_cmds == block

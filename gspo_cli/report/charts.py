@@ -15,7 +15,7 @@ from gspo_cli.metrics.names import VAL_KEY, val_keys
 from gspo_cli.report.data import RunData
 
 FIG_W, FIG_H = 7.5, 4.4
-SEVERITY_COLOR = {"error": "#d62728", "warn": "#ff7f0e"}
+SEVERITY_COLOR = {"error": "#d62728", "warn": "#ff7f0e", "info": "#7f7f7f"}
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def mark_health(ax, runs: list[RunData]) -> None:
     seen, named = set(), set()
     for run in runs:
         for ev in run.health:
-            sev = "error" if ev.get("severity") == "error" else "warn"
+            sev = ev.get("severity") if ev.get("severity") in SEVERITY_COLOR else "warn"
             if (ev["step"], sev) in seen:
                 continue
             seen.add((ev["step"], sev))
