@@ -49,12 +49,10 @@ def run_tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
 
 
 def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    from gspo_cli.jobs.procs import pid_alive
+
+    if not pid_alive(pid):
         return False
-    except PermissionError:
-        return True
     cmdline = Path(f"/proc/{pid}/cmdline")
     if cmdline.exists():  # a recycled pid belongs to some other program
         try:
