@@ -23,6 +23,7 @@ from gspo_cli.cli import plan as plan_cli
 from gspo_cli.cli import presets as presets_cli
 from gspo_cli.cli import report as report_cli
 from gspo_cli.cli import runs as runs_cli
+from gspo_cli.cli import score as score_cli
 from gspo_cli.cli import train as train_cli
 
 app = typer.Typer(
@@ -72,6 +73,7 @@ app.command("plan", rich_help_panel=PIPELINE)(plan_cli.plan_command)
 app.command("train", rich_help_panel=PIPELINE)(train_cli.train_command)
 app.command("eval", rich_help_panel=PIPELINE)(eval_cli.eval_command)
 app.command("report", rich_help_panel=PIPELINE)(report_cli.report_command)
+app.command("score", rich_help_panel=PIPELINE)(score_cli.score_command)
 app.command("export", rich_help_panel=PIPELINE)(export_cli.export_command)
 app.add_typer(runs_cli.app, name="runs", rich_help_panel=OPERATE)
 app.add_typer(cluster_cli.app, name="cluster", rich_help_panel=OPERATE)

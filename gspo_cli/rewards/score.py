@@ -153,6 +153,22 @@ def get_scorer(data_source: str | None) -> Scorer:
     return DEFAULT_SCORER
 
 
+_STYLE_OF: dict[Scorer, str] = {_math_dapo: "dapo", _boxed: "boxed"}
+
+
+def explain(data_source: Any, solution_str: Any, ground_truth: Any) -> Verdict:
+    """The verdict `compute_score` gives, with how it was reached (for reports such as `gspo score`)."""
+    scorer = get_scorer(_as_text(data_source))
+    style = _STYLE_OF.get(scorer)
+    try:
+        if style is None:  # a scorer without an extraction step (arith): its own verdict
+            res = scorer(_as_text(solution_str), _as_text(ground_truth))
+            return Verdict(bool(res["acc"]), res["pred"], "exact" if res["pred"] else "no_answer")
+        return verdict(_as_text(solution_str), _as_text(ground_truth), style)
+    except Exception:  # noqa: BLE001 - as compute_score: a broken item is a wrong answer
+        return Verdict(False, "", "error")
+
+
 def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None, **_: Any) -> dict:
     """verl `custom_reward_function` entry: {"score": 1.0 | -1.0, "acc": bool, "pred": str}. Never raises."""
     try:

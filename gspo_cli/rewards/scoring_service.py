@@ -1,0 +1,61 @@
+"""The service behind `gspo score`: load the preset, pick its verifier, score the file with progress, report."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from gspo_cli.errors import ConfigError
+from gspo_cli.rewards import scoring_file as sf
+
+PROGRESS_MIN_ROWS = 2000  # smaller files score in well under a second: no bar
+
+
+def _progress(total: int, enabled: bool):
+    """A rich progress bar on stderr (a no-op context when disabled), and its advance callback."""
+    from contextlib import nullcontext
+
+    if not enabled:
+        return nullcontext(), None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from gspo_cli.console import err
+
+    bar = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=err,
+                   transient=True)
+    task = bar.add_task("score", total=total)
+    return bar, lambda n: bar.advance(task, n)
+
+
+def run_score(file: str, *, preset: str, compare: str | None, data_source: str | None, show: int,
+              sets: list[str], json_out: bool) -> dict:
+    """Score `file` and print the report (text, or JSON with json_out); returns the report."""
+    from gspo_cli.config.presets import load_preset
+    from gspo_cli.console import err, out, print_json
+
+    if compare is not None and compare not in sf.PEERS:
+        raise ConfigError(f"--compare {compare!r} is not a verifier gspo can compare with",
+                          f"use one of: {', '.join(sf.PEERS)}")
+    if show < 0:
+        raise ConfigError("--show must be 0 or more")
+    p = load_preset(preset, sets)
+    verifier = sf.preset_verifier(p)
+    default_ds = data_source or sf.preset_data_source(p)
+    path = Path(file)
+    sf.verifier_fn(verifier)  # an unknown or missing verifier fails before the file is read
+    total = sf.count_rows(path) if path.is_file() else 0
+    bar, advance = _progress(total, enabled=total >= PROGRESS_MIN_ROWS and err.is_terminal)
+    t0 = time.monotonic()
+    with bar:
+        tally = sf.score_file(path, verifier=verifier, default_ds=default_ds, compare=compare, keep=show,
+                              progress=advance)
+    report = sf.summary(tally, path=path, verifier=verifier, compare=compare, default_ds=default_ds,
+                        seconds=time.monotonic() - t0)
+    report["preset"] = preset
+    if json_out:
+        print_json(report)
+    else:
+        from gspo_cli.rewards.scoring_view import render
+
+        render(report, out)
+    return report
