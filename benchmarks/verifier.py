@@ -6,10 +6,12 @@ Speed: N responses of about 8k tokens (~32,000 characters of math-flavoured CoT 
 the shapes training produces (DAPO `Answer:` line, Qwen3 thinking + boxed summary, boxed + Answer, prose,
 truncated/unclosed thinking), half right and half wrong. Each verifier runs in its own subprocess, so peak RSS
 (its own `ru_maxrss`) is that verifier's alone; the same responses are rebuilt from the same seed in each
-subprocess and only the scoring calls are timed. math-verify is far slower, so it scores every k-th response
+subprocess and only the scoring calls are timed, in CPU time (`time.process_time`): the figure is what a
+response costs, not how busy the machine was (a shared machine's wall clock also counts time spent waiting
+for a core). math-verify is far slower, so it scores every k-th response
 (`--mv-sample` of them) and its responses/s comes from that sample. Also: per-call time of ours on hostile
-inputs (200k characters, 5000 nested braces) and accuracy of all three on the labelled corpus and on the
-peer-suite cases.
+inputs (200k characters, 5000 nested braces) and accuracy, false positives and false negatives of all three on
+the labelled corpus, the peer-suite cases and the adversarial suite.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CORPUS = ROOT / "tests" / "rewards" / "data" / "verifier_corpus.jsonl"
-PEER_SUITE = ROOT.parent / "shared" / "fixtures" / "verifier" / "peer_suite_cases.jsonl"
+PEER_SUITE = ROOT / "tests" / "rewards" / "data" / "peer_suite_cases.jsonl"  # a copy of shared/fixtures/verifier's
+ADVERSARIAL = ROOT / "tests" / "rewards" / "data" / "adversarial_suite.jsonl"
 N_BODIES = 64
 
 # --------------------------------------------------------------------------- data
@@ -115,9 +118,9 @@ def run_one(name: str, n: int, chars: int, every: int) -> dict:
     for i, (r, g) in enumerate(responses(n, chars)):
         if i % every:
             continue
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         ok = score(r, g)
-        elapsed += time.perf_counter() - t0
+        elapsed += time.process_time() - t0
         done += 1
         right += bool(ok)
         total_chars += len(r)
@@ -148,10 +151,10 @@ def hostile_ms() -> dict:
     out = {}
     for name, text in cases.items():
         compute_score("math_dapo", text, "42")
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for _ in range(5):
             compute_score("math_dapo", text, "42")
-        out[name] = 1000 * (time.perf_counter() - t0) / 5
+        out[name] = 1000 * (time.process_time() - t0) / 5
     return out
 
 
@@ -210,7 +213,7 @@ def main() -> int:
     rows = [_child(args, "ours", 1), _child(args, "math_dapo", 1), _child(args, "math_verify", every_mv)]
     by = {r["verifier"]: r for r in rows}
     print(f"\n## Speed: {args.n} responses, mean {rows[0]['mean_chars']:.0f} characters (~8k tokens)\n")
-    print("| verifier | scored | responses/s | ms/response | peak RSS MB | RSS over baseline MB | accepted |")
+    print("| verifier | scored | responses/s (CPU) | CPU ms/response | peak RSS MB | RSS over baseline MB | accepted |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         note = f" (every {every_mv}th)" if r["verifier"] == "math_verify" and every_mv > 1 else ""
@@ -224,7 +227,7 @@ def main() -> int:
         f"math-verify / ours time: {t_mv / t_ours:.0f}x (target >= 10x)"
     )
 
-    print("\n## Hostile inputs (ours, ms per call, mean of 5)\n")
+    print("\n## Hostile inputs (ours, CPU ms per call, mean of 5)\n")
     print("| input | ms |\n|---|---:|")
     for name, ms in hostile_ms().items():
         print(f"| {name} | {ms:.2f} |")
@@ -237,13 +240,17 @@ def main() -> int:
         print(f"| {mode} | {dt:.2f} | {4096 / dt:,.0f} | {acc} | {err} |")
 
     if not args.skip_accuracy:
-        from gspo_cli.rewards.peers import accuracy_table, format_table
+        from gspo_cli.rewards.peers import accuracy_table, error_table, format_table
 
-        sets = {"labelled corpus (tests/rewards/data/verifier_corpus.jsonl)": _load(CORPUS)}
-        if PEER_SUITE.exists():
-            sets["peer-suite cases (shared/fixtures/verifier/peer_suite_cases.jsonl)"] = _load(PEER_SUITE)
+        sets = {
+            "labelled corpus (verifier_corpus.jsonl)": _load(CORPUS),
+            "peer-suite cases (peer_suite_cases.jsonl)": _load(PEER_SUITE),
+            "adversarial suite (adversarial_suite.jsonl)": _load(ADVERSARIAL),
+        }
         print("\n## Accuracy (agreement with the labels)\n")
         print(format_table(accuracy_table(sets)))
+        print("\n## False positives / false negatives\n")
+        print(error_table(sets, ("ours", "math_dapo", "math_verify")))
     return 0
 
 

@@ -1,5 +1,8 @@
 """One reward for training and evaluation: `compute_score` with verl's custom reward signature.
 
+What counts as a final answer is decided in `gspo_cli.rewards.extract` (the rule is written there and in
+docs/verifier.md); this module compares that answer with the ground truth.
+
 Ground truths with an exact value (all of DAPO-Math-17k and AIME are integers) compare exactly as numbers;
 anything else, or a prediction the exact path cannot evaluate (`x^2 - x^2`), goes to math-verify in a worker
 process with a hard timeout. Scorers are picked by `data_source`.
