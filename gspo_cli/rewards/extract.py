@@ -122,9 +122,11 @@ def answer_lines(t: str) -> list[tuple[int, str]]:
     return found[-MAX_CANDIDATES:]
 
 
-def boxed_answers(t: str) -> list[tuple[int, str, int]]:
-    """(position, inner text, end) of the last `\\boxed{..}` / `\\fbox{..}` groups (nested braces allowed)."""
+def boxed_answers(t: str) -> tuple[list[tuple[int, str, int]], int]:
+    """(position, inner text, end) of the last `\\boxed{..}` / `\\fbox{..}` groups (nested braces allowed), and
+    the position of an unclosed `\\boxed{` after all of them (-1 when there is none)."""
     found: list[tuple[int, str, int]] = []
+    unclosed = -1
     i = t.rfind("box")  # one reverse scan serves both commands
     looked = 0
     while i >= 0 and len(found) < MAX_CANDIDATES and looked < _MAX_LOOK:
@@ -140,13 +142,15 @@ def boxed_answers(t: str) -> list[tuple[int, str, int]]:
             end = find_group_end(t, j, MAX_ANSWER_CHARS)
             if end > 0:
                 found.append((i, t[j + 1 : end], end + 1))
+            elif not found and unclosed < 0:
+                unclosed = i
         elif j < len(t) and t[j] == " ":  # `\boxed 42`
             m = re.match(r" +([^\s$]{1,40})", t[j : j + 64])
             if m:
                 found.append((i, m.group(1), j + m.end()))
         i = t.rfind("box", 0, i)
     found.reverse()
-    return found
+    return found, unclosed
 
 
 def _refine(content: str) -> str:
@@ -185,21 +189,10 @@ def _joined_alternatives(t: str, boxes: list[tuple[int, str, int]]) -> bool:
     return False
 
 
-def _unclosed_box_after(t: str, pos: int) -> bool:
-    """A `\\boxed{` / `\\fbox{` after position pos that is never closed: the answer was cut off."""
-    i = max(t.rfind("boxed{"), t.rfind("fbox{"))
-    if i < 0 or i < pos:
-        return False
-    return find_group_end(t, t.index("{", i), MAX_ANSWER_CHARS) < 0
-
-
-def _marked(t: str) -> tuple[list, list, str]:
-    """Answer lines and boxes in the last WINDOW characters (all of t when there are none), and the text searched."""
-    w = t[-WINDOW:]
-    lines, boxes = answer_lines(w), boxed_answers(w)
-    if not lines and not boxes and len(t) > WINDOW:  # rare: an answer followed by a lot of text
-        return answer_lines(t), boxed_answers(t), t
-    return lines, boxes, w
+def _marked(t: str) -> tuple[list, list, int]:
+    """Answer lines, boxes, and the position of a box left unclosed after them (-1 when none), in t."""
+    lines, (boxes, unclosed) = answer_lines(t), boxed_answers(t)
+    return lines, boxes, unclosed
 
 
 def _pick(lines: list, boxes: list, style: str) -> tuple[int, str, str] | None:
@@ -227,12 +220,18 @@ def extract(text: str, style: str = "dapo") -> Extraction:
     t, why = answer_region(text)
     if t is None:
         return Extraction(None, why)
-    lines, boxes, base = _marked(t)
+    base = t[-WINDOW:]
+    lines, boxes, unclosed = _marked(base)
     if not lines and not boxes:
         answer, how = concluding_statement(t)
-        return Extraction(answer, how)
-    last = max(c[0] for c in lines + boxes)
-    if _unclosed_box_after(base, last):
+        if answer is not None or len(t) <= WINDOW:
+            return Extraction(answer, how)
+        # rare: no statement at the end, but a marked answer followed by more than WINDOW characters
+        base = t
+        lines, boxes, unclosed = _marked(t)
+        if not lines and not boxes:
+            return Extraction(None, how)
+    if unclosed > max(c[0] for c in lines + boxes):  # `Answer: 36 ... \\boxed{3` cut off: no answer
         return Extraction(None, "unclosed_box")
     if len(lines) + len(boxes) > 1:
         if _hedged(sorted(lines + [(p, c) for p, c, _ in boxes])) or _joined_alternatives(base, boxes):

@@ -20,13 +20,14 @@ from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, pa
 PROSE_TAIL = 1000
 SHORT_RESPONSE = 300
 MAX_CLOSING = 200  # a closing remark after a conclusion is short
+_LAST_LINES = 600  # characters read for the last lines (a number line, the line above it)
 MAX_WHOLE_WORDS = 7  # a response that is an answer: "42", "x = 3", "42 because geometry proves it"
 
 _OPENERS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।\n]")
 # Prose markers are searched in the lower-cased tail with literal-first patterns (fast in `re`), and word
 # boundaries are checked by hand: `(?i)\b...` patterns make `re` try every position.
-_PROSE_WORD = re.compile(r"(?:answer|result|réponse|respuesta)\b")
+_ANSWER_WORDS = ("answer", "result", "réponse", "respuesta")
 _PROSE_SUFFIX = re.compile(r"\s{0,3}(?:is|est|es|would\s+be|will\s+be|=|:|：)(?![a-z])")
 _INNER_MARK = re.compile(r"(?i)\b(?:answer|result|réponse)\s{0,3}(?:is|est|es|=|:)\s*")
 _CONCLUSION_WORDS = ("therefore", "thus", "hence", "so", "consequently", "donc", "alors", "daher", "also", "entonces")
@@ -52,8 +53,9 @@ _REFUSAL = re.compile(
     r"|i\s+(?:do\s+not|don['’]t)\s+know|(?:not enough|insufficient)\s+information"
     r"|无法(?:确定|求解|解答|回答|计算|得出)|不知道"
 )
-# Every refusal holds one of these (cannot, can't, unable, insufficient, know, 无法, 不知道): one C-speed scan.
-_REFUSAL_HINT = re.compile(r"[nN](?:[oO][tT]|['’][tT]|[aA][bB][lL][eE]|[sS][uU][fF]|[oO][wW])|无法|不知道")
+# Every refusal holds one of these ("not ", "n't ", "unable ", "insufficient", 无法, 不知道): one C-speed scan
+# that "note" or "another" do not trigger.
+_REFUSAL_HINT = re.compile(r"[nN](?:[oO][tT]|['’][tT]|[aA][bB][lL][eE])\s|[nN][sS][uU][fF]|无法|不知道")
 REFUSAL_TAIL = 300  # a prose answer must end the response, so a refusal that matters is near the end
 
 
@@ -184,12 +186,23 @@ def _lower(tail: str) -> str:
     return low
 
 
+def _answer_marks(low: str) -> list[int]:
+    """End positions of the last few answer words ("answer", "result", ...) standing as words, in order."""
+    ends = []
+    for w in _ANSWER_WORDS:
+        i = low.rfind(w)
+        while i >= 0 and len(ends) < 16:
+            if _bounded(low, i, len(w)):
+                ends.append(i + len(w))
+            i = low.rfind(w, 0, i)
+    return sorted(ends)[-5:]
+
+
 def _answer_phrase(tail: str, low: str) -> str | None:
     """ "the answer is 42", "Answer $9$", "réponse est (35 + 70 = 105)": the last one, when it ends the response."""
-    marks = [m for m in _PROSE_WORD.finditer(low) if m.start() == 0 or not low[m.start() - 1].isalnum()]
-    for m in reversed(marks[-5:]):
-        sm = _PROSE_SUFFIX.match(low, m.end())
-        end = sm.end() if sm else m.end()
+    for mark_end in reversed(_answer_marks(low)):
+        sm = _PROSE_SUFFIX.match(low, mark_end)
+        end = sm.end() if sm else mark_end
         span = take_content(tail, end)
         if not span.lstrip().startswith(("$", "\\(", "\\[")):
             span = _sentence(tail, end)
@@ -202,7 +215,10 @@ def _answer_phrase(tail: str, low: str) -> str | None:
 
 def _last_line(t: str) -> str | None:
     """A last line that is a bare number, unless the line above is one too (a column of candidates)."""
-    lines = [ln for ln in t[-2 * MAX_ANSWER_CHARS :].rstrip().rsplit("\n", 3)[-3:] if ln.strip()]
+    seg = t[-_LAST_LINES:].rstrip()
+    if len(t) > _LAST_LINES and "\n" not in seg:  # the last line is longer than a number line ever is
+        return None
+    lines = [ln for ln in seg.rsplit("\n", 3)[-3:] if ln.strip()]
     if not lines:
         return None
     c = clean(lines[-1])
