@@ -106,6 +106,8 @@ class AlgorithmSection(Section):
     )
     clip_ratio_low: PositiveFloat = 3e-4
     clip_ratio_high: PositiveFloat = 4e-4
+    # Dual-clip bound of the vanilla (token-level PPO) loss; GSPO does not read it. verl's default is 3.0.
+    clip_ratio_c: float = Field(default=3.0, gt=1.0)
     use_kl_loss: bool = False
     kl_loss_coef: float = Field(default=0.0, ge=0)
     entropy_coeff: float = Field(default=0.0, ge=0)
@@ -246,10 +248,42 @@ class EvalSection(Section):
 
 
 class EnvSection(Section):
-    # Exported for every job (Ray runtime_env.env_vars) and by `gspo env exports`.
+    # The node setup. `vars` are exported for every job (Ray runtime_env.env_vars) and by `gspo env exports`,
+    # both through `gspo_cli.env.exports.build`: variables the target vllm-ascend ignores are dropped there.
     vars: dict[str, str] = Field(default_factory=dict)
+    # The vllm-ascend release the variables are judged against when this host has none (--stack or the
+    # installed one wins): the job env is built on the submitting host, which may have no vllm-ascend.
+    vllm_ascend: str | None = None
+    # Soft open-files limit (`ulimit -n`) for Ray and every process it starts: `gspo cluster up/join` raise it
+    # before `ray start`, `gspo env doctor` checks it. None = leave the limit alone.
+    nofile: PositiveInt | None = None
     # Preload jemalloc when it is found on the host (LD_PRELOAD); skipped with a note when absent.
     jemalloc: bool = False
+
+
+class RewardSection(Section):
+    # gspo: gspo's verifier (Answer: lines, boxed, prose; the same function `gspo eval` scores with), loaded by
+    # verl as `pkg://gspo_cli.rewards.verl_entry`. verl: verl's own `default_compute_score` for the row's
+    # data_source (math_dapo for DAPO-Math and AIME), i.e. the reward of the upstream scripts, exactly.
+    verifier: Literal["gspo", "verl"] = "gspo"
+
+
+class Departure(Section):
+    """One place where a preset deliberately differs from the upstream script it follows."""
+
+    # A verl key (after verl 0.9.1's renames), `env:NAME`, or `ulimit:nofile`.
+    key: str
+    upstream: str  # as the script sets it ("unset": verl's default applies)
+    ours: str  # as gspo compiles it; `<...>` describes a value that depends on the host
+    why: str
+
+
+class UpstreamSection(Section):
+    """The upstream script a preset reproduces, and every deliberate difference (checked by the parity tests)."""
+
+    script: str | None = None  # path in the verl repository
+    commit: str | None = None
+    departures: list[Departure] = Field(default_factory=list)
 
 
 class PathsSection(Section):
@@ -278,6 +312,8 @@ class Preset(Section):
     trainer: TrainerSection = Field(default_factory=TrainerSection)
     eval: EvalSection = Field(default_factory=EvalSection)
     env: EnvSection = Field(default_factory=EnvSection)
+    reward: RewardSection = Field(default_factory=RewardSection)
+    upstream: UpstreamSection = Field(default_factory=UpstreamSection)
     paths: PathsSection = Field(default_factory=PathsSection)
     overrides: OverridesSection = Field(default_factory=OverridesSection)
 

@@ -1,8 +1,12 @@
-"""`gspo env exports`: the preset's exports fitted to the stack detected here (or named with --stack).
+"""`gspo env exports` and the job env: the preset's node setup fitted to a vllm-ascend release, by one function.
 
-Obsolete variables are dropped with a comment saying what replaced them (and the replacement as a verl rollout
-override where it is a vLLM setting); jemalloc is preloaded only if it is found; the socket-interface variables
-are derived from the route to the Ray head. Values are shell-quoted.
+`build` judges `env.vars` against the stack (--stack, else the one installed here, else the preset's
+`env.vllm_ascend`): obsolete variables are dropped with a comment saying what replaced them (and the
+replacement as a verl rollout override where it is a vLLM setting), TASK_QUEUE_ENABLE follows the rollout mode,
+HCCL_EXEC_TIMEOUT respects the AIV cap, a variable verl sets itself is refused (`verl_env.py`). On top, for
+this host only: jemalloc if found, the socket interfaces from the route to the Ray head. `job_env(preset)` is
+the same result without the host-specific part: what a verl job's `runtime_env.env_vars` carries. The open-files
+limit (`env.nofile`) is printed as a `ulimit -n` line. Values are shell-quoted.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from gspo_cli.env import matrix
 from gspo_cli.env.host import Host
 from gspo_cli.errors import ConfigError
 
+# Decided per host (library path, network interface): never part of a job's env, which every node shares.
+HOST_SPECIFIC = ("LD_PRELOAD", "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_IF_IP")
+
 
 @dataclass
 class Exports:
@@ -28,6 +35,11 @@ class Exports:
     dropped: list[dict[str, Any]] = field(default_factory=list)
     overrides: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    nofile: int | None = None  # the preset's open-files limit (node setup, not a variable)
+
+    def job_env(self) -> dict[str, str]:
+        """The variables every node of a job gets: the exports minus what only this host can decide."""
+        return {n: v for n, v, _ in self.exports if n not in HOST_SPECIFIC}
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -35,12 +47,16 @@ class Exports:
             "exports": {n: v for n, v, _ in self.exports},
             "why": {n: w for n, _, w in self.exports if w},
             "dropped": self.dropped, "rollout_overrides": self.overrides, "notes": self.notes,
+            "nofile": self.nofile,
         }
 
     def as_sh(self) -> str:
         lines = [f"# gspo env exports --preset {self.preset}"
                  + (f"  (judged against vllm-ascend {self.stack}, {self.stack_source})" if self.stack
                     else "  (vllm-ascend unknown: nothing judged; pass --stack vllm-ascend==X)")]
+        if self.nofile:
+            lines.append("# open files for Ray and its workers (`gspo cluster up/join` raise it before `ray start`)")
+            lines.append(f"ulimit -n {self.nofile}")
         for name, value, why in self.exports:
             if why:
                 lines.append(f"# {why}")
@@ -99,18 +115,60 @@ def _interface_with(host: Host, ip: str) -> str | None:
     return None
 
 
+def refuse_verl_owned(preset: Any) -> None:
+    """A preset variable that verl also puts in its actors' runtime env would make Ray's env merge fail."""
+    from gspo_cli.env.verl_env import BY_NAME
+
+    owned = [name for name in preset.env.vars if name in BY_NAME]
+    if owned:
+        first = BY_NAME[owned[0]]
+        raise ConfigError(f"env.vars.{first.name}: verl sets {first.name} itself ({first.source}); setting it in "
+                          "the job env makes Ray's runtime-env merge fail" + (f" (also: {', '.join(owned[1:])})"
+                                                                              if owned[1:] else ""),
+                          f"remove it from env.vars; instead: {first.instead}")
+
+
+def _fit(preset: Any, name: str, value: str) -> tuple[str, str]:
+    """(value, why): the preset's value adjusted to the rollout mode and HCCL's AIV cap."""
+    npu = preset.cluster.device == "npu"
+    if name == "TASK_QUEUE_ENABLE" and npu:
+        eager = bool(preset.rollout.enforce_eager)
+        want = matrix.TASK_QUEUE_EAGER if eager else matrix.TASK_QUEUE_GRAPH
+        if value != want:
+            return want, f"TASK_QUEUE_ENABLE {value} -> {want}: the rollout runs in {'eager' if eager else 'graph'} mode"
+    mode = preset.env.vars.get("HCCL_OP_EXPANSION_MODE", "").strip().upper()
+    if name == "HCCL_EXEC_TIMEOUT" and mode == "AIV":
+        try:
+            seconds = float(value)
+        except ValueError:
+            return value, ""
+        if seconds == 0 or seconds > matrix.HCCL_AIV_TIMEOUT_CAP:
+            cap = str(matrix.HCCL_AIV_TIMEOUT_CAP)
+            return cap, (f"HCCL_EXEC_TIMEOUT {value} -> {cap}: with HCCL_OP_EXPANSION_MODE=AIV larger values are "
+                         f"treated as {cap} (CANN HCCL user guide)")
+    return value, ""
+
+
+def _stack(preset: Any, stack: str | None, facts: dict[str, Any] | None) -> tuple[str | None, str]:
+    """The vllm-ascend version to judge against, and where it came from (one rule for exports and the job env)."""
+    if stack:
+        return stack, "--stack"
+    detected = (((facts or {}).get("python") or {}).get("meta") or {}).get("vllm-ascend")
+    if detected:
+        return detected, "detected here"
+    if preset.env.vllm_ascend:
+        return preset.env.vllm_ascend, "preset env.vllm_ascend"
+    return None, "none"
+
+
 def build(preset: Any, *, host: Host | None = None, stack: str | None = None, facts: dict[str, Any] | None = None,
           head: str | None = None) -> Exports:
     """Fit the preset's env section to a stack. `facts` (from probes) supplies jemalloc and the detected stack."""
+    refuse_verl_owned(preset)
     host = host or Host()
-    stack_source = "--stack" if stack else "none"
-    if stack is None and facts is not None:
-        detected = ((facts.get("python") or {}).get("meta") or {}).get("vllm-ascend")
-        if detected:
-            stack, stack_source = detected, "detected here"
-    result = Exports(preset=preset.name, stack=stack, stack_source=stack_source)
+    stack, stack_source = _stack(preset, stack, facts)
+    result = Exports(preset=preset.name, stack=stack, stack_source=stack_source, nofile=preset.env.nofile)
     stale = matrix.obsolete_at(stack)
-    eager = bool(preset.rollout.enforce_eager)
     npu = preset.cluster.device == "npu"
     for name, value in preset.env.vars.items():
         if name in stale:
@@ -120,12 +178,7 @@ def build(preset: Any, *, host: Host | None = None, stack: str | None = None, fa
             if o.override and value.strip() not in ("0", "", "false", "False"):
                 result.overrides.append(o.override)
             continue
-        why = ""
-        if name == "TASK_QUEUE_ENABLE" and npu:
-            want = matrix.TASK_QUEUE_EAGER if eager else matrix.TASK_QUEUE_GRAPH
-            if value != want:
-                why = f"TASK_QUEUE_ENABLE {value} -> {want}: the rollout runs in {'eager' if eager else 'graph'} mode"
-                value = want
+        value, why = _fit(preset, name, value)
         result.exports.append((name, value, why))
     if npu:
         # verl's NPU platform names this variable (verl/plugin/platform/platform_npu.py): Ray must not rewrite
@@ -157,3 +210,8 @@ def build(preset: Any, *, host: Host | None = None, stack: str | None = None, fa
         result.notes.append("socket interfaces: pass --head HEAD_IP (or set cluster.address) to derive "
                             "HCCL/GLOO/TP_SOCKET_IFNAME from the route to the head")
     return result
+
+
+def job_env(preset: Any) -> Exports:
+    """The exports every node of a job shares, judged against the preset's `env.vllm_ascend` (no probing)."""
+    return build(preset, host=Host(), stack=None, facts=None, head=None)

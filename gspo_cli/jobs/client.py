@@ -113,10 +113,15 @@ def entrypoint(command: str, entry_args: list[str], python: str) -> str:
 
 
 def job_env(preset: Any) -> dict[str, str]:
-    """Environment for the job: the preset's exports plus what gspo itself needs."""
+    """Environment for the job: the preset's exports (as `gspo env exports` fits them: one rule, obsolete variables
+    dropped, keys verl sets itself refused) plus what gspo itself needs."""
     from gspo_cli import layout
 
-    env = dict(getattr(getattr(preset, "env", None), "vars", None) or {})
+    env: dict[str, str] = {}
+    if getattr(preset, "env", None) is not None:
+        from gspo_cli.env.exports import job_env as fitted_env
+
+        env.update(fitted_env(preset).job_env())
     env["GSPO_HOME"] = str(layout.gspo_home())
     env.setdefault("PYTHONUNBUFFERED", "1")
     # Our jobs report progress as events; tqdm bars of transformers/huggingface_hub would only clutter the log.

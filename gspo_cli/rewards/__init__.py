@@ -1,6 +1,7 @@
 """The answer verifier: one reward for training (both engines) and evaluation.
 
-verl loads `gspo_cli/rewards/verl_entry.py` by path as `custom_reward_function` (name `compute_score`).
+verl loads it as `custom_reward_function.path=pkg://gspo_cli.rewards.verl_entry` (name `compute_score`) when
+`reward.verifier` is gspo; `choice.py` holds that choice.
 """
 
 from gspo_cli.rewards.batch import score_batch

@@ -12,7 +12,11 @@ schema check can name both when verl rejects a value. Key names are those of ver
 - `rollout.checkpoint_engine.update_weights_bucket_megabytes` (the weight-sync bucket moved there),
 - vLLM's cudagraph mode travels in `rollout.engine_kwargs.vllm.compilation_config` (verl merges the capture
   sizes from `rollout.cudagraph_capture_sizes` into it),
-- `reward.custom_reward_function.{path,name}` (the top-level `custom_reward_function` is the legacy alias).
+- `actor.fsdp_config.ulysses_sequence_parallel_size` (the engine's key; `actor.ulysses_sequence_parallel_size` is
+  the deprecated alias), mirrored on the reference model as the upstream script does,
+- `reward.custom_reward_function.{path,name}` (the top-level `custom_reward_function` is the legacy alias), the
+  path being `pkg://gspo_cli.rewards.verl_entry`: verl's `load_module` imports it by module name on every node,
+  where an absolute file path of the submitting host would not exist.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 A = "actor_rollout_ref.actor"
 R = "actor_rollout_ref.rollout"
 M = "actor_rollout_ref.model"
+REF = "actor_rollout_ref.ref"
 
 VERL_MODULE = "verl.trainer.main_ppo"
 
@@ -101,33 +106,25 @@ def _device(preset) -> str:
     return device
 
 
-def compile_preset(
-    preset,
-    *,
-    run_dir: str | Path,
-    train_file: str | Path,
-    val_file: str | Path,
-    reward_path: str | Path,
-    experiment_name: str | None = None,
-    resume_from: str | Path | None = None,
-) -> Compiled:
-    """Preset -> verl overrides + env. `resume_from` is a `global_step_N` folder (verl `resume_mode=resume_path`)."""
-    p = preset
-    a, r, t, d, alg, m = p.actor, p.rollout, p.trainer, p.data, p.algorithm, p.model
-    run_dir = Path(run_dir)
-    out: list[str] = []
-    origins: dict[str, str] = {}
-    notes: list[str] = []
+class _Table:
+    """The overrides being built, in order, with the preset key each came from."""
 
-    def put(key: str, value: Any, origin: str, *, add: bool = False) -> None:
-        out.append(f"{'+' if add else ''}{key}={hydra_value(value)}")
-        origins[key] = origin
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.origins: dict[str, str] = {}
+        self.notes: list[str] = []
 
-    # ---- algorithm
-    put("algorithm.adv_estimator", alg.adv_estimator, "algorithm.adv_estimator")
-    put("algorithm.norm_adv_by_std_in_grpo", alg.norm_adv_by_std_in_grpo, "algorithm.norm_adv_by_std_in_grpo")
-    put("algorithm.use_kl_in_reward", alg.use_kl_in_reward, "algorithm.use_kl_in_reward")
-    put("algorithm.kl_ctrl.kl_coef", alg.kl_coef, "algorithm.kl_coef")
+    def put(self, key: str, value: Any, origin: str, *, add: bool = False) -> None:
+        self.out.append(f"{'+' if add else ''}{key}={hydra_value(value)}")
+        self.origins[key] = origin
+
+
+def _algorithm(t: _Table, p) -> None:
+    alg = p.algorithm
+    t.put("algorithm.adv_estimator", alg.adv_estimator, "algorithm.adv_estimator")
+    t.put("algorithm.norm_adv_by_std_in_grpo", alg.norm_adv_by_std_in_grpo, "algorithm.norm_adv_by_std_in_grpo")
+    t.put("algorithm.use_kl_in_reward", alg.use_kl_in_reward, "algorithm.use_kl_in_reward")
+    t.put("algorithm.kl_ctrl.kl_coef", alg.kl_coef, "algorithm.kl_coef")
     if alg.overlong_penalty.enable:
         from gspo_cli.errors import ConfigError
 
@@ -136,132 +133,205 @@ def compile_preset(
             "set algorithm.overlong_penalty.enable: false, or pass verl's reward-manager keys via overrides.verl",
         )
 
-    # ---- data (files from prepare-data)
-    put("data.train_files", str(train_file), "derived: prepare-data output of data.train")
-    put("data.val_files", str(val_file), "derived: prepare-data output of data.val")
-    put("data.prompt_key", "prompt", "derived: gspo row schema")
-    put("data.max_prompt_length", d.max_prompt_length, "data.max_prompt_length")
-    put("data.max_response_length", d.max_response_length, "data.max_response_length")
-    put("data.truncation", d.truncation, "data.truncation")
-    put("data.train_batch_size", d.train_batch_size, "data.train_batch_size")
-    put("data.shuffle", d.shuffle, "data.shuffle")
-    put("data.seed", t.seed, "trainer.seed")
 
-    # ---- actor (FSDP)
-    put(f"{A}.strategy", a.strategy, "actor.strategy")
-    put(f"{A}.use_torch_compile", a.use_torch_compile, "actor.use_torch_compile")
-    put(f"{A}.fsdp_config.use_torch_compile", a.use_torch_compile, "actor.use_torch_compile")
-    put(f"{A}.policy_loss.loss_mode", alg.loss_mode, "algorithm.loss_mode")
-    put(f"{A}.loss_agg_mode", alg.loss_agg_mode, "algorithm.loss_agg_mode")
-    put(f"{A}.clip_ratio_low", alg.clip_ratio_low, "algorithm.clip_ratio_low")
-    put(f"{A}.clip_ratio_high", alg.clip_ratio_high, "algorithm.clip_ratio_high")
-    put(f"{A}.use_kl_loss", alg.use_kl_loss, "algorithm.use_kl_loss")
-    put(f"{A}.kl_loss_coef", alg.kl_loss_coef, "algorithm.kl_loss_coef")
-    put(f"{A}.entropy_coeff", alg.entropy_coeff, "algorithm.entropy_coeff")
-    put(f"{A}.optim.lr", a.lr, "actor.lr")
-    put(f"{A}.optim.lr_warmup_steps", a.lr_warmup_steps, "actor.lr_warmup_steps")
-    put(f"{A}.optim.weight_decay", a.weight_decay, "actor.weight_decay")
-    put(f"{A}.optim.clip_grad", a.grad_clip, "actor.grad_clip")
-    put(f"{A}.grad_clip", a.grad_clip, "actor.grad_clip")
-    put(f"{A}.ppo_mini_batch_size", a.ppo_mini_batch_size, "actor.ppo_mini_batch_size")
+def _data(t: _Table, p, train_file, val_file) -> None:
+    d = p.data
+    t.put("data.train_files", str(train_file), "derived: prepare-data output of data.train")
+    t.put("data.val_files", str(val_file), "derived: prepare-data output of data.val")
+    t.put("data.prompt_key", "prompt", "derived: gspo row schema")
+    t.put("data.max_prompt_length", d.max_prompt_length, "data.max_prompt_length")
+    t.put("data.max_response_length", d.max_response_length, "data.max_response_length")
+    t.put("data.truncation", d.truncation, "data.truncation")
+    t.put("data.train_batch_size", d.train_batch_size, "data.train_batch_size")
+    t.put("data.shuffle", d.shuffle, "data.shuffle")
+    t.put("data.seed", p.trainer.seed, "trainer.seed")
+
+
+def _actor_loss(t: _Table, p) -> None:
+    alg = p.algorithm
+    t.put(f"{A}.policy_loss.loss_mode", alg.loss_mode, "algorithm.loss_mode")
+    t.put(f"{A}.loss_agg_mode", alg.loss_agg_mode, "algorithm.loss_agg_mode")
+    t.put(f"{A}.clip_ratio_low", alg.clip_ratio_low, "algorithm.clip_ratio_low")
+    t.put(f"{A}.clip_ratio_high", alg.clip_ratio_high, "algorithm.clip_ratio_high")
+    t.put(f"{A}.clip_ratio_c", alg.clip_ratio_c, "algorithm.clip_ratio_c")
+    t.put(f"{A}.use_kl_loss", alg.use_kl_loss, "algorithm.use_kl_loss")
+    t.put(f"{A}.kl_loss_coef", alg.kl_loss_coef, "algorithm.kl_loss_coef")
+    t.put(f"{A}.entropy_coeff", alg.entropy_coeff, "algorithm.entropy_coeff")
+
+
+def _actor(t: _Table, p) -> None:
+    a = p.actor
+    t.put(f"{A}.strategy", a.strategy, "actor.strategy")
+    t.put(f"{A}.use_torch_compile", a.use_torch_compile, "actor.use_torch_compile")
+    t.put(f"{A}.fsdp_config.use_torch_compile", a.use_torch_compile, "actor.use_torch_compile")
+    _actor_loss(t, p)
+    t.put(f"{A}.optim.lr", a.lr, "actor.lr")
+    t.put(f"{A}.optim.lr_warmup_steps", a.lr_warmup_steps, "actor.lr_warmup_steps")
+    t.put(f"{A}.optim.weight_decay", a.weight_decay, "actor.weight_decay")
+    t.put(f"{A}.optim.clip_grad", a.grad_clip, "actor.grad_clip")
+    t.put(f"{A}.grad_clip", a.grad_clip, "actor.grad_clip")
+    t.put(f"{A}.ppo_mini_batch_size", a.ppo_mini_batch_size, "actor.ppo_mini_batch_size")
     if a.ppo_micro_batch_size_per_device is not None:
-        put(f"{A}.ppo_micro_batch_size_per_gpu", a.ppo_micro_batch_size_per_device,
-            "actor.ppo_micro_batch_size_per_device")
-    put(f"{A}.ppo_epochs", a.ppo_epochs, "actor.ppo_epochs")
-    put(f"{A}.use_dynamic_bsz", a.use_dynamic_bsz, "actor.use_dynamic_bsz")
+        t.put(f"{A}.ppo_micro_batch_size_per_gpu", a.ppo_micro_batch_size_per_device,
+              "actor.ppo_micro_batch_size_per_device")
+    t.put(f"{A}.ppo_epochs", a.ppo_epochs, "actor.ppo_epochs")
+    t.put(f"{A}.use_dynamic_bsz", a.use_dynamic_bsz, "actor.use_dynamic_bsz")
     if a.ppo_max_token_len_per_device is not None:
-        put(f"{A}.ppo_max_token_len_per_gpu", a.ppo_max_token_len_per_device, "actor.ppo_max_token_len_per_device")
-    put(f"{A}.ulysses_sequence_parallel_size", a.ulysses_sequence_parallel_size,
-        "actor.ulysses_sequence_parallel_size")
-    put(f"{A}.fsdp_config.param_offload", a.param_offload, "actor.param_offload")
-    put(f"{A}.fsdp_config.optimizer_offload", a.optimizer_offload, "actor.optimizer_offload")
-    put(f"{A}.fsdp_config.reshard_after_forward", a.reshard_after_forward, "actor.reshard_after_forward")
-    put(f"{A}.fsdp_config.forward_prefetch", a.forward_prefetch, "actor.forward_prefetch")
-    put(f"{A}.entropy_checkpointing", a.entropy_checkpointing, "actor.entropy_checkpointing")
-    put(f"{A}.entropy_from_logits_with_chunking", a.entropy_from_logits_with_chunking,
-        "actor.entropy_from_logits_with_chunking")
-    put(f"{A}.checkpoint.save_contents", ["model", "optimizer", "extra"], "derived: resumable checkpoints")
+        t.put(f"{A}.ppo_max_token_len_per_gpu", a.ppo_max_token_len_per_device, "actor.ppo_max_token_len_per_device")
+    # 0.9.1's FSDP engine reads fsdp_config's SP size; `actor.ulysses_sequence_parallel_size` is the deprecated
+    # alias (FSDPActorConfig.__post_init__ copies it over), so set the key the engine reads, as upstream does.
+    t.put(f"{A}.fsdp_config.ulysses_sequence_parallel_size", a.ulysses_sequence_parallel_size,
+          "actor.ulysses_sequence_parallel_size")
+    t.put(f"{A}.fsdp_config.param_offload", a.param_offload, "actor.param_offload")
+    t.put(f"{A}.fsdp_config.optimizer_offload", a.optimizer_offload, "actor.optimizer_offload")
+    t.put(f"{A}.fsdp_config.reshard_after_forward", a.reshard_after_forward, "actor.reshard_after_forward")
+    t.put(f"{A}.fsdp_config.forward_prefetch", a.forward_prefetch, "actor.forward_prefetch")
+    t.put(f"{A}.entropy_checkpointing", a.entropy_checkpointing, "actor.entropy_checkpointing")
+    t.put(f"{A}.entropy_from_logits_with_chunking", a.entropy_from_logits_with_chunking,
+          "actor.entropy_from_logits_with_chunking")
+    t.put(f"{A}.checkpoint.save_contents", ["model", "optimizer", "extra"], "derived: resumable checkpoints")
 
-    # ---- model
-    put(f"{M}.path", m.path, "model.path")
-    put(f"{M}.trust_remote_code", m.trust_remote_code, "model.trust_remote_code")
-    put(f"{M}.enable_gradient_checkpointing", m.enable_gradient_checkpointing, "model.enable_gradient_checkpointing")
-    put(f"{M}.use_remove_padding", m.use_remove_padding, "model.use_remove_padding")
 
-    # ---- rollout (vLLM)
-    put(f"{R}.name", r.name, "rollout.name")
-    put(f"{R}.dtype", m.dtype, "model.dtype")
-    put(f"{R}.n", r.n, "rollout.n")
-    put(f"{R}.tensor_model_parallel_size", r.tensor_parallel_size, "rollout.tensor_parallel_size")
-    put(f"{R}.gpu_memory_utilization", r.gpu_memory_utilization, "rollout.gpu_memory_utilization")
-    put(f"{R}.max_num_batched_tokens", r.max_num_batched_tokens, "rollout.max_num_batched_tokens")
+def _ref(t: _Table, p) -> None:
+    """The reference model (used only with a KL term) mirrors the actor's layout, as the upstream script sets it."""
+    a = p.actor
+    t.put(f"{REF}.fsdp_config.ulysses_sequence_parallel_size", a.ulysses_sequence_parallel_size,
+          "actor.ulysses_sequence_parallel_size")
+    t.put(f"{REF}.fsdp_config.param_offload", a.param_offload, "actor.param_offload")
+    t.put(f"{REF}.entropy_from_logits_with_chunking", a.entropy_from_logits_with_chunking,
+          "actor.entropy_from_logits_with_chunking")
+
+
+def _model(t: _Table, p) -> None:
+    m = p.model
+    t.put(f"{M}.path", m.path, "model.path")
+    t.put(f"{M}.trust_remote_code", m.trust_remote_code, "model.trust_remote_code")
+    t.put(f"{M}.enable_gradient_checkpointing", m.enable_gradient_checkpointing, "model.enable_gradient_checkpointing")
+    t.put(f"{M}.use_remove_padding", m.use_remove_padding, "model.use_remove_padding")
+
+
+def _rollout_engine(t: _Table, p) -> None:
+    r = p.rollout
+    t.put(f"{R}.name", r.name, "rollout.name")
+    t.put(f"{R}.dtype", p.model.dtype, "model.dtype")
+    t.put(f"{R}.n", r.n, "rollout.n")
+    t.put(f"{R}.tensor_model_parallel_size", r.tensor_parallel_size, "rollout.tensor_parallel_size")
+    t.put(f"{R}.gpu_memory_utilization", r.gpu_memory_utilization, "rollout.gpu_memory_utilization")
+    t.put(f"{R}.max_num_batched_tokens", r.max_num_batched_tokens, "rollout.max_num_batched_tokens")
     if r.max_num_seqs is not None:
-        put(f"{R}.max_num_seqs", r.max_num_seqs, "rollout.max_num_seqs")
-    put(f"{R}.enable_chunked_prefill", r.enable_chunked_prefill, "rollout.enable_chunked_prefill")
-    put(f"{R}.enforce_eager", r.enforce_eager, "rollout.enforce_eager")
+        t.put(f"{R}.max_num_seqs", r.max_num_seqs, "rollout.max_num_seqs")
+    t.put(f"{R}.enable_chunked_prefill", r.enable_chunked_prefill, "rollout.enable_chunked_prefill")
+    t.put(f"{R}.enforce_eager", r.enforce_eager, "rollout.enforce_eager")
     if r.cudagraph_capture_sizes is not None:
-        put(f"{R}.cudagraph_capture_sizes", list(r.cudagraph_capture_sizes), "rollout.cudagraph_capture_sizes")
+        t.put(f"{R}.cudagraph_capture_sizes", list(r.cudagraph_capture_sizes), "rollout.cudagraph_capture_sizes")
     if r.cudagraph_mode is not None:
         # engine_kwargs.vllm is an empty dict in verl's schema, so the key is added ('+').
-        put(f"{R}.engine_kwargs.vllm.compilation_config.cudagraph_mode", r.cudagraph_mode, "rollout.cudagraph_mode",
-            add=True)
-    put(f"{R}.temperature", r.temperature, "rollout.temperature")
-    put(f"{R}.top_p", r.top_p, "rollout.top_p")
-    put(f"{R}.top_k", r.top_k, "rollout.top_k")
-    put(f"{R}.calculate_log_probs", r.calculate_log_probs, "rollout.calculate_log_probs")
-    put(f"{R}.checkpoint_engine.update_weights_bucket_megabytes", r.update_weights_bucket_megabytes,
-        "rollout.update_weights_bucket_megabytes")
+        t.put(f"{R}.engine_kwargs.vllm.compilation_config.cudagraph_mode", r.cudagraph_mode, "rollout.cudagraph_mode",
+              add=True)
+    t.put(f"{R}.checkpoint_engine.update_weights_bucket_megabytes", r.update_weights_bucket_megabytes,
+          "rollout.update_weights_bucket_megabytes")
+
+
+def _rollout_sampling(t: _Table, p) -> None:
+    r = p.rollout
+    t.put(f"{R}.temperature", r.temperature, "rollout.temperature")
+    t.put(f"{R}.top_p", r.top_p, "rollout.top_p")
+    t.put(f"{R}.top_k", r.top_k, "rollout.top_k")
+    t.put(f"{R}.calculate_log_probs", r.calculate_log_probs, "rollout.calculate_log_probs")
     if r.log_prob_max_token_len_per_device is not None:
-        put(f"{R}.log_prob_max_token_len_per_gpu", r.log_prob_max_token_len_per_device,
-            "rollout.log_prob_max_token_len_per_device")
-    put(f"{R}.val_kwargs.n", r.val.n, "rollout.val.n")
-    put(f"{R}.val_kwargs.do_sample", r.val.do_sample, "rollout.val.do_sample")
-    put(f"{R}.val_kwargs.temperature", r.val.temperature, "rollout.val.temperature")
-    put(f"{R}.val_kwargs.top_p", r.val.top_p, "rollout.val.top_p")
-    put(f"{R}.val_kwargs.top_k", r.val.top_k, "rollout.val.top_k")
+        t.put(f"{R}.log_prob_max_token_len_per_gpu", r.log_prob_max_token_len_per_device,
+              "rollout.log_prob_max_token_len_per_device")
+    t.put(f"{R}.val_kwargs.n", r.val.n, "rollout.val.n")
+    t.put(f"{R}.val_kwargs.do_sample", r.val.do_sample, "rollout.val.do_sample")
+    t.put(f"{R}.val_kwargs.temperature", r.val.temperature, "rollout.val.temperature")
+    t.put(f"{R}.val_kwargs.top_p", r.val.top_p, "rollout.val.top_p")
+    t.put(f"{R}.val_kwargs.top_k", r.val.top_k, "rollout.val.top_k")
 
-    # ---- reward: the same compute_score that `gspo eval` uses
-    put("reward.custom_reward_function.path", str(reward_path), "derived: gspo_cli/rewards/verl_entry.py")
-    put("reward.custom_reward_function.name", "compute_score", "derived: gspo reward function")
 
-    # ---- trainer
-    put("trainer.nnodes", p.cluster.nnodes, "cluster.nnodes")
-    put("trainer.n_gpus_per_node", p.cluster.devices_per_node, "cluster.devices_per_node")
-    put("trainer.device", _device(p), "cluster.device")
-    put("trainer.project_name", t.project_name, "trainer.project_name")
-    put("trainer.experiment_name", experiment_name or t.experiment_name or run_dir.name, "trainer.experiment_name")
-    put("trainer.total_epochs", t.total_epochs, "trainer.total_epochs")
-    if t.total_training_steps is not None:
-        put("trainer.total_training_steps", t.total_training_steps, "trainer.total_training_steps")
-    put("trainer.save_freq", t.save_freq, "trainer.save_freq")
-    if t.max_ckpt_to_keep is not None:
-        put("trainer.max_actor_ckpt_to_keep", t.max_ckpt_to_keep, "trainer.max_ckpt_to_keep")
-    put("trainer.test_freq", t.test_freq, "trainer.test_freq")
-    put("trainer.val_before_train", t.val_before_train, "trainer.val_before_train")
-    put("trainer.balance_batch", t.balance_batch, "trainer.balance_batch")
-    loggers = list(t.loggers)
+def _reward(t: _Table, p) -> None:
+    """gspo's verifier by module name (resolves on every node that has gspo installed), or verl's own."""
+    from gspo_cli.rewards.choice import VERL_ENTRY, check_verifier
+
+    check_verifier(p)
+    if p.reward.verifier == "gspo":
+        t.put("reward.custom_reward_function.path", VERL_ENTRY, "reward.verifier")
+        t.put("reward.custom_reward_function.name", "compute_score", "reward.verifier")
+    else:
+        t.notes.append("reward.verifier verl: verl's default_compute_score scores each row by its data_source")
+
+
+def _trainer(t: _Table, p, run_dir: Path, experiment_name: str | None, resume_from) -> None:
+    tr = p.trainer
+    t.put("trainer.nnodes", p.cluster.nnodes, "cluster.nnodes")
+    t.put("trainer.n_gpus_per_node", p.cluster.devices_per_node, "cluster.devices_per_node")
+    t.put("trainer.device", _device(p), "cluster.device")
+    t.put("trainer.project_name", tr.project_name, "trainer.project_name")
+    t.put("trainer.experiment_name", experiment_name or tr.experiment_name or run_dir.name, "trainer.experiment_name")
+    t.put("trainer.total_epochs", tr.total_epochs, "trainer.total_epochs")
+    if tr.total_training_steps is not None:
+        t.put("trainer.total_training_steps", tr.total_training_steps, "trainer.total_training_steps")
+    t.put("trainer.save_freq", tr.save_freq, "trainer.save_freq")
+    if tr.max_ckpt_to_keep is not None:
+        t.put("trainer.max_actor_ckpt_to_keep", tr.max_ckpt_to_keep, "trainer.max_ckpt_to_keep")
+    t.put("trainer.test_freq", tr.test_freq, "trainer.test_freq")
+    t.put("trainer.val_before_train", tr.val_before_train, "trainer.val_before_train")
+    t.put("trainer.balance_batch", tr.balance_batch, "trainer.balance_batch")
+    loggers = list(tr.loggers)
     if "file" not in loggers:
         # metrics.jsonl is what progress, `gspo report` and resume read: the file logger is always on.
         loggers.append("file")
-        notes.append("trainer.loggers: added 'file' (runs/<run>/metrics.jsonl is always written)")
-    put("trainer.logger", loggers, "trainer.loggers")
-    put("trainer.default_local_dir", str(run_dir / "checkpoints"), "derived: runs/<run>/checkpoints")
+        t.notes.append("trainer.loggers: added 'file' (runs/<run>/metrics.jsonl is always written)")
+    t.put("trainer.logger", loggers, "trainer.loggers")
+    t.put("trainer.default_local_dir", str(run_dir / "checkpoints"), "derived: runs/<run>/checkpoints")
     if resume_from is not None:
-        put("trainer.resume_mode", "resume_path", "derived: gspo train --resume")
-        put("trainer.resume_from_path", str(resume_from), "derived: gspo train --resume")
+        t.put("trainer.resume_mode", "resume_path", "derived: gspo train --resume")
+        t.put("trainer.resume_from_path", str(resume_from), "derived: gspo train --resume")
     else:
-        put("trainer.resume_mode", t.resume_mode, "trainer.resume_mode")
+        t.put("trainer.resume_mode", tr.resume_mode, "trainer.resume_mode")
 
-    # ---- escape hatch last, so it wins
-    for i, item in enumerate(p.overrides.verl):
-        out.append(item)
-        origins[override_key(item)] = f"overrides.verl[{i}]"
 
-    env = {str(k): str(v) for k, v in p.env.vars.items()}
+def job_env(preset, run_dir: Path, notes: list[str]) -> dict[str, str]:
+    """`gspo env exports`' own result minus host-specific lines, plus where verl's file logger writes."""
+    from gspo_cli.env import exports
+
+    fitted = exports.job_env(preset)
+    env = fitted.job_env()
+    for d in fitted.dropped:
+        notes.append(f"env.vars.{d['name']}: dropped, ignored since vllm-ascend {d['since']} "
+                     f"(judged against {fitted.stack}, {fitted.stack_source})")
     env["VERL_FILE_LOGGER_PATH"] = str(run_dir / "metrics.jsonl")
-    if p.env.jemalloc:
+    if preset.env.jemalloc:
         notes.append("env.jemalloc: LD_PRELOAD is resolved per host by `gspo env exports`, not put in the job env")
-    return Compiled(overrides=out, origins=origins, env_vars=env, run_dir=str(run_dir), notes=notes)
+    return env
+
+
+def compile_preset(
+    preset,
+    *,
+    run_dir: str | Path,
+    train_file: str | Path,
+    val_file: str | Path,
+    experiment_name: str | None = None,
+    resume_from: str | Path | None = None,
+) -> Compiled:
+    """Preset -> verl overrides + env. `resume_from` is a `global_step_N` folder (verl `resume_mode=resume_path`)."""
+    run_dir = Path(run_dir)
+    t = _Table()
+    _algorithm(t, preset)
+    _data(t, preset, train_file, val_file)
+    _actor(t, preset)
+    _ref(t, preset)
+    _model(t, preset)
+    _rollout_engine(t, preset)
+    _rollout_sampling(t, preset)
+    _reward(t, preset)
+    _trainer(t, preset, run_dir, experiment_name, resume_from)
+    # escape hatch last, so it wins
+    for i, item in enumerate(preset.overrides.verl):
+        t.out.append(item)
+        t.origins[override_key(item)] = f"overrides.verl[{i}]"
+    env = job_env(preset, run_dir, t.notes)
+    return Compiled(overrides=t.out, origins=t.origins, env_vars=env, run_dir=str(run_dir), notes=t.notes)
 
 
 def keys_of(overrides: Iterable[str]) -> list[str]:

@@ -33,16 +33,6 @@ PROGRESS_METRICS = {
 }
 
 
-def reward_module_path() -> Path:
-    """The file verl loads as `custom_reward_function.path` (the verifier's verl entry)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("gspo_cli.rewards.verl_entry")
-    if spec is None or not spec.origin:
-        raise ConfigError("gspo's reward module is missing (gspo_cli/rewards/verl_entry.py)", "reinstall gspo")
-    return Path(spec.origin).resolve()
-
-
 @dataclass
 class Plan:
     loaded: Any  # presets.LoadedPreset
@@ -164,7 +154,7 @@ def make_plan(
 
     compiled = compile_preset(
         preset, run_dir=run_dir, train_file=layout.train_file(preset), val_file=layout.val_file(preset),
-        reward_path=reward_module_path(), resume_from=resume_from,
+        resume_from=resume_from,
         experiment_name=preset.trainer.experiment_name or run_name,
     )
     spec = run_dir / SPEC_FILE

@@ -10,7 +10,7 @@ from gspo_cli.engines.verl import schema_check
 from gspo_cli.engines.verl.compile import compile_preset
 from gspo_cli.errors import ConfigError
 
-PATHS = dict(run_dir="/r/run", train_file="/d/t.parquet", val_file="/d/v.parquet", reward_path="/x/verl_entry.py")
+PATHS = dict(run_dir="/r/run", train_file="/d/t.parquet", val_file="/d/v.parquet")
 UNREACHABLE = "http://127.0.0.1:9"  # nothing listens: reaching Ray would fail with "cannot reach Ray"
 
 

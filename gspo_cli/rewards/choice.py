@@ -1,0 +1,78 @@
+"""The reward a verl run trains with: gspo's verifier or verl's own, chosen by `reward.verifier`.
+
+- `gspo`: `gspo_cli.rewards.score.compute_score` (Answer: lines, boxed answers, prose conclusions), the function
+  `gspo eval` scores with. verl loads it as `custom_reward_function.path=pkg://gspo_cli.rewards.verl_entry`:
+  verl's `load_module` (verl/utils/import_utils.py) imports a `pkg://` path by module name, so it resolves on
+  every node where gspo is installed, in whatever folder.
+- `verl`: no custom function; verl's reward manager calls `verl.utils.reward_score.default_compute_score` with
+  each row's data_source (`math_dapo` for DAPO-Math-17k, `aime2024` -> math_dapo), as the upstream scripts do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+VERL_ENTRY = "pkg://gspo_cli.rewards.verl_entry"
+ENTRY_FUNCTION = "compute_score"
+
+# data_source of each gspo dataset adapter -> whether verl's default_compute_score knows it (its dispatch in
+# verl/utils/reward_score/__init__.py: "math_dapo", and any source starting with "aime", go to math_dapo).
+VERL_KNOWS = {"dapo-math-17k": "math_dapo", "aime-2024": "aime2024"}
+
+
+def check_verifier(preset) -> None:
+    """`reward.verifier: verl` needs data sources verl can score; refuse the others with the alternative."""
+    if preset.reward.verifier != "verl":
+        return
+    from gspo_cli.errors import ConfigError
+
+    for spec in (preset.data.train, preset.data.val):
+        if spec.source not in VERL_KNOWS:
+            raise ConfigError(f"reward.verifier verl: verl's default_compute_score has no scorer for data source "
+                              f"{spec.source!r} (it knows {', '.join(VERL_KNOWS)})",
+                              "set reward.verifier: gspo for this dataset")
+
+
+def scorer(verifier: str) -> Callable[[str, str, str], dict[str, Any]]:
+    """`(data_source, response, ground_truth) -> {"score", "acc", ...}` of a verifier choice, called as verl calls
+    it (for benchmarks and tests; training calls them inside verl)."""
+    if verifier == "gspo":
+        from gspo_cli.rewards.score import compute_score
+
+        return lambda source, response, truth: compute_score(source, response, truth)
+    if verifier == "verl":
+        def verl_score(source: str, response: str, truth: str) -> dict[str, Any]:
+            from verl.utils.reward_score import default_compute_score
+
+            result = default_compute_score(source, response, truth)
+            return result if isinstance(result, dict) else {"score": float(result), "acc": float(result) > 0}
+
+        return verl_score
+    raise ValueError(f"unknown verifier {verifier!r}")
+
+
+def probe_with_verl(overrides: list[str]) -> dict[str, Any]:
+    """Resolve reward overrides the way verl's reward workers do (`verl.trainer.ppo.reward.get_custom_reward_fn`)
+    in this process and score one right and one wrong answer; errors are reported, not raised. Run as a Ray task
+    pinned to a node, it shows whether that node's Python can load the reward a job will name."""
+    import os
+    import sys
+
+    from omegaconf import OmegaConf
+
+    out: dict[str, Any] = {"pid": os.getpid(), "python": sys.executable, "cwd": os.getcwd()}
+    try:
+        from verl.trainer.ppo.reward import get_custom_reward_fn
+
+        fn = get_custom_reward_fn(OmegaConf.from_dotlist(list(overrides)))
+        if fn is None:
+            out["error"] = "no reward.custom_reward_function.path in the overrides"
+            return out
+        out["right"] = fn(data_source="math_dapo", solution_str="<think>6*7</think> The answer is 42.",
+                          ground_truth="42")
+        out["wrong"] = fn(data_source="math_dapo", solution_str="Answer: 41", ground_truth="42")
+        out["module_file"] = sys.modules["gspo_cli.rewards.verl_entry"].__file__
+    except Exception as exc:  # noqa: BLE001 - the caller reports it per node
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    return out
