@@ -55,7 +55,8 @@ def test_reference_preset_resolved_values(gspo):
     assert d["train_batch_size"] == 256
     a = p["algorithm"]
     assert a["adv_estimator"] == "grpo" and a["norm_adv_by_std_in_grpo"] is True
-    assert a["use_kl_in_reward"] is False and a["use_kl_loss"] is False and a["kl_coef"] == 0 and a["kl_loss_coef"] == 0
+    # kl_coef is verl's default 0.001, as upstream keeps it; inert while use_kl_in_reward is false
+    assert a["use_kl_in_reward"] is False and a["use_kl_loss"] is False and a["kl_coef"] == 0.001 and a["kl_loss_coef"] == 0
     assert a["entropy_coeff"] == 0
     assert (a["loss_mode"], a["loss_agg_mode"]) == ("gspo", "seq-mean-token-mean")
     assert (a["clip_ratio_low"], a["clip_ratio_high"]) == (3e-4, 4e-4)

@@ -351,12 +351,34 @@ def home_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
     return out
 
 
+def nofile_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
+    """The open-files limit against the preset's node setup (`env.nofile`, upstream's `ulimit -n 32768`)."""
+    from gspo_cli.env.node_setup import limits_fix
+
+    want = _preset_attr(preset, "env", "nofile")
+    found = facts.get("nofile") or {}
+    if not want:
+        return []
+    if "raw" not in found:
+        return [Check("node.nofile", SKIP, f"cannot read `ulimit -n`: {found.get('error', 'not probed')}",
+                      limits_fix(want))]
+    soft, hard = found["soft"], found["hard"]
+    shown = f"ulimit -n {found['raw'][0]} (hard {found['raw'][1]})"
+    if soft is None or soft >= want:  # None = unlimited
+        return [Check("node.nofile", OK, f"{shown}, preset wants {want}")]
+    hard_ok = hard is None or hard >= want
+    return [Check("node.nofile", FAIL, f"{shown}: below the preset's {want}; Ray and verl's workers run out of "
+                  "file descriptors" + ("" if hard_ok else f" (and the hard limit {hard} is below {want} too)"),
+                  limits_fix(want))]
+
+
 def local_checks(facts: dict[str, Any], preset: Any = None) -> list[Check]:
     """Every check that needs only this host's facts (and the preset)."""
     npu = expects_npu(facts, preset)
     checks = [
         *cann_checks(facts, npu), *driver_checks(facts, npu), *npu_checks(facts, preset, npu),
         *stack_checks(facts, preset, npu), *env_checks(facts, preset, npu), *home_checks(facts, preset),
+        *nofile_checks(facts, preset),
     ]
     return checks
 

@@ -353,6 +353,24 @@ def probe_python(host: Host, python: str | None = None, timeouts: dict[str, floa
 # ------------------------------------------------------------------ everything
 
 
+def probe_nofile(host: Host) -> dict[str, Any]:
+    """Soft and hard open-files limits of this process (`Max open files` in /proc/self/limits), which the shell
+    that ran gspo (or, on a Ray worker, the raylet) passed down. None = unlimited."""
+    path = host.path("/proc/self/limits")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return {"soft": None, "hard": None, "error": f"cannot read {host.unroot(path)}: {exc.strerror or exc}"}
+    m = re.search(r"^Max open files\s+(\S+)\s+(\S+)", text, re.MULTILINE)
+    if not m:
+        return {"soft": None, "hard": None, "error": f"no 'Max open files' line in {host.unroot(path)}"}
+
+    def number(value: str) -> int | None:
+        return None if value == "unlimited" else int(value)
+
+    return {"soft": number(m.group(1)), "hard": number(m.group(2)), "raw": [m.group(1), m.group(2)]}
+
+
 def collect_facts(host: Host | None = None, *, python: str | None = None, with_python: bool = True,
                   extra_env: tuple[str, ...] = ()) -> dict[str, Any]:
     """All probes for one host, the slow ones (subprocesses) in parallel."""
@@ -379,6 +397,7 @@ def collect_facts(host: Host | None = None, *, python: str | None = None, with_p
         "jemalloc": probe_jemalloc(host),
         "ld_preload": probe_preload(host),
         "gspo_home": probe_gspo_home(host),
+        "nofile": probe_nofile(host),
         "env": env_snapshot(host.env, extra_env),
         "seconds": round(time.monotonic() - start, 3),
     }

@@ -19,6 +19,7 @@ from typing import Any
 from gspo_cli import layout
 from gspo_cli.env import matrix
 from gspo_cli.env.host import Host
+from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
 from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
@@ -87,6 +88,7 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
     for flag, value in (extra_ports or {}).items():
         argv.append(f"--{flag}={value}")
     return {"argv": argv, "env": env, "npus": count if npu else 0, "exports": ex, "role": role,
+            "nofile": preset.env.nofile,
             "address": head_address or f"{node_ip or _default_ip(host)}:{port}", "node_ip": node_ip}
 
 
@@ -111,6 +113,12 @@ def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
     if existing is not None and pid_alive(existing.pid):
         raise ClusterError(f"gspo already started a Ray {existing.role} on this host (pid {existing.pid})",
                            "stop it first with `gspo cluster down`")
+    # The preset's open-files limit, raised in this process so that `ray start`, its raylet and workers inherit it.
+    change = raise_nofile(p.get("nofile"))
+    if change is not None and change.short:
+        from gspo_cli.console import err
+
+        err.print(f"[yellow]warning:[/] {change.warning()}", highlight=False)
     log_file = nodes_dir() / f"{socket.gethostname()}.log"
     try:
         nodes_dir().mkdir(parents=True, exist_ok=True)

@@ -53,6 +53,7 @@ def make_host(
     links_down: tuple[int, ...] = (),
     env: dict[str, str] | None = None,
     home_fs: str = "nfs4",
+    nofile: tuple[str, str] = ("65536", "65536"),  # soft, hard open-files limit in /proc/self/limits
 ) -> Host:
     root = tmp / "root"
     bin_dir = tmp / "bin"
@@ -83,6 +84,9 @@ def make_host(
     for name in ("lo", "eth0", "enp189s0f0"):
         (root / "sys/class/net" / name).mkdir(parents=True)
     (root / "proc").mkdir()
+    (root / "proc/self").mkdir(parents=True, exist_ok=True)
+    (root / "proc/self/limits").write_text("Limit                     Soft Limit           Hard Limit           Units\n"
+                                           f"Max open files            {nofile[0]:<20} {nofile[1]:<20} files\n")
     (root / "proc/mounts").write_text(f"/dev/sda1 / ext4 rw 0 0\nfiler:/share /mnt/share {home_fs} rw 0 0\n")
     (root / "mnt/share/gspo").mkdir(parents=True)
     if jemalloc:

@@ -26,7 +26,7 @@ CLEAN_A3 = {
     "npu.smi": "ok", "npu.health": "ok", "npu.hbm": "ok", "npu.count": "ok", "npu.board": "ok", "npu.link": "ok",
     "ray.npu_detect": "ok", "python.version": "ok", "stack.verl": "ok", "stack.torch_npu": "ok",
     "stack.matrix": "ok", "env.task_queue": "ok", "env.ld_preload": "ok", "env.jemalloc": "ok",
-    "env.ifname.HCCL_SOCKET_IFNAME": "ok", "env.hccl_timeout": "ok", "gspo.home": "ok",
+    "env.ifname.HCCL_SOCKET_IFNAME": "ok", "env.hccl_timeout": "ok", "gspo.home": "ok", "node.nofile": "ok",
 }
 
 
@@ -284,3 +284,14 @@ def test_cluster_up_with_unwritable_gspo_home_is_a_clean_error(tmp_path, monkeyp
     monkeypatch.setenv("GSPO_HOME", str(blocker / "home"))  # under a file: nothing can be created
     with pytest.raises(ClusterError, match="cannot write gspo's Ray node record"):
         raystart.start({"argv": ["true"], "env": {}, "role": "head", "address": "x:1", "node_ip": None, "npus": 0})
+
+
+def test_low_open_files_limit_fails_with_the_fix(host_factory):
+    host = host_factory(stack=STACK_023, nofile=("1024", "4096"))
+    _, checks, status = run(host, clean_preset())
+    row = next(c for c in checks if c.id == "node.nofile")
+    assert status["node.nofile"] == "fail" and exit_code(checks) == 1
+    assert row.found.startswith("ulimit -n 1024 (hard 4096): below the preset's 32768")
+    assert "hard limit 4096 is below 32768" in row.found and "limits.conf" in row.fix
+    host = host_factory(stack=STACK_023, nofile=("unlimited", "unlimited"))
+    assert run(host, clean_preset())[2]["node.nofile"] == "ok"

@@ -49,6 +49,7 @@ def test_exports_for_023_drop_obsolete(tmp_path):
     exported = {n: v for n, v, _ in ex.exports}
     assert exported == {
         "RAY_DEDUP_LOGS": "0", "HYDRA_FULL_ERROR": "1", "TASK_QUEUE_ENABLE": "1", "HCCL_ASYNC_ERROR_HANDLING": "0",
+        "HCCL_EXEC_TIMEOUT": "3600", "HCCL_CONNECT_TIMEOUT": "3600", "CPU_AFFINITY_CONF": "1",
         "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES": "1",
         "LD_PRELOAD": "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
         "HCCL_SOCKET_IFNAME": "enp189s0f0", "GLOO_SOCKET_IFNAME": "enp189s0f0", "TP_SOCKET_IFNAME": "enp189s0f0",
@@ -62,6 +63,40 @@ def test_exports_for_023_drop_obsolete(tmp_path):
     # the script is valid shell and sets what it says
     out = subprocess.run(["bash", "-c", sh + "\nenv"], capture_output=True, text=True, check=True).stdout
     assert "TP_SOCKET_IFNAME=enp189s0f0" in out and "VLLM_USE_V1" not in out
+    assert "\nulimit -n 32768\n" in sh and ex.as_dict()["nofile"] == 32768
+    # the job env is the same result without what only this host decides
+    assert ex.job_env() == {k: v for k, v in exported.items() if k not in (
+        "LD_PRELOAD", "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_IF_IP")}
+
+
+def test_job_env_is_judged_against_the_presets_stack_and_refuses_verl_owned_keys():
+    import pytest
+
+    from gspo_cli.env.exports import job_env
+    from gspo_cli.errors import ConfigError
+
+    fitted = job_env(load_preset("qwen3-32b"))
+    assert (fitted.stack, fitted.stack_source) == ("0.23.0", "preset env.vllm_ascend")
+    assert "VLLM_USE_V1" not in fitted.job_env() and fitted.job_env()["HCCL_EXEC_TIMEOUT"] == "3600"
+    p = load_preset("qwen3-32b")
+    p.env.vars = {**p.env.vars, "PYTHONHASHSEED": "0"}
+    with pytest.raises(ConfigError) as info:
+        job_env(p)
+    assert "verl sets PYTHONHASHSEED itself (verl/trainer/constants_ppo.py" in info.value.message
+    assert "actor_rollout_ref.rollout.seed" in info.value.hint
+
+
+def test_hccl_exec_timeout_respects_the_aiv_cap(tmp_path):
+    host = make_host(tmp_path, stack=None)
+    p = load_preset("qwen3-32b")
+    p.env.vars = {**p.env.vars, "HCCL_OP_EXPANSION_MODE": "AIV"}
+    ex = build(p, host=host, stack="0.23.0", facts={"jemalloc": None})
+    timeout = next((v, why) for n, v, why in ex.exports if n == "HCCL_EXEC_TIMEOUT")
+    assert timeout[0] == "1091" and "treated as 1091" in timeout[1]
+    assert dict((n, v) for n, v, _ in ex.exports)["HCCL_CONNECT_TIMEOUT"] == "3600"  # not an execution timeout
+    p.env.vars = {**p.env.vars, "HCCL_OP_EXPANSION_MODE": "HOST"}
+    assert dict((n, v) for n, v, _ in build(p, host=host, stack="0.23.0", facts={}).exports)["HCCL_EXEC_TIMEOUT"] \
+        == "3600"
 
 
 def test_exports_quote_and_adapt(tmp_path):

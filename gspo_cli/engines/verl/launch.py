@@ -85,6 +85,7 @@ class Plan:
             "entrypoint": self.entrypoint,
             "verl_command": self.compiled.verl_command(self.entrypoint.split(" ", 1)[0]),
             "notes": list(self.compiled.notes),
+            "upstream": self.preset.upstream.model_dump(mode="json"),
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
         }
 
@@ -207,6 +208,11 @@ def render(plan: Plan) -> None:
                                                           if plan.schema_error.hint else "")
             table.add_row("verl schema", styled("error"), detail)
     out.print(table)
+    from gspo_cli.engines.verl.upstream import departures_table
+
+    departures = departures_table(p)
+    if departures is not None:
+        out.print(departures)
     out.print("[bold]verl overrides[/] (preset key in brackets):")
     for item in plan.compiled.overrides:
         from gspo_cli.engines.verl.compile import override_key

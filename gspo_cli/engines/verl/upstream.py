@@ -192,3 +192,21 @@ def compare_preset(preset, script: str | Path, *, inputs: dict[str, str] | None 
         result.differences += env.differences
         result.same += env.same
     return result
+
+
+def departures_table(preset):
+    """The dry-run's table of the preset's departures from its upstream script (a rich Table), or None."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    up = preset.upstream
+    if not up.departures and not up.script:
+        return None
+    table = Table(title=f"Departures from upstream {up.script or ''}".rstrip(), title_justify="left")
+    for col in ("key", "upstream", "ours", "why"):
+        table.add_column(col, overflow="fold")
+    for d in up.departures:
+        table.add_row(escape(d.key), escape(d.upstream), escape(d.ours), escape(d.why))
+    if not up.departures:
+        table.add_row("-", "-", "-", "none: every compared setting is upstream's")
+    return table

@@ -111,3 +111,11 @@ def test_script_runner_launches_nothing_and_fails_clearly(tmp_path):
     with pytest.raises(RuntimeError, match="did not reach `python3 -m verl.trainer.main_ppo`"):
         upstream.run_script(script)
     assert shutil.which("bash")
+
+
+def test_docs_show_the_departures_table():
+    docs = (Path(__file__).parents[3] / "docs" / "presets.md").read_text()
+    table = docs.split("<!-- departures:begin -->")[1].split("<!-- departures:end -->")[0]
+    rows = [line for line in table.strip().splitlines()[2:]]
+    preset = presets.load_preset("qwen3-32b-4x16")
+    assert rows == [f"| `{d.key}` | `{d.upstream}` | `{d.ours}` | {d.why} |" for d in preset.upstream.departures]
