@@ -361,15 +361,15 @@ def nofile_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
         return []
     if "raw" not in found:
         return [Check("node.nofile", SKIP, f"cannot read `ulimit -n`: {found.get('error', 'not probed')}",
-                      limits_fix(want))]
+                      fix=limits_fix(want))]
     soft, hard = found["soft"], found["hard"]
     shown = f"ulimit -n {found['raw'][0]} (hard {found['raw'][1]})"
     if soft is None or soft >= want:  # None = unlimited
         return [Check("node.nofile", OK, f"{shown}, preset wants {want}")]
     hard_ok = hard is None or hard >= want
-    return [Check("node.nofile", FAIL, f"{shown}: below the preset's {want}; Ray and verl's workers run out of "
+    return [Check("node.nofile", ERROR, f"{shown}: below the preset's {want}; Ray and verl's workers run out of "
                   "file descriptors" + ("" if hard_ok else f" (and the hard limit {hard} is below {want} too)"),
-                  limits_fix(want))]
+                  fix=limits_fix(want))]
 
 
 def local_checks(facts: dict[str, Any], preset: Any = None) -> list[Check]:

@@ -289,9 +289,9 @@ def test_cluster_up_with_unwritable_gspo_home_is_a_clean_error(tmp_path, monkeyp
 def test_low_open_files_limit_fails_with_the_fix(host_factory):
     host = host_factory(stack=STACK_023, nofile=("1024", "4096"))
     _, checks, status = run(host, clean_preset())
-    row = next(c for c in checks if c.id == "node.nofile")
-    assert status["node.nofile"] == "fail" and exit_code(checks) == 1
-    assert row.found.startswith("ulimit -n 1024 (hard 4096): below the preset's 32768")
-    assert "hard limit 4096 is below 32768" in row.found and "limits.conf" in row.fix
+    row = next(c for c in checks if c.name == "node.nofile")
+    assert status["node.nofile"] == "error" and exit_code(checks) == 1
+    assert row.message.startswith("ulimit -n 1024 (hard 4096): below the preset's 32768")
+    assert "hard limit 4096 is below 32768" in row.message and "limits.conf" in row.fix
     host = host_factory(stack=STACK_023, nofile=("unlimited", "unlimited"))
     assert run(host, clean_preset())[2]["node.nofile"] == "ok"

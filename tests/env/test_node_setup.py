@@ -41,15 +41,15 @@ def test_raise_nofile_without_a_preset_limit_does_nothing():
 def test_doctor_fails_on_a_low_open_files_limit_with_the_fix():
     res = _in_shell(1024, sys.executable, "-m", "gspo_cli", "env", "doctor", "--preset", "qwen3-32b", "--json")
     data = json.loads(res.stdout)
-    row = next(c for c in data["checks"] if c["id"] == "node.nofile")
-    assert row["status"] == "fail" and row["found"].startswith("ulimit -n 1024 (hard ")
-    assert "below the preset's 32768" in row["found"] and "ulimit -n 32768" in row["fix"]
+    row = next(c for c in data["checks"] if c["name"] == "node.nofile")
+    assert row["status"] == "error" and row["message"].startswith("ulimit -n 1024 (hard ")
+    assert "below the preset's 32768" in row["message"] and "ulimit -n 32768" in row["fix"]
     assert res.returncode == 1
     print(row)
     res = _in_shell(2048, sys.executable, "-m", "gspo_cli", "env", "doctor", "--preset", "qwen3-32b", "--json",
                     "--set", "env.nofile=2048")
-    row = next(c for c in json.loads(res.stdout)["checks"] if c["id"] == "node.nofile")
-    assert row["status"] == "ok" and row["found"].startswith("ulimit -n 2048")
+    row = next(c for c in json.loads(res.stdout)["checks"] if c["name"] == "node.nofile")
+    assert row["status"] == "ok" and row["message"].startswith("ulimit -n 2048")
 
 
 HARD_CAPPED = """
