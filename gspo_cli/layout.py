@@ -7,6 +7,7 @@ runs/<run>/config.yaml, metrics.jsonl                a run (`paths.runs_dir` ove
 runs/<run>/checkpoints/global_step_<N>/              verl layout, or HF save_pretrained for the native engine
 runs/<run>/eval/<benchmark>-<step>/                  eval results
 ray/                                                 the embedded head's record, log and temp dir
+jobs/<command>-<time>-<id>.json                      the request of a job that has no run folder (prepare-data, export)
 ```
 
 A source used as the preset's `data.train` is written as `train.parquet`, as `data.val` as `val.parquet`
@@ -35,6 +36,13 @@ def user_presets_dir() -> Path:
 
 def ray_dir() -> Path:
     return gspo_home() / "ray"
+
+
+def job_request_file(command: str) -> Path:
+    """A new file for the request of a job with no folder of its own (training writes its run folder's)."""
+    import secrets
+
+    return gspo_home() / "jobs" / f"{command}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}.json"
 
 
 def builtin_presets_dir() -> Path:

@@ -68,7 +68,7 @@ def smoke_cmd(
     """Run a job that connects back to the cluster and runs one task on every alive node."""
     from gspo_cli.jobs import client as jobs
 
-    raise typer.Exit(jobs.run_job("cluster-smoke", [], preset_name="cluster", address=address, local=local,
+    raise typer.Exit(jobs.run_job("cluster-smoke", None, preset_name="cluster", address=address, local=local,
                                   json_out=json_out))
 
 

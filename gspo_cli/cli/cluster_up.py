@@ -12,14 +12,10 @@ def _start(role: str, preset: str, head: str | None, port: int, dashboard_port: 
     from gspo_cli.config.presets import load_preset
     from gspo_cli.console import err
     from gspo_cli.env import raystart
-    from gspo_cli.env.exports import parse_stack
-    from gspo_cli.env.probes import collect_facts
 
     loaded = load_preset(preset, sets or [])
-    version = parse_stack(stack) if stack else None
-    facts = collect_facts(with_python=version is None)
-    p = raystart.plan(loaded, role=role, facts=facts, head_address=head, port=port, dashboard_port=dashboard_port,
-                      node_ip=node_ip, npus=npus, stack=version, temp_dir=temp_dir)
+    p = raystart.plan_here(loaded, role=role, stack=stack, head_address=head, port=port,
+                           dashboard_port=dashboard_port, node_ip=node_ip, npus=npus, temp_dir=temp_dir)
     for name, _value, why in p["exports"].exports:
         err.print(f"[dim]export {name}[/]" + (f" [dim]({why})[/]" if why else ""))
     for d in p["exports"].dropped:
@@ -29,23 +25,28 @@ def _start(role: str, preset: str, head: str | None, port: int, dashboard_port: 
     err.print(f"[green]Ray {role} started[/] (pid {record.pid}, NPU={record.npus}); log: {record.log_file}")
     if role == "head":
         err.print(f"Workers: gspo cluster join {record.address} --preset {loaded.name}")
-    if wait > 0 and loaded.cluster.device == "npu":
-        want = loaded.cluster.world_size
-        host_ip = (record.node_ip or "127.0.0.1") if role == "head" else head.rsplit(":", 1)[0]
-        url = f"http://{host_ip}:{dashboard_port}"
-        last: list[float] = []
+    target = raystart.npu_wait_target(loaded, record, role=role, head=head, dashboard_port=dashboard_port)
+    if wait > 0 and target is not None:
+        _wait_for_npus(*target, wait)
 
-        def progress(n: float) -> None:  # polled every 2 s: print only changes
-            if not last or n != last[-1]:
-                err.print(f"[dim]NPU registered: {n:g}/{want}[/]")
-            last[:] = [n]
 
-        seen = raystart.wait_for_npus(url, want, timeout=wait, on_progress=progress)
-        if seen < want:
-            err.print(f"[yellow]Only {seen:g} of {want} NPUs registered after {wait:g} s[/]: "
-                      "join the other nodes, then `gspo cluster status`.")
-        else:
-            err.print(f"[green]All {want} NPUs registered.[/]")
+def _wait_for_npus(url: str, want: int, wait: float) -> None:
+    from gspo_cli.console import err
+    from gspo_cli.env import raystart
+
+    last: list[float] = []
+
+    def progress(n: float) -> None:  # polled every 2 s: print only changes
+        if not last or n != last[-1]:
+            err.print(f"[dim]NPU registered: {n:g}/{want}[/]")
+        last[:] = [n]
+
+    seen = raystart.wait_for_npus(url, want, timeout=wait, on_progress=progress)
+    if seen < want:
+        err.print(f"[yellow]Only {seen:g} of {want} NPUs registered after {wait:g} s[/]: "
+                  "join the other nodes, then `gspo cluster status`.")
+    else:
+        err.print(f"[green]All {want} NPUs registered.[/]")
 
 
 def register(app: typer.Typer) -> None:

@@ -23,53 +23,31 @@ def prepare_data_command(
     json_out: bool = options.json_out("Print the manifests as JSON to stdout."),
 ) -> None:
     """Deduplicate and convert the preset's datasets (DAPO-Math-17k, AIME-2024, arith) to verl parquet + manifest."""
-    from pathlib import Path
-
     from gspo_cli.config.presets import load_preset
-    from gspo_cli.data import job, prepare
+    from gspo_cli.data import job
     from gspo_cli.jobs import client as jobs
 
     sets = list(sets or [])
     loaded = load_preset(preset, sets)  # fail fast on a bad preset, --set, --dataset or --input
-    inputs = prepare.parse_inputs(list(input_ or []))
-    items = prepare.plan(loaded, list(dataset or []) or None)
-    prepare.check_inputs(items, inputs)
-    # Paths travel to the job as absolute paths (a Ray job runs in another working directory).
-    abs_inputs = [f"{name}={Path(path).expanduser().resolve()}" for name, path in inputs.items()]
-    out_dir = str(Path(out).expanduser().resolve()) if out else None
-    preset_arg = str(Path(preset).resolve()) if Path(preset).suffix in (".yaml", ".yml") else preset
-    argv = job.to_argv(preset=preset_arg, sets=sets, datasets=list(dataset or []), inputs=abs_inputs, out=out_dir,
-                       force=force)
-    code = jobs.run_job("prepare-data", argv, preset=loaded, address=address, local=local, json_out=json_out)
+    req = job.request(loaded, preset_ref=preset, sets=sets, datasets=list(dataset or []), inputs=list(input_ or []),
+                      out=out, force=force)
+    code = jobs.run_job(job.JOB_COMMAND, req, preset=loaded, address=address, local=local, json_out=json_out)
     if code != 0:
         raise typer.Exit(code)
     if not json_out:
-        render(loaded, items, out_dir)
+        render(*job.prepared_rows(loaded, req))
 
 
-def render(preset, items, out_dir: str | None) -> None:
-    from pathlib import Path
-
+def render(data_dir, rows: list[dict]) -> None:
     from rich.table import Table
 
-    from gspo_cli import layout
     from gspo_cli.console import out
-    from gspo_cli.data import manifest
 
-    data_dir = Path(out_dir) if out_dir else layout.data_dir(preset)
     table = Table(title=f"prepared data in {data_dir}/<source>/<split>.parquet", title_justify="left")
-    for col, just in (("source", "left"), ("split", "left"), ("rows in", "right"), ("duplicates", "right"),
-                      ("conflicts", "right"), ("rejected", "right"), ("rows out", "right")):
-        table.add_column(col, justify=just)
-    for item in items:
-        m = manifest.read(item.source, data_dir=data_dir)
-        if m is None:
-            continue
-        conf = m.get("conflicts") or {}
-        rej = (m.get("rejected") or {}).get("rows", 0)
-        for split, o in m.get("outputs", {}).items():
-            table.add_row(
-                item.source, split, f"{m.get('rows_in') or '-'}", f"{m.get('duplicates_removed', '-')}",
-                f"{conf.get('problems', '-')}", f"{rej}", f"{o['rows']}",
-            )
+    columns = (("source", "source"), ("split", "split"), ("rows in", "rows_in"), ("duplicates", "duplicates"),
+               ("conflicts", "conflicts"), ("rejected", "rejected"), ("rows out", "rows_out"))
+    for title, key in columns:
+        table.add_column(title, justify="left" if key in ("source", "split") else "right")
+    for row in rows:
+        table.add_row(*[str(row[key]) if row[key] not in (None, "") else "-" for _, key in columns])
     out.print(table)

@@ -26,32 +26,19 @@ def doctor(
     json_out: bool = options.json_out(),
     sets: list[str] | None = options.sets("cluster.nnodes=2"),
 ) -> None:
-    """A table of checks (ok / warn / fail / skip) with what was found and how to fix it. Exit 1 if any fails."""
-    import time
+    """A table of checks (ok / warn / error / skip) with what was found and how to fix it. Exit 1 if any is an
+    error."""
+    from gspo_cli.env.doctor import diagnose
 
-    from gspo_cli.env.checks import exit_code, local_checks
-
-    start = time.monotonic()
     loaded = _load(preset, sets)
-    nodes: list[dict] = []
-    if cluster:
-        from gspo_cli.env import cluster as cluster_mod
-
-        checks, nodes = cluster_mod.run(loaded, address)
-        facts = None
-    else:
-        from gspo_cli.env.probes import collect_facts
-
-        extra = tuple(loaded.env.vars) if loaded is not None else ()
-        facts = collect_facts(extra_env=extra)
-        checks = local_checks(facts, loaded)
-    code = exit_code(checks)
-    seconds = round(time.monotonic() - start, 3)
+    result = diagnose(loaded, cluster=cluster, address=address)
+    checks, code, seconds = result.checks, result.exit_code, result.seconds
     if json_out:
         from gspo_cli.console import print_json
 
         print_json({"exit_code": code, "seconds": seconds, "preset": getattr(loaded, "name", None),
-                    "checks": [c.to_dict() for c in checks], "facts": facts if facts is not None else nodes})
+                    "checks": [c.to_dict() for c in checks],
+                    "facts": result.facts if result.facts is not None else result.nodes})
         raise typer.Exit(code)
     from rich.markup import escape
     from rich.table import Table
@@ -84,17 +71,12 @@ def exports(
     sets: list[str] | None = options.sets("cluster.nnodes=2"),
 ) -> None:
     """The exports for this stack: obsolete variables dropped (with their replacement), jemalloc if found."""
-    from gspo_cli.env import exports as exports_mod
-    from gspo_cli.env.probes import collect_facts
+    from gspo_cli.env.doctor import exports_here
     from gspo_cli.errors import ConfigError
 
     if fmt not in ("sh", "json"):
         raise ConfigError(f"--format {fmt!r}: choose sh or json")
-    loaded = _load(preset, sets)
-    version = exports_mod.parse_stack(stack) if stack else None
-    facts = collect_facts(with_python=version is None)
-    head = head or loaded.cluster.address
-    result = exports_mod.build(loaded, stack=version, facts=facts, head=head)
+    result = exports_here(_load(preset, sets), stack=stack, head=head)
     if fmt == "json":
         from gspo_cli.console import print_json
 

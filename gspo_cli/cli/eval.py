@@ -81,14 +81,7 @@ def _eval_steps(req, loaded, refs, *, force: bool, address, local: bool, json_ou
     from gspo_cli.eval import service
     from gspo_cli.jobs import client as jobs
 
-    wanted = service.wanted_settings(req, loaded)
-    todo, done = [], []
-    for ref in refs:
-        path = service.output_dir(req, loaded, ref) / service.RESULTS
-        if not force and path.is_file() and service.same_settings(service.read_results(path), wanted):
-            done.append(ref.step)
-        else:
-            todo.append(ref.step)
+    todo, done = service.split_evaluated(req, loaded, refs, force=force)
     run = refs[0].run
     if done:
         err.print(f"Already evaluated with these settings (--force redoes them): steps {_steps_text(done)}",
@@ -100,7 +93,7 @@ def _eval_steps(req, loaded, refs, *, force: bool, address, local: bool, json_ou
         code = jobs.run_job("eval", eval_job.to_argv(req), preset=loaded, address=address, local=local)
         if code != 0:
             raise typer.Exit(code)
-    results = [service.read_results(service.output_dir(req, loaded, ref) / service.RESULTS) for ref in refs]
+    results = service.results_of(req, loaded, refs)
     if json_out:
         from gspo_cli.console import print_json
 

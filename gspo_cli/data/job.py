@@ -1,50 +1,64 @@
-"""Job entrypoint of `gspo prepare-data` (`python -m gspo_cli.jobs.entry prepare-data ARGS...`).
+"""The `gspo prepare-data` job: `python -m gspo_cli.jobs.entry prepare-data REQUEST.json`.
 
-The CLI builds the argv with `to_argv`; the job parses it back, loads the preset, prepares each source and
-reports progress (rows read), one summary line per source, and the manifests as the job's result.
+`request` (in the CLI process) checks the flags against the preset and returns the request, paths made absolute;
+`main` (in the job) loads the preset, prepares each source and reports progress (rows read), one summary line
+per source, and the manifests as the job's result. `prepared_rows` reads the manifests back for the CLI's table.
 """
 
 from __future__ import annotations
 
-import argparse
 import time
+from pathlib import Path
+from typing import Any
+
+JOB_COMMAND = "prepare-data"
 
 
-def to_argv(
-    *, preset: str, sets: list[str], datasets: list[str], inputs: list[str], out: str | None, force: bool
-) -> list[str]:
-    argv = ["--preset", preset]
-    for item in sets:
-        argv += ["--set", item]
-    for name in datasets:
-        argv += ["--dataset", name]
-    for item in inputs:
-        argv += ["--input", item]
-    if out:
-        argv += ["--out", out]
-    if force:
-        argv.append("--force")
-    return argv
+def request(preset, *, preset_ref: str, sets: list[str], datasets: list[str], inputs: list[str],
+            out: str | None, force: bool) -> dict[str, Any]:
+    """The job's request; a bad --dataset or --input fails here, before any job. Paths are absolute because a
+    Ray job runs in another working directory."""
+    from gspo_cli.data import prepare
+
+    parsed = prepare.parse_inputs(inputs)
+    prepare.check_inputs(prepare.plan(preset, datasets or None), parsed)
+    return {
+        "preset": str(Path(preset_ref).resolve()) if Path(preset_ref).suffix in (".yaml", ".yml") else preset_ref,
+        "sets": list(sets),
+        "datasets": list(datasets),
+        "inputs": {name: str(Path(path).expanduser().resolve()) for name, path in parsed.items()},
+        "out": str(Path(out).expanduser().resolve()) if out else None,
+        "force": bool(force),
+    }
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gspo_cli.jobs.entry prepare-data")
-    p.add_argument("--preset", required=True)
-    p.add_argument("--set", dest="sets", action="append", default=[])
-    p.add_argument("--dataset", dest="datasets", action="append", default=[])
-    p.add_argument("--input", dest="inputs", action="append", default=[])
-    p.add_argument("--out")
-    p.add_argument("--force", action="store_true")
-    return p
+def prepared_rows(preset, req: dict[str, Any]) -> tuple[Path, list[dict[str, Any]]]:
+    """(data folder, one row per source x split written) from the manifests the job left."""
+    from gspo_cli import layout
+    from gspo_cli.data import manifest, prepare
+
+    data_dir = Path(req["out"]) if req["out"] else layout.data_dir(preset)
+    rows = []
+    for item in prepare.plan(preset, req["datasets"] or None):
+        m = manifest.read(item.source, data_dir=data_dir)
+        if m is None:
+            continue
+        conflicts = m.get("conflicts") or {}
+        for split, written in m.get("outputs", {}).items():
+            rows.append({"source": item.source, "split": split, "rows_in": m.get("rows_in"),
+                         "duplicates": m.get("duplicates_removed"), "conflicts": conflicts.get("problems"),
+                         "rejected": (m.get("rejected") or {}).get("rows", 0), "rows_out": written["rows"]})
+    return data_dir, rows
 
 
 def main(argv: list[str]) -> int:
     from gspo_cli.config.presets import load_preset
     from gspo_cli.data import prepare
     from gspo_cli.jobs import events
+    from gspo_cli.jobs import request as job_request
 
-    args = parser().parse_args(argv)
-    preset = load_preset(args.preset, args.sets)
+    req = job_request.read(argv, JOB_COMMAND)
+    preset = load_preset(req["preset"], req["sets"])
     last = [0.0]
 
     def progress(source: str, done: int, total: int | None) -> None:
@@ -55,10 +69,10 @@ def main(argv: list[str]) -> int:
 
     reports = prepare.prepare(
         preset,
-        datasets=args.datasets or None,
-        inputs=prepare.parse_inputs(args.inputs),
-        out_dir=args.out,
-        force=args.force,
+        datasets=req["datasets"] or None,
+        inputs=req["inputs"],
+        out_dir=req["out"],
+        force=req["force"],
         progress=progress,
     )
     for report in reports:

@@ -92,6 +92,26 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
             "address": head_address or f"{node_ip or _default_ip(host)}:{port}", "node_ip": node_ip}
 
 
+def plan_here(preset: Any, *, role: str, stack: str | None = None, **options: Any) -> dict[str, Any]:
+    """Probe this host and `plan` its `ray start`; the exports are judged against the installed stack, or
+    against `stack` (`vllm-ascend==X`) without probing Python packages. `options` go to `plan`."""
+    from gspo_cli.env.exports import parse_stack
+    from gspo_cli.env.probes import collect_facts
+
+    version = parse_stack(stack) if stack else None
+    facts = collect_facts(with_python=version is None)
+    return plan(preset, role=role, facts=facts, stack=version, **options)
+
+
+def npu_wait_target(preset: Any, record: NodeRecord, *, role: str, head: str | None,
+                    dashboard_port: int) -> tuple[str, int] | None:
+    """(dashboard URL, NPU total the preset needs) to wait for after starting a node; None off Ascend."""
+    if preset.cluster.device != "npu":
+        return None
+    host_ip = (record.node_ip or "127.0.0.1") if role == "head" else str(head).rsplit(":", 1)[0]
+    return f"http://{host_ip}:{dashboard_port}", preset.cluster.world_size
+
+
 def _default_ip(host: Host) -> str:
     try:
         return socket.gethostbyname(host.hostname)

@@ -168,3 +168,22 @@ def run_evals(req: EvalRequest) -> list[dict[str, Any]]:
 
 def read_results(path: str | Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def split_evaluated(req: EvalRequest, preset, refs: list, *, force: bool = False) -> tuple[list[int], list[int]]:
+    """(steps to evaluate, steps already evaluated with the same settings) of a RUN:all / step-list request;
+    `force` evaluates every step again."""
+    wanted = wanted_settings(req, preset)
+    todo, done = [], []
+    for ref in refs:
+        path = output_dir(req, preset, ref) / RESULTS
+        if not force and path.is_file() and same_settings(read_results(path), wanted):
+            done.append(ref.step)
+        else:
+            todo.append(ref.step)
+    return todo, done
+
+
+def results_of(req: EvalRequest, preset, refs: list) -> list[dict[str, Any]]:
+    """The results.json of each checkpoint, in `refs` order."""
+    return [read_results(output_dir(req, preset, ref) / RESULTS) for ref in refs]

@@ -79,13 +79,12 @@ def ensure_hf(step_dir: str | Path) -> Path:
 
 
 def job_main(argv: list[str]) -> int:
-    """Job entry: `verl-export ACTOR_DIR OUT_DIR`."""
+    """Job entry: `verl-export REQUEST.json` with {"actor": ACTOR_DIR, "out": OUT_DIR}."""
     from gspo_cli.jobs import events
+    from gspo_cli.jobs import request as job_request
 
-    if len(argv) != 2:
-        print("usage: python -m gspo_cli.jobs.entry verl-export ACTOR_DIR OUT_DIR", file=sys.stderr)
-        return 2
-    actor, out = Path(argv[0]), Path(argv[1])
+    req = job_request.read(argv, JOB_COMMAND)
+    actor, out = Path(req["actor"]), Path(req["out"])
     events.message(f"merging {actor} -> {out}")
     merge(actor, out)
     files = sorted(p.name for p in out.iterdir())
@@ -105,5 +104,6 @@ def export(run: str, out: str, *, step: int | None = None, address: str | None =
         raise ConfigError(f"--out {out_path} is a file", "pass a folder path for the merged model")
     if out_path.exists() and any(out_path.iterdir()) and not force:
         raise ConfigError(f"--out {out_path} exists and is not empty", "pick a new folder or pass --force")
-    return jobs.run_job(JOB_COMMAND, [str(actor.resolve()), str(out_path)], preset_name=f"export-{step_n}",
-                        address=address, local=local, json_out=json_out)
+    request = {"actor": str(actor.resolve()), "out": str(out_path)}
+    return jobs.run_job(JOB_COMMAND, request, preset_name=f"export-{step_n}", address=address, local=local,
+                        json_out=json_out)

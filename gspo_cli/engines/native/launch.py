@@ -58,8 +58,15 @@ def _absolute_paths(data: dict) -> dict:
     return data
 
 
+REQUEST_FILE = "train_request.json"
+
+
 def entry_args(run_dir: Path) -> list[str]:
-    return ["--config", str(run_dir / "config.json"), "--run-dir", str(run_dir)]
+    """The job's argv: its request file in the run folder (the resolved preset is the run's config.json)."""
+    from gspo_cli.jobs import request as job_request
+
+    payload = {"config": str(run_dir / "config.json"), "run_dir": str(run_dir)}
+    return [str(job_request.write(JOB_COMMAND, payload, run_dir / REQUEST_FILE))]
 
 
 def launch(req) -> int:

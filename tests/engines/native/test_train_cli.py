@@ -57,7 +57,8 @@ def test_run_config_carries_absolute_paths(workspace, monkeypatch):
     preset = quick_preset(["paths.data_dir=data", "paths.runs_dir=runs", f"model.path={rel_model}", *QUICK_SETS])
     run = prepare_run(TrainRequest(preset=preset, preset_ref="tiny", run_name="rel"))
     assert run == (base / "runs" / "rel").resolve() and run.is_absolute()
-    assert entry_args(run)[1] == str(run / "config.json")
+    request = json.loads(Path(entry_args(run)[0]).read_text())  # the job's one argument: its request file
+    assert request == {"command": "train", "config": str(run / "config.json"), "run_dir": str(run)}
     cfg = json.loads((run / "config.json").read_text())
     assert cfg["paths"]["data_dir"] == str((base / "data").resolve())
     assert cfg["paths"]["runs_dir"] == str((base / "runs").resolve())

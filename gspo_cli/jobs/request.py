@@ -1,0 +1,45 @@
+"""How a job receives its request: one JSON file whose path is the job's only argument.
+
+    python -m gspo_cli.jobs.entry COMMAND REQUEST.json
+
+The CLI process validates its flags, resolves relative paths (a Ray job runs in another working directory) and
+writes the request; the job reads it back with `read`. The file sits on `$GSPO_HOME` (shared by every node of
+a cluster) in the run folder of a training job, else under `$GSPO_HOME/jobs/`, and stays there as a record of
+what the job was asked to do. A Ray job and an in-process run (`--local`) read the same file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gspo_cli.errors import ConfigError
+from gspo_cli.fsutil import atomic_write_json
+
+
+def write(command: str, payload: dict[str, Any], path: str | Path | None = None) -> Path:
+    """Write the request of a `command` job (to `path`, else a new file under $GSPO_HOME/jobs/); returns its path."""
+    from gspo_cli import layout
+
+    dest = Path(path) if path is not None else layout.job_request_file(command)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(dest, {"command": command, **payload})
+    return dest.resolve()
+
+
+def read(argv: list[str], command: str) -> dict[str, Any]:
+    """The request of a `command` job from its argv (exactly one path); a usage line and exit 2 otherwise."""
+    if len(argv) != 1:
+        print(f"usage: python -m gspo_cli.jobs.entry {command} REQUEST.json", file=sys.stderr)
+        raise SystemExit(2)
+    try:
+        data = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the {command} job request {argv[0]}: {exc}",
+                          "the file is written by the gspo command that submits the job; is $GSPO_HOME shared?") \
+            from None
+    if not isinstance(data, dict) or data.get("command") != command:
+        raise ConfigError(f"{argv[0]} is not a {command} job request")
+    return data
