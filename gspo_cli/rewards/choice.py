@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 VERL_ENTRY = "pkg://gspo_cli.rewards.verl_entry"
@@ -32,24 +31,6 @@ def check_verifier(preset) -> None:
             raise ConfigError(f"reward.verifier verl: verl's default_compute_score has no scorer for data source "
                               f"{spec.source!r} (it knows {', '.join(VERL_KNOWS)})",
                               "set reward.verifier: gspo for this dataset")
-
-
-def scorer(verifier: str) -> Callable[[str, str, str], dict[str, Any]]:
-    """`(data_source, response, ground_truth) -> {"score", "acc", ...}` of a verifier choice, called as verl calls
-    it (for benchmarks and tests; training calls them inside verl)."""
-    if verifier == "gspo":
-        from gspo_cli.rewards.score import compute_score
-
-        return lambda source, response, truth: compute_score(source, response, truth)
-    if verifier == "verl":
-        def verl_score(source: str, response: str, truth: str) -> dict[str, Any]:
-            from verl.utils.reward_score import default_compute_score
-
-            result = default_compute_score(source, response, truth)
-            return result if isinstance(result, dict) else {"score": float(result), "acc": float(result) > 0}
-
-        return verl_score
-    raise ValueError(f"unknown verifier {verifier!r}")
 
 
 def probe_with_verl(overrides: list[str]) -> dict[str, Any]:
