@@ -10,8 +10,10 @@ node until limits.conf is fixed: a node short of descriptors still starts, as th
 
 from __future__ import annotations
 
+import re
 import resource
 from dataclasses import dataclass
+from typing import Any
 
 UNLIMITED = resource.RLIM_INFINITY
 
@@ -63,3 +65,21 @@ def raise_nofile(want: int | None) -> NofileChange | None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
     after, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     return NofileChange(want, soft, after, hard)
+
+
+def probe_nofile(host) -> dict[str, Any]:
+    """Soft and hard open-files limits of this process (`Max open files` in /proc/self/limits), which the shell
+    that ran gspo (or, on a Ray worker, the raylet) passed down. None = unlimited."""
+    path = host.path("/proc/self/limits")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return {"soft": None, "hard": None, "error": f"cannot read {host.unroot(path)}: {exc.strerror or exc}"}
+    m = re.search(r"^Max open files\s+(\S+)\s+(\S+)", text, re.MULTILINE)
+    if not m:
+        return {"soft": None, "hard": None, "error": f"no 'Max open files' line in {host.unroot(path)}"}
+
+    def number(value: str) -> int | None:
+        return None if value == "unlimited" else int(value)
+
+    return {"soft": number(m.group(1)), "hard": number(m.group(2)), "raw": [m.group(1), m.group(2)]}

@@ -19,6 +19,7 @@ from typing import Any
 
 from gspo_cli.env.host import Host
 from gspo_cli.env.matrix import vkey
+from gspo_cli.env.node_setup import probe_nofile
 from gspo_cli.env.npusmi import parse_board, parse_info
 
 NETWORK_FS = {
@@ -351,24 +352,6 @@ def probe_python(host: Host, python: str | None = None, timeouts: dict[str, floa
 
 
 # ------------------------------------------------------------------ everything
-
-
-def probe_nofile(host: Host) -> dict[str, Any]:
-    """Soft and hard open-files limits of this process (`Max open files` in /proc/self/limits), which the shell
-    that ran gspo (or, on a Ray worker, the raylet) passed down. None = unlimited."""
-    path = host.path("/proc/self/limits")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        return {"soft": None, "hard": None, "error": f"cannot read {host.unroot(path)}: {exc.strerror or exc}"}
-    m = re.search(r"^Max open files\s+(\S+)\s+(\S+)", text, re.MULTILINE)
-    if not m:
-        return {"soft": None, "hard": None, "error": f"no 'Max open files' line in {host.unroot(path)}"}
-
-    def number(value: str) -> int | None:
-        return None if value == "unlimited" else int(value)
-
-    return {"soft": number(m.group(1)), "hard": number(m.group(2)), "raw": [m.group(1), m.group(2)]}
 
 
 def collect_facts(host: Host | None = None, *, python: str | None = None, with_python: bool = True,
