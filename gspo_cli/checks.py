@@ -1,5 +1,5 @@
 """One check result type for every command that judges something (`gspo env doctor`, the verl preflight of
-`gspo train --dry-run`, the verl schema check), and one colour per status for the tables that show them.
+`gspo train --dry-run`, the verl schema check). Tables colour the status with `gspo_cli.console.styled`.
 
 Status, from bad to good: `error` (the run will break or misbehave: exit non-zero), `warn` (works but is
 probably not what you want), `info` (a figure worth seeing), `ok`, `skip` (does not apply here, or cannot be
@@ -13,9 +13,6 @@ from typing import Any
 
 ERROR, WARN, INFO, OK, SKIP = "error", "warn", "info", "ok", "skip"
 STATUSES = (ERROR, WARN, INFO, OK, SKIP)
-
-# rich styles, shared by every table of checks
-STATUS_STYLE = {ERROR: "bold red", WARN: "yellow", INFO: "cyan", OK: "green", SKIP: "dim"}
 
 
 @dataclass
@@ -32,11 +29,6 @@ class Check:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def styled(status: str) -> str:
-    """The status as rich markup in its colour."""
-    return f"[{STATUS_STYLE.get(status, 'white')}]{status}[/]"
 
 
 def has_errors(checks: list[Check]) -> bool:

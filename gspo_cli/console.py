@@ -1,4 +1,5 @@
-"""Two consoles: data to stdout (`out`), chatter and errors to stderr (`err`), so `--json` output always parses."""
+"""Two consoles: data to stdout (`out`), chatter and errors to stderr (`err`), so `--json` output always parses;
+and the one colour map of every status gspo prints (checks, Ray jobs, runs)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,18 @@ def print_json(obj: Any) -> None:
     """Plain JSON on stdout (no rich markup or wrapping), for scripts."""
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+# Status words of checks (gspo_cli.checks), Ray jobs (SUCCEEDED, ...) and runs (finished, ...) -> rich style.
+STATUS_STYLE = {
+    "ok": "green", "succeeded": "green", "finished": "green",
+    "info": "cyan", "running": "cyan", "pending": "cyan",
+    "warn": "yellow", "stopped": "yellow", "incomplete": "yellow",
+    "error": "bold red", "failed": "red", "killed": "red",
+    "skip": "dim",
+}
+
+
+def styled(status: str) -> str:
+    """The status as rich markup in its colour (white for a word the map does not know)."""
+    return f"[{STATUS_STYLE.get(str(status).lower(), 'white')}]{status}[/]"

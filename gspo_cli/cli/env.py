@@ -43,8 +43,8 @@ def doctor(
     from rich.markup import escape
     from rich.table import Table
 
-    from gspo_cli.checks import counts, styled
-    from gspo_cli.console import err, out
+    from gspo_cli.checks import counts
+    from gspo_cli.console import err, out, styled
 
     table = Table(title="gspo env doctor" + (f" --preset {loaded.name}" if loaded else ""), title_justify="left")
     if cluster:

@@ -22,7 +22,7 @@ def list_cmd(address: str | None = options.address(), json_out: bool = options.j
         return
     from rich.table import Table
 
-    from gspo_cli.console import out
+    from gspo_cli.console import out, styled
 
     wide = out.width >= 120  # command and preset are also in the job id: shown as columns only where they fit
     table = Table(title="Ray jobs", title_justify="left", pad_edge=False)
@@ -37,7 +37,7 @@ def list_cmd(address: str | None = options.address(), json_out: bool = options.j
         meta = row["metadata"]
         extra = [meta.get("command", "-"), meta.get("preset", "-")] if wide else []
         started = row["start_time"] or "-"
-        table.add_row(row["job_id"], _status_style(row["status"]), *extra,
+        table.add_row(row["job_id"], styled(row["status"]), *extra,
                       started if wide else started[5:16], _took(row["start_time"], row["end_time"]))
     out.print(table)
 
@@ -54,11 +54,6 @@ def _took(start: str | None, end: str | None) -> str:
     return text if end else f"{text}+"
 
 
-def _status_style(status: str) -> str:
-    color = {"SUCCEEDED": "green", "FAILED": "red", "STOPPED": "yellow", "RUNNING": "cyan"}.get(status, "white")
-    return f"[{color}]{status}[/]"
-
-
 @app.command("status")
 def status_cmd(job_id: str = typer.Argument(..., help="Submission id."),
                address: str | None = options.address(), json_out: bool = options.json_out()) -> None:
@@ -71,10 +66,10 @@ def status_cmd(job_id: str = typer.Argument(..., help="Submission id."),
 
         print_json(row)
         return
-    from gspo_cli.console import out
+    from gspo_cli.console import out, styled
 
     for key in ("job_id", "status", "entrypoint", "start_time", "end_time", "exit_code", "message"):
-        value = _status_style(row[key]) if key == "status" else row[key]
+        value = styled(row[key]) if key == "status" else row[key]
         out.print(f"[bold]{key:>11}[/]  {value if value not in (None, '') else '-'}", highlight=False)
 
 
@@ -117,6 +112,6 @@ def stop_cmd(job_id: str = typer.Argument(..., help="Submission id."),
 
         print_json(row)
         return
-    from gspo_cli.console import err
+    from gspo_cli.console import err, styled
 
-    err.print(f"Job {job_id}: {_status_style(row['status'])}")
+    err.print(f"Job {job_id}: {styled(row['status'])}")

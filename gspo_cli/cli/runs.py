@@ -11,10 +11,6 @@ from gspo_cli.cli import options
 app = typer.Typer(help="List, inspect and remove training runs ($GSPO_HOME/runs).", no_args_is_help=True)
 
 RUNS_DIR_HELP = "Look in this preset's paths.runs_dir instead."
-STATUS_STYLE = {"finished": "green", "running": "cyan", "failed": "red", "killed": "red", "stopped": "yellow",
-                "incomplete": "yellow"}
-
-
 def _preset(name: str | None):
     if not name:
         return None
@@ -50,8 +46,9 @@ def _num(v: float | None, pct: bool = False) -> str:
 
 
 def _status(info: dict) -> str:
-    st = info["status"]
-    return f"[{STATUS_STYLE.get(st, 'white')}]{st}[/]" + (" [red]![/]" if info["health"]["errors"] else "")
+    from gspo_cli.console import styled
+
+    return styled(info["status"]) + (" [red]![/]" if info["health"]["errors"] else "")
 
 
 @app.command("list")

@@ -182,8 +182,7 @@ def render(plan: Plan) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from gspo_cli.checks import styled
-    from gspo_cli.console import out
+    from gspo_cli.console import out, styled
     from gspo_cli.engines.verl.compile import redact
 
     p = plan.preset
