@@ -1,7 +1,8 @@
-"""The entrypoint of every gspo Ray job: `python -m gspo_cli.jobs.entry COMMAND [ARGS...]`.
+"""The entrypoint of every gspo Ray job: `python -m gspo_cli.jobs.entry COMMAND REQUEST.json`.
 
 A Ray job and an in-process (`--local`) run execute exactly this code. Each command maps to a
-`module:function` taking the remaining argv and returning an exit code; modules are imported only when run.
+`module:function` taking the remaining argv (the path of its request file, see `jobs.request`; none for
+`cluster-smoke`) and returning an exit code; modules are imported only when run.
 """
 
 from __future__ import annotations
