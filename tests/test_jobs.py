@@ -38,6 +38,7 @@ def test_submit_and_follow_to_success(ray_head, gspo):
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert len(result["nodes"]) == 1 and result["resources"]["CPU"] >= 1
+    assert result["nodes"][0]["reward"] == "ok"  # the node's Python imports pkg://gspo_cli.rewards.verl_entry
     assert "succeeded" in proc.stderr
     listed = json.loads(gspo("jobs", "list", "--address", ray_head.dashboard_url, "--json").stdout)
     mine = [row for row in listed if row["metadata"].get("command") == "cluster-smoke"]

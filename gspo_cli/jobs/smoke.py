@@ -1,7 +1,8 @@
 """The `cluster-smoke` job: from inside a Ray job, reach every alive node with one pinned task.
 
 It proves the path every real job takes: the job driver starts, connects to its cluster, schedules work on
-each node and gets results back.
+each node and gets results back; and that each node's Python imports the reward module a verl job names
+(`pkg://gspo_cli.rewards.verl_entry`), which verl's reward workers load on every node.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ def main(argv: list[str]) -> int:
 
         @ray.remote(num_cpus=0)
         def where() -> dict:
-            return {"hostname": socket.gethostname(), "pid": os.getpid()}
+            from gspo_cli.rewards.choice import resolves_here
+
+            return {"hostname": socket.gethostname(), "pid": os.getpid(), "reward": resolves_here() or "ok"}
 
         results = []
         for i, node in enumerate(nodes, 1):
@@ -32,6 +35,10 @@ def main(argv: list[str]) -> int:
             events.progress(i, len(nodes), task="nodes", metrics={"reached": i})
         events.message(f"reached {len(results)} of {len(nodes)} alive node(s)")
         events.result({"nodes": results, "resources": ray.cluster_resources()})
-        return 0
+        broken = [r for r in results if r["reward"] != "ok"]
+        for r in broken:
+            events.message(f"node {r['ip']}: cannot import gspo's reward module ({r['reward']}); install gspo in "
+                           "the Python that runs Ray there (the one `gspo cluster join` starts it with)")
+        return 1 if broken else 0
     finally:
         ray.shutdown()

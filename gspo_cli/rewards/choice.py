@@ -33,6 +33,20 @@ def check_verifier(preset) -> None:
                               "set reward.verifier: gspo for this dataset")
 
 
+def resolves_here() -> str | None:
+    """None when this Python imports what `pkg://gspo_cli.rewards.verl_entry` names (verl's `load_module` does
+    `importlib.import_module` of the dotted name, then `getattr(module, "compute_score")`); else why not.
+    Cheap (no verl import): `gspo cluster smoke` runs it on every node."""
+    import importlib
+
+    try:
+        module = importlib.import_module(VERL_ENTRY[len("pkg://"):].replace("/", "."))
+        getattr(module, ENTRY_FUNCTION)
+    except Exception as exc:  # noqa: BLE001 - reported per node
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def probe_with_verl(overrides: list[str]) -> dict[str, Any]:
     """Resolve reward overrides the way verl's reward workers do (`verl.trainer.ppo.reward.get_custom_reward_fn`)
     in this process and score one right and one wrong answer; errors are reported, not raised. Run as a Ray task

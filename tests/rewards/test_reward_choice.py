@@ -68,3 +68,11 @@ def test_gspo_choice_agrees_with_labels_more_often_than_verls():
         verl += bool(result["acc"] if isinstance(result, dict) else result > 0) == r["label"]
     print(f"corpus ({len(rows)} rows verl can score): gspo {gspo}, verl {verl}")
     assert gspo >= 0.99 * len(rows) and verl < gspo
+
+
+def test_resolves_here_reports_what_a_node_cannot_import(monkeypatch):
+    from gspo_cli.rewards import choice
+
+    assert choice.resolves_here() is None
+    monkeypatch.setattr(choice, "VERL_ENTRY", "pkg://gspo_cli/rewards/not_installed")
+    assert choice.resolves_here() == "ModuleNotFoundError: No module named 'gspo_cli.rewards.not_installed'"
