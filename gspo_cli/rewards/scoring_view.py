@@ -24,7 +24,8 @@ def headline(s: dict[str, Any]) -> Table:
     t.add_column()
     t.add_row("file", escape(s["file"]))
     t.add_row("verifier", f"{s['verifier']} (preset {escape(s.get('preset') or '-')})")
-    t.add_row("rows", f"{s['rows']:,} in {s['seconds']:.1f} s ({s['rows'] / max(s['seconds'], 1e-9):,.0f} rows/s)")
+    rate = s["rows"] / max(s["seconds"], 1e-9)
+    t.add_row("rows", f"{s['rows']:,} scored in {s['seconds']:.1f} s ({rate:,.0f} rows/s, imports excluded)")
     t.add_row("accuracy", f"{_pct(s['accuracy'])} ({s['correct']:,} credited)")
     rate = s["extraction_rate"]
     t.add_row("extraction rate", f"{_pct(rate)} ({s['extracted']:,} rows state a final answer)" if rate is not None
