@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gspo_cli.config.health import HealthSection, RestartSection
+
 PositiveInt = Annotated[int, Field(ge=1)]
 NonNegInt = Annotated[int, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
@@ -201,6 +203,11 @@ class TrainerSection(Section):
     # Native engine on CPU: torch intra-op threads (None = torch's default, one per core). Tiny models run faster
     # on 1 thread, and a fixed count keeps the same-seed curve identical across machines.
     cpu_threads: PositiveInt | None = None
+    # Run health (issue #16): rules on the metric stream and the stall watch (gspo_cli/config/health.py,
+    # docs/health.md); restarts of the training process on transient failures, 0 disables.
+    health: HealthSection = Field(default_factory=HealthSection)
+    max_restarts: NonNegInt = 2
+    restart: RestartSection = Field(default_factory=RestartSection)
 
     @model_validator(mode="after")
     def _frequencies(self) -> TrainerSection:

@@ -16,7 +16,8 @@ COMMANDS: dict[str, str] = {
     "eval": "gspo_cli.eval.job:main",
     "prepare-data": "gspo_cli.data.job:main",
     "train": "gspo_cli.engines.native.job:main",
-    "verl-train": "gspo_cli.engines.verl.launch:job_main",
+    "train-attempt": "gspo_cli.engines.native.job:attempt_main",
+    "verl-train": "gspo_cli.engines.verl.job:job_main",
     "verl-export": "gspo_cli.models.verl_checkpoint:job_main",
 }
 

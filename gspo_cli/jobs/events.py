@@ -1,6 +1,7 @@
 """Structured progress events that job entrypoints print and `gspo` renders.
 
-An entrypoint (running as a Ray job or in-process) calls `progress(...)`, `message(...)` or `result(...)`.
+An entrypoint (running as a Ray job or in-process) calls `progress(...)`, `message(...)`, `health(...)` or
+`result(...)`.
 Each becomes one stdout line `@@gspo {json}`. The follower (`jobs.follow`) parses these lines back with
 `parse_line` and draws a progress bar; any other line is shown as a plain log line. In-process runs install a
 sink with `set_sink` so the same calls render directly.
@@ -41,6 +42,12 @@ def progress(step: int, total: int | None, *, task: str = "", metrics: dict[str,
 
 def message(text: str) -> None:
     emit("message", text=text)
+
+
+def health(record: dict[str, Any]) -> None:
+    """A run-health event (a rule fired, a stall, a restart): one health.jsonl record (gspo_cli/metrics/health.py).
+    The follower shows the newest one as the health line under the progress bar."""
+    emit("health", **{k: v for k, v in record.items() if k != "kind"})
 
 
 def result(payload: dict[str, Any]) -> None:

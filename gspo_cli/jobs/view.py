@@ -1,4 +1,5 @@
-"""Render a job's output: progress events become a rich progress bar, other lines pass through to stderr."""
+"""Render a job's output: progress events become a rich progress bar, health events a line under it (and a log
+line each), other lines pass through to stderr."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.text import Text
 
 from gspo_cli.console import err
 from gspo_cli.jobs import events
@@ -17,6 +19,32 @@ def _fmt_metric(value: Any) -> str:
     return str(value)
 
 
+_HEALTH_STYLE = {"error": "bold red", "warn": "yellow", "info": "cyan"}
+
+
+def health_text(event: dict[str, Any]) -> str:
+    """One line for a health event: severity, rule, step, message, value vs threshold (rich markup)."""
+    style = _HEALTH_STYLE.get(str(event.get("severity")), "yellow")
+    action = event.get("action")
+    value, threshold = event.get("value"), event.get("threshold")
+    numbers = f" (value {_fmt_metric(value)}, threshold {_fmt_metric(threshold)})" \
+        if value is not None and threshold is not None else ""
+    rule = "" if event.get("rule") == action else f" [bold]{escape(str(event.get('rule')))}[/]"
+    return (f"[{style}]health {escape(str(action))}[/]{rule} at step "
+            f"{event.get('step')}: {escape(str(event.get('message', '')))}{escape(numbers)}")
+
+
+class _ProgressWithHealth(Progress):
+    """A progress display with the newest health line under the bars."""
+
+    health_line = ""
+
+    def get_renderables(self):
+        yield from super().get_renderables()
+        if self.health_line:
+            yield Text.from_markup(self.health_line)
+
+
 class JobView:
     """Feed it log text (`feed`) or events (`handle_event`); use as a context manager around the run."""
 
@@ -24,6 +52,7 @@ class JobView:
         self.title = title
         self.quiet = quiet
         self.result: dict[str, Any] | None = None
+        self.health: list[dict[str, Any]] = []
         self._buffer = ""
         self._progress: Progress | None = None
         self._tasks: dict[str, Any] = {}
@@ -69,17 +98,26 @@ class JobView:
             self._on_progress(event)
         elif kind == "message":
             self._print(escape(str(event.get("text", ""))))
+        elif kind == "health":
+            self.health.append(event)
+            line = health_text(event)
+            self._print(line)  # every event stays in the scrollback; the newest also sits under the bar
+            if self._progress is not None:
+                self._progress.health_line = line
+                self._progress.refresh()
         elif kind == "result":
             payload = event.get("payload")
             self.result = payload if isinstance(payload, dict) else {"result": payload}
 
     def _on_progress(self, event: dict[str, Any]) -> None:
         if self._progress is None:
-            self._progress = Progress(
+            self._progress = _ProgressWithHealth(
                 TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
                 TextColumn("{task.fields[metrics]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                 console=err, transient=False,
             )
+            if self.health:
+                self._progress.health_line = health_text(self.health[-1])
             self._progress.start()
         name = str(event.get("task") or self.title or "progress")
         metrics = event.get("metrics") or {}

@@ -16,9 +16,8 @@ from typing import Any
 from gspo_cli import layout
 from gspo_cli.errors import ConfigError
 from gspo_cli.metrics import names
+from gspo_cli.metrics.health import HEALTH_FILE  # written by the job wrapper; format in docs/health.md
 from gspo_cli.runs import state
-
-HEALTH_FILE = "health.jsonl"  # {"step": N, "rule": "...", "severity": "warn|error", ...} lines (health watcher)
 
 
 def load_config(run: Path) -> dict[str, Any]:
@@ -31,18 +30,10 @@ def load_config(run: Path) -> dict[str, Any]:
 
 
 def read_health(run: Path) -> list[dict[str, Any]]:
-    """Health events of the run (absent file: none); malformed lines are skipped."""
-    path = run / HEALTH_FILE
-    events = []
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and isinstance(rec.get("step"), int):
-                events.append(rec)
-    return events
+    """Health events of the run (absent file: none); malformed lines are skipped. Format: docs/health.md."""
+    from gspo_cli.metrics.health import read_events
+
+    return read_events(run / HEALTH_FILE)
 
 
 def total_steps(run: Path, config: dict[str, Any]) -> int | None:

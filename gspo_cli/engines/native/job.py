@@ -1,26 +1,76 @@
-"""Job side of native training: `python -m gspo_cli.jobs.entry train RUN_DIR/train_request.json`."""
+"""Job side of native training.
+
+`python -m gspo_cli.jobs.entry train RUN_DIR/train_request.json` is the job: it runs the trainer as a child
+process (`train-attempt`, same request file) under the job wrapper (gspo_cli/jobs/supervise.py), which passes the trainer's
+progress through, applies the health rules to metrics.jsonl, catches stalls, and restarts the trainer from its last
+checkpoint on transient failures (the trainer resumes by itself: trainer.resume_mode auto).
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+
+ATTEMPT_COMMAND = "train-attempt"
+
+
+def _request(argv: list[str]) -> dict:
+    """The job's request file (engines/native/launch.entry_args): {"config": config.json, "run_dir": ...}."""
+    from gspo_cli.jobs import request as job_request
+
+    return job_request.read(argv, "train")
+
+
+def _load(config: str):
+    from gspo_cli.config.schema import Preset
+    from gspo_cli.errors import ConfigError
+
+    try:
+        preset = Preset.model_validate(json.loads(Path(config).read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load the run config {config}: {exc}") from None
+    if preset.trainer.engine != "native":
+        raise ConfigError(f"the train job runs the native engine; this preset uses {preset.trainer.engine!r}")
+    return preset
 
 
 def main(argv: list[str]) -> int:
-    from gspo_cli.config.schema import Preset
-    from gspo_cli.errors import ConfigError
-    from gspo_cli.jobs import request as job_request
+    """The job: the trainer under the wrapper."""
+    from gspo_cli import layout
+    from gspo_cli.jobs.supervise import Child, supervise
+    from gspo_cli.metrics.jsonl import MetricsWriter
 
-    req = job_request.read(argv, "train")
-    try:
-        preset = Preset.model_validate(json.loads(Path(req["config"]).read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot load the run config {req['config']}: {exc}") from None
-    if preset.trainer.engine != "native":
-        raise ConfigError(f"the train job runs the native engine; this preset uses {preset.trainer.engine!r}")
-    from gspo_cli.engines.native.trainer import train
+    req = _request(argv)
+    preset = _load(req["config"])
+    run_dir = Path(req["run_dir"])
+    metrics = layout.metrics_file(run_dir)
+
+    def last_checkpoint() -> int | None:
+        steps = layout.list_steps(run_dir)
+        return steps[-1] if steps else None
+
+    def before_attempt(index: int, resume_step: int | None) -> None:
+        # The trainer drops the metric lines after the checkpoint it resumes from; doing it first keeps the
+        # wrapper's tail of the file from reading those steps twice.
+        if preset.trainer.resume_mode == "auto" or index > 0:
+            MetricsWriter(metrics).truncate_after(last_checkpoint() if last_checkpoint() is not None else -1)
+
+    def command(index: int, resume_step: int | None) -> list[str]:
+        return [sys.executable, "-u", "-m", "gspo_cli.jobs.entry", ATTEMPT_COMMAND, *argv]
+
+    child = Child(name="native trainer", run_dir=run_dir, metrics=metrics, command=command, cwd=Path.cwd(),
+                  before_attempt=before_attempt, resume_step=last_checkpoint)
     from gspo_cli.runs import state
 
-    run_dir = Path(req["run_dir"])
-    # job_state.json: what `gspo runs list` reads for running / failed / killed
-    return state.run_tracked(run_dir, "native", lambda: train(preset, run_dir))
+    # job_state.json: running, then how it ended (`gspo runs list`)
+    return state.run_tracked(run_dir, "native", lambda: supervise(child, preset))
+
+
+def attempt_main(argv: list[str]) -> int:
+    """One attempt: the trainer in this process (resuming from the run's last checkpoint, if any)."""
+    req = _request(argv)
+    preset = _load(req["config"])
+    from gspo_cli.engines.native.trainer import train
+
+    return train(preset, Path(req["run_dir"]))

@@ -1,14 +1,36 @@
 """The native GSPO training loop (one process, one device): the readable reference of the algorithm.
 
-Per step: a batch of prompts -> `rollout.n` responses each (HF generate) -> scores from the reward registry by
-data_source -> GRPO advantages -> old log-probs recomputed -> `ppo_epochs` x mini-batches of the preset's
-policy loss (algo registry) -> AdamW with warmup and grad clipping. Validation every `test_freq` steps,
-metrics in verl's names and file format, checkpoints every `save_freq` steps, automatic resume.
+Run it:
+    gspo prepare-data --preset tiny && gspo train --preset tiny        # a Ray job on the embedded local head
+    gspo train --preset tiny --local                                     # the same job in this process
+(the job wrapper, gspo_cli/engines/native/job.py, runs this module's `train` in a child process and watches it).
+
+One step (`NativeTrainer.train_step`), in verl's terms:
+  1. rollout:    `data.train_batch_size` prompts x `rollout.n` sampled responses (HF `generate`);
+  2. reward:     each response scored by the reward registry for its row's data_source (+ DAPO overlong penalty);
+  3. advantage:  GRPO outcome advantage, (score - group mean) / group std, the same for every token;
+  4. old policy: log-probs of the responses under the policy that sampled them;
+  5. update:     `actor.ppo_epochs` x mini-batches of the GSPO loss (below), AdamW, grad clipping, LR warmup.
+The GSPO loss (Zheng et al. 2025, arXiv:2507.18071) with `algorithm.loss_mode: gspo`: per response i, the
+sequence importance ratio s_i = exp(mean_t [log pi(y_i,t) - log pi_old(y_i,t)]) (a length-normalised geometric
+mean), and loss = -mean_i min(s_i A_i, clip(s_i, 1 - clip_ratio_low, 1 + clip_ratio_high) A_i); the paper's clip
+range is 3e-4 / 4e-4. `gspo_token` and `vanilla` (token-level PPO/GRPO) are the registry's other entries.
+Validation every `test_freq` steps; metrics in verl's names and file format (metrics.jsonl); checkpoints every
+`save_freq` steps; automatic resume from the newest complete checkpoint.
+
+Simplifications against verl (each keeps the loss semantics the tests check against verl's own functions):
+  - no reference model: no KL loss or KL-in-reward (GSPO's recipe uses neither);
+  - GRPO advantages only (no critic, no GAE);
+  - prompts longer than data.max_prompt_length are truncated on the left only (or refused);
+  - rollout is HF `generate` on the training model itself (no vLLM, no separate inference engine);
+  - one device, no sequence packing, no dynamic batch sizes, no Ulysses sequence parallelism.
+Fault injection for tests (GSPO_FAULT=KIND@STEP) is gspo_cli/engines/native/faults.py.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 from collections import defaultdict
@@ -20,6 +42,7 @@ import torch
 from gspo_cli.algo import agg_loss, broadcast_to_tokens, compute_policy_loss, grpo_outcome_advantages
 from gspo_cli.engines.native import checkpoint
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
+from gspo_cli.engines.native.faults import Injector
 from gspo_cli.engines.native.rollout import Sampling, generate, response_log_probs
 from gspo_cli.errors import ConfigError
 from gspo_cli.jobs import events
@@ -86,41 +109,45 @@ def constant_with_warmup(optimizer, warmup: int):
 
 class NativeTrainer:
     def __init__(self, preset, run_dir: Path):
-        self.p = preset
+        self.preset = preset
         self.run_dir = Path(run_dir)
-        t, a, r = preset.trainer, preset.actor, preset.rollout
-        self.device = resolve_device(t.device if t.device != "auto" else preset.cluster.device)
-        if self.device.type == "cpu" and t.cpu_threads:
-            torch.set_num_threads(t.cpu_threads)
-        self.seed = t.seed
+        trainer, actor, rollout = preset.trainer, preset.actor, preset.rollout
+        self.device = resolve_device(trainer.device if trainer.device != "auto" else preset.cluster.device)
+        if self.device.type == "cpu" and trainer.cpu_threads:
+            torch.set_num_threads(trainer.cpu_threads)
+        self.seed = trainer.seed
         random.seed(self.seed)
         torch.manual_seed(self.seed)
 
         self.train_rows = load_rows(train_file(preset))
-        self.val_rows = load_rows(val_file(preset)) if t.test_freq > 0 or t.val_before_train else []
+        self.val_rows = load_rows(val_file(preset)) if trainer.test_freq > 0 or trainer.val_before_train else []
         path = resolve_model_path(preset.model.path)
         self.tokenizer = load_tokenizer(path, preset.model.trust_remote_code)
         self.model = load_model(path, preset.model.dtype, self.device, preset.model.trust_remote_code)
         if preset.model.enable_gradient_checkpointing:
             self.model.gradient_checkpointing_enable()
         self.model.train()
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
-        self.scheduler = constant_with_warmup(self.optimizer, a.lr_warmup_steps)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=actor.lr, weight_decay=actor.weight_decay)
+        self.scheduler = constant_with_warmup(self.optimizer, actor.lr_warmup_steps)
 
-        self.sampler = PromptSampler(len(self.train_rows), preset.data.train_batch_size, self.seed, preset.data.shuffle)
-        self.total_steps = t.total_training_steps or t.total_epochs * self.sampler.steps_per_epoch
-        self.sampling = Sampling(r.temperature, r.top_p, r.top_k, preset.data.max_response_length)
-        v = r.val
-        self.val_n = v.n  # validation responses per prompt; do_sample=false is greedy (temperature 0)
-        self.val_sampling = Sampling(v.temperature if v.do_sample else 0.0, v.top_p, v.top_k,
+        self.sampler = PromptSampler(len(self.train_rows), preset.data.train_batch_size, self.seed,
+                                     preset.data.shuffle)
+        self.total_steps = trainer.total_training_steps or trainer.total_epochs * self.sampler.steps_per_epoch
+        self.sampling = Sampling(rollout.temperature, rollout.top_p, rollout.top_k, preset.data.max_response_length)
+        val = rollout.val
+        self.val_n = val.n  # validation responses per prompt; do_sample=false is greedy (temperature 0)
+        self.val_sampling = Sampling(val.temperature if val.do_sample else 0.0, val.top_p, val.top_k,
                                      preset.data.max_response_length)
         self.metrics = MetricsWriter(metrics_file(self.run_dir))
+        self.faults = Injector(self.run_dir)
         self.step = 0
 
     # ------------------------------------------------------------------ resume / save
     def maybe_resume(self) -> int | None:
         checkpoint.clean_partial(self.run_dir)
-        mode = self.p.trainer.resume_mode
+        mode = self.preset.trainer.resume_mode
+        if mode == "disable" and int(os.environ.get("GSPO_ATTEMPT") or 0) > 0:
+            mode = "auto"  # a restart by the job wrapper continues this job's own run
         latest = checkpoint.latest(self.run_dir)
         has_metrics = self.metrics.path.exists() and self.metrics.path.stat().st_size > 0
         if mode == "disable":
@@ -153,7 +180,7 @@ class NativeTrainer:
     def save(self) -> Path:
         c = self.sampler.cursor
         return checkpoint.save(self.run_dir, self.step, self.model, self.tokenizer, self.optimizer, self.scheduler,
-                               {"epoch": c.epoch, "position": c.position}, self.p.trainer.max_ckpt_to_keep)
+                               {"epoch": c.epoch, "position": c.position}, self.preset.trainer.max_ckpt_to_keep)
 
     # ------------------------------------------------------------------ validation
     @torch.no_grad()
@@ -164,7 +191,7 @@ class NativeTrainer:
         for start in range(0, len(self.val_rows), bs):
             rows = self.val_rows[start:start + bs]
             batch = generate(self.model, self.tokenizer, rows, self.val_sampling, self.device, n=n)
-            scores, accs = score_responses(rows, batch, self.p.algorithm.overlong_penalty,
+            scores, accs = score_responses(rows, batch, self.preset.algorithm.overlong_penalty,
                                            self.val_sampling.max_tokens)
             for j, i in enumerate(batch.row_index):
                 src = rows[i]["data_source"]
@@ -178,30 +205,35 @@ class NativeTrainer:
 
     # ------------------------------------------------------------------ one step
     def train_step(self) -> dict[str, float]:
-        p, alg = self.p, self.p.algorithm
+        """Rollout -> reward -> GRPO advantage -> old log-probs -> policy update; returns the step's metrics."""
+        data, algorithm = self.preset.data, self.preset.algorithm
+        step_number = self.step + 1
+        self.faults.before_step(step_number)
         timing: dict[str, float] = {}
         metrics: dict[str, float] = {}
+        started = time.perf_counter()
         with _timer(timing, "step"):
             rows = [self.train_rows[i] for i in self.sampler.next_batch()]
             with _timer(timing, "gen"):
                 batch = generate(self.model, self.tokenizer, rows, self.sampling, self.device,
-                                 p.data.max_prompt_length, truncation=p.data.truncation, n=p.rollout.n)
+                                 data.max_prompt_length, truncation=data.truncation, n=self.preset.rollout.n)
             with _timer(timing, "reward"):
-                scores, accs = score_responses(rows, batch, alg.overlong_penalty, self.sampling.max_tokens)
-            mask = batch.response_mask
-            old_logp = None
+                scores, accs = score_responses(rows, batch, algorithm.overlong_penalty, self.sampling.max_tokens)
+            response_mask = batch.response_mask
+            old_log_probs = None
             if not self.single_pass(len(batch)):
                 with _timer(timing, "old_log_prob"), torch.no_grad():
-                    old_logp, _ = response_log_probs(self.model, batch, self.sampling.temperature)
+                    old_log_probs, _ = response_log_probs(self.model, batch, self.sampling.temperature)
             with _timer(timing, "adv"):
-                adv = grpo_outcome_advantages(scores.to(self.device), batch.row_index,
-                                              norm_by_std=alg.norm_adv_by_std_in_grpo)
-                token_adv = broadcast_to_tokens(adv, mask)
+                advantages = grpo_outcome_advantages(scores.to(self.device), batch.row_index,
+                                                     norm_by_std=algorithm.norm_adv_by_std_in_grpo)
+                token_advantages = broadcast_to_tokens(advantages, response_mask)
             with _timer(timing, "update_actor"):
-                metrics.update(self.update_policy(batch, old_logp, token_adv))
+                metrics.update(self.update_policy(batch, old_log_probs, token_advantages))
             self.scheduler.step()
+            self.faults.after_step(step_number, time.perf_counter() - started)
 
-        metrics.update(data_metrics(batch, scores, token_adv, self.sampling.max_tokens))
+        metrics.update(data_metrics(batch, scores, token_advantages, self.sampling.max_tokens))
         metrics["critic/acc/mean"] = accs.mean().item()
         n_tokens = batch.attention_mask.sum().item()
         metrics.update(timing)
@@ -213,64 +245,73 @@ class NativeTrainer:
 
     def single_pass(self, batch_size: int) -> bool:
         """One epoch of one mini-batch: the policy is updated once, after every log-prob of the step is taken."""
-        a = self.p.actor
-        return a.ppo_epochs == 1 and a.ppo_mini_batch_size * self.p.rollout.n >= batch_size
+        actor = self.preset.actor
+        return actor.ppo_epochs == 1 and actor.ppo_mini_batch_size * self.preset.rollout.n >= batch_size
 
-    def update_policy(self, batch, old_logp: torch.Tensor | None, token_adv: torch.Tensor) -> dict[str, float]:
-        """ppo_epochs x mini-batches (x micro-batches for gradient accumulation) of the policy loss.
+    def update_policy(self, batch, old_log_probs: torch.Tensor | None, token_advantages: torch.Tensor
+                      ) -> dict[str, float]:
+        """ppo_epochs x mini-batches (each one optimizer step) of the policy loss; the mean of each metric.
 
-        `old_logp` None means a single pass: the old policy IS the current one when each micro-batch's forward
-        runs (no update has happened yet in this step), so that forward's detached log-probs are the old
+        `old_log_probs` None means a single pass: the old policy IS the current one when each micro-batch's
+        forward runs (no update has happened yet in this step), so that forward's detached log-probs are the old
         log-probs, bit for bit what a separate no-grad pass would give, without the extra forward.
         """
-        a, alg, r = self.p.actor, self.p.algorithm, self.p.rollout
-        B = len(batch)
-        mini = a.ppo_mini_batch_size * r.n  # verl: the mini-batch size counts prompts
-        micro = a.ppo_micro_batch_size_per_device or mini
-        mask = batch.response_mask
+        actor = self.preset.actor
+        batch_size = len(batch)
+        mini_batch_size = actor.ppo_mini_batch_size * self.preset.rollout.n  # verl: the mini-batch counts prompts
         collected: dict[str, list[float]] = defaultdict(list)
-        for _ in range(a.ppo_epochs):
-            for m0 in range(0, B, mini):
-                mb = torch.arange(m0, min(m0 + mini, B), device=self.device)
-                mb_mask = mask[mb]
-                # Global normalisation so micro-batch losses add up to the mini-batch loss (verl).
-                global_seqs = (mb_mask.sum(-1) > 0).sum().clamp(min=1).float()
-                global_tokens = mb_mask.sum().clamp(min=1)
-                self.optimizer.zero_grad(set_to_none=True)
-                for u0 in range(0, len(mb), micro):
-                    idx = mb[u0:u0 + micro]
-                    logp, ent = response_log_probs(self.model, batch, self.sampling.temperature, idx,
-                                                   with_entropy=True)
-                    old = logp.detach() if old_logp is None else old_logp[idx]
-                    agg = dict(batch_num_tokens=global_tokens, global_batch_size=global_seqs)
-                    collected["actor/entropy"].append(agg_loss(ent.detach(), mask[idx], alg.loss_agg_mode).item())
-                    out = compute_policy_loss(
-                        alg.loss_mode, log_prob=logp, old_log_prob=old, advantages=token_adv[idx],
-                        response_mask=mask[idx], clip_ratio_low=alg.clip_ratio_low,
-                        clip_ratio_high=alg.clip_ratio_high, loss_agg_mode=alg.loss_agg_mode, **agg)
-                    loss = out.loss
-                    if alg.entropy_coeff > 0:
-                        ent_loss = agg_loss(ent, mask[idx], alg.loss_agg_mode, **agg)
-                        loss = loss - alg.entropy_coeff * ent_loss
-                    loss.backward()
-                    collected["actor/pg_loss"].append(out.loss.item())
-                    for k in ("pg_clipfrac", "ppo_kl", "pg_clipfrac_lower", "seq_clipfrac"):
-                        if k in out.metrics:
-                            collected[f"actor/{k}"].append(out.metrics[k])
-                grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), a.grad_clip)
-                if math.isfinite(grad_norm.item()):
-                    self.optimizer.step()
-                else:  # verl skips the update on a non-finite grad norm
-                    events.message(f"step {self.step + 1}: grad norm {grad_norm.item()}, update skipped")
-                    self.optimizer.zero_grad(set_to_none=True)
-                collected["actor/grad_norm"].append(grad_norm.item())
-        out_metrics = {k: sum(v) / len(v) for k, v in collected.items()}
-        out_metrics["actor/lr"] = self.optimizer.param_groups[0]["lr"]
-        return out_metrics
+        for _epoch in range(actor.ppo_epochs):
+            for first in range(0, batch_size, mini_batch_size):
+                rows = torch.arange(first, min(first + mini_batch_size, batch_size), device=self.device)
+                self.update_mini_batch(batch, rows, old_log_probs, token_advantages, collected)
+        out = {name: sum(vals) / len(vals) for name, vals in collected.items()}
+        out["actor/lr"] = self.optimizer.param_groups[0]["lr"]
+        return out
+
+    def update_mini_batch(self, batch, rows: torch.Tensor, old_log_probs: torch.Tensor | None,
+                          token_advantages: torch.Tensor, collected: dict[str, list[float]]) -> None:
+        """One optimizer step over `rows`, accumulated over micro-batches of ppo_micro_batch_size_per_device."""
+        actor, algorithm = self.preset.actor, self.preset.algorithm
+        response_mask = batch.response_mask
+        micro_batch_size = actor.ppo_micro_batch_size_per_device or len(rows)
+        # Normalise by the whole mini-batch, so micro-batch losses add up to the mini-batch loss (verl).
+        mini_mask = response_mask[rows]
+        normalisers = dict(batch_num_tokens=mini_mask.sum().clamp(min=1),
+                           global_batch_size=(mini_mask.sum(-1) > 0).sum().clamp(min=1).float())
+        self.optimizer.zero_grad(set_to_none=True)
+        for first in range(0, len(rows), micro_batch_size):
+            micro = rows[first:first + micro_batch_size]
+            log_probs, entropy = response_log_probs(self.model, batch, self.sampling.temperature, micro,
+                                                    with_entropy=True)
+            old = log_probs.detach() if old_log_probs is None else old_log_probs[micro]
+            # The preset's policy loss from the registry (algo/losses.py): algorithm.loss_mode gspo -> gspo_loss
+            # (sequence ratio + clip, see the module doc), gspo_token -> gspo_token_loss, vanilla -> vanilla_loss.
+            policy = compute_policy_loss(
+                algorithm.loss_mode, log_prob=log_probs, old_log_prob=old, advantages=token_advantages[micro],
+                response_mask=response_mask[micro], clip_ratio_low=algorithm.clip_ratio_low,
+                clip_ratio_high=algorithm.clip_ratio_high, loss_agg_mode=algorithm.loss_agg_mode, **normalisers)
+            loss = self.faults.loss(self.step + 1, policy.loss)
+            if algorithm.entropy_coeff > 0:
+                entropy_bonus = agg_loss(entropy, response_mask[micro], algorithm.loss_agg_mode, **normalisers)
+                loss = loss - algorithm.entropy_coeff * entropy_bonus
+            loss.backward()
+            collected["actor/entropy"].append(
+                agg_loss(entropy.detach(), response_mask[micro], algorithm.loss_agg_mode).item())
+            collected["actor/pg_loss"].append(self.faults.loss(self.step + 1, policy.loss).item())
+            for name in ("pg_clipfrac", "ppo_kl", "pg_clipfrac_lower", "seq_clipfrac"):
+                if name in policy.metrics:
+                    collected[f"actor/{name}"].append(policy.metrics[name])
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), actor.grad_clip)
+        if math.isfinite(grad_norm.item()):
+            self.optimizer.step()
+        else:  # verl skips the update on a non-finite grad norm
+            events.message(f"step {self.step + 1}: grad norm {grad_norm.item()}, update skipped")
+            self.optimizer.zero_grad(set_to_none=True)
+        collected["actor/grad_norm"].append(grad_norm.item())
 
     # ------------------------------------------------------------------ the loop
     def fit(self) -> dict:
-        t = self.p.trainer
+        trainer = self.preset.trainer
         self.maybe_resume()
         start_step = self.step
         if self.step >= self.total_steps:
@@ -281,9 +322,8 @@ class NativeTrainer:
                     "final_step": self.step}
         events.message(f"native engine on {self.device}: steps {self.step + 1}..{self.total_steps}, "
                        f"run {self.run_dir}")
-        if self.step == 0 and t.val_before_train and self.val_rows:
-            val = self.validate()
-            self.metrics.log(0, val)
+        if self.step == 0 and trainer.val_before_train and self.val_rows:
+            self.metrics.log(0, self.validate())
         started = time.perf_counter()
         last: dict[str, float] = {}
         last_val: dict[str, float] = {}
@@ -293,35 +333,37 @@ class NativeTrainer:
             metrics["training/global_step"] = self.step
             metrics["training/epoch"] = self.sampler.cursor.epoch
             is_last = self.step == self.total_steps
-            if self.val_rows and t.test_freq > 0 and (self.step % t.test_freq == 0 or is_last):
+            if self.val_rows and trainer.test_freq > 0 and (self.step % trainer.test_freq == 0 or is_last):
                 with torch.no_grad():
                     t0 = time.perf_counter()
                     last_val = self.validate()
                     metrics["timing_s/testing"] = time.perf_counter() - t0
                 metrics.update(last_val)
             self.metrics.log(self.step, metrics)
-            if t.save_freq > 0 and (self.step % t.save_freq == 0 or is_last):
+            if trainer.save_freq > 0 and (self.step % trainer.save_freq == 0 or is_last):
                 t0 = time.perf_counter()
                 self.save()
                 events.message(f"checkpoint global_step_{self.step} saved ({time.perf_counter() - t0:.2f}s)")
             last = metrics
-            head = {"score": metrics["critic/score/mean"], "acc": metrics["critic/acc/mean"]}
-            val_core = [v for k, v in last_val.items() if k.startswith("val-core/")]
-            if val_core:
-                head["val_acc"] = sum(val_core) / len(val_core)
-            events.progress(self.step, self.total_steps, task="train", metrics=head)
-        wall = time.perf_counter() - started
+            self._progress(metrics, last_val)
         return {
             "run_dir": str(self.run_dir),
             "metrics": str(self.metrics.path),
             "checkpoints": str(self.run_dir / "checkpoints"),
             "start_step": start_step,
             "final_step": self.step,
-            "train_wall_s": round(wall, 2),
+            "train_wall_s": round(time.perf_counter() - started, 2),
             "final_score": last.get("critic/score/mean"),
             "final_acc": last.get("critic/acc/mean"),
             "val": last_val,
         }
+
+    def _progress(self, metrics: dict[str, float], last_val: dict[str, float]) -> None:
+        head = {"score": metrics["critic/score/mean"], "acc": metrics["critic/acc/mean"]}
+        val_core = [v for k, v in last_val.items() if k.startswith("val-core/")]
+        if val_core:
+            head["val_acc"] = sum(val_core) / len(val_core)
+        events.progress(self.step, self.total_steps, task="train", metrics=head)
 
 
 def train(preset, run_dir: Path) -> int:

@@ -1,36 +1,23 @@
 """`gspo train` for the verl engine: plan (compile + preflight + schema check), dry-run rendering, launch, resume.
 
-The Ray job's entrypoint is `python -u -m gspo_cli.jobs.entry verl-train <run>/verl_job.json`. That wrapper
-(`job_main`) runs `python -m verl.trainer.main_ppo <overrides>` as a child process, passes its output through,
-and turns new lines of `runs/<run>/metrics.jsonl` (verl's file logger) into gspo progress events
-(step/total, reward mean, response length, step time; the follower draws the bar and ETA). Overrides travel in
-the JSON file rather than on the command line: 80 Hydra overrides with lists and quotes do not survive shell
-quoting reliably, and the file stays in the run folder as the record of what ran.
+The Ray job this submits is `python -u -m gspo_cli.jobs.entry verl-train <run>/verl_job.json`; its side (verl's
+main_ppo under the job wrapper: progress, health rules, restarts) is gspo_cli/engines/verl/job.py. The dry-run
+table is gspo_cli/engines/verl/dryrun.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gspo_cli.engines.verl.job import SPEC_FILE
 from gspo_cli.errors import ConfigError
 
 JOB_COMMAND = "verl-train"
-SPEC_FILE = "verl_job.json"
-
-# Headline metrics shown in the progress bar (verl names) -> short label.
-PROGRESS_METRICS = {
-    "critic/score/mean": "reward",
-    "response_length/mean": "resp_len",
-    "timing_s/step": "step_s",
-    "actor/pg_clipfrac": "clipfrac",
-}
 
 
 @dataclass
@@ -174,68 +161,6 @@ def make_plan(
     return plan
 
 
-# ---------------------------------------------------------------- rendering
-
-
-def render(plan: Plan) -> None:
-    """The dry-run: preflight table, schema verdict, overrides, env (secrets redacted), entrypoint."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from gspo_cli.console import out, styled
-    from gspo_cli.engines.verl.compile import redact
-
-    p = plan.preset
-    out.print(f"[bold]gspo train[/] preset [bold]{p.name}[/] engine verl, run [bold]{plan.run_name}[/]"
-              + (f" (resume from {plan.resume_from})" if plan.resume_from else ""))
-    if plan.sets:
-        out.print("--set changes: " + ", ".join(escape(s) for s in plan.sets))
-    table = Table(title="Preflight", show_lines=False)
-    table.add_column("check")
-    table.add_column("status")
-    table.add_column("detail", overflow="fold")
-    for c in plan.report.checks:
-        detail = escape(c.message) + (f"\n[dim]fix: {escape(c.fix)}[/]" if c.fix else "")
-        table.add_row(escape(c.name), styled(c.status), detail)
-    if plan.schema is not None:
-        if plan.schema_error is None:
-            how = ("Hydra compose (struct mode) + types ok; verl validate_config: "
-                   + ("cached verdict for these overrides" if plan.schema.cached else "ok"))
-            table.add_row("verl schema", styled("ok"), f"verl {plan.schema.verl_version}: {how}")
-        else:
-            detail = escape(plan.schema_error.message) + (f"\n[dim]fix: {escape(plan.schema_error.hint)}[/]"
-                                                          if plan.schema_error.hint else "")
-            table.add_row("verl schema", styled("error"), detail)
-    out.print(table)
-    from gspo_cli.engines.verl.upstream import departures_table
-
-    departures = departures_table(p)
-    if departures is not None:
-        out.print(departures)
-    out.print("[bold]verl overrides[/] (preset key in brackets):")
-    for item in plan.compiled.overrides:
-        from gspo_cli.engines.verl.compile import override_key
-
-        origin = plan.compiled.origins.get(override_key(item), "")
-        out.print(f"  {escape(item)}  [dim]\\[{escape(origin)}][/]", highlight=False, soft_wrap=True)
-    out.print("[bold]runtime env[/] (secrets redacted):")
-    for k, v in redact(plan.compiled.env_vars).items():
-        out.print(f"  {k}={escape(v)}", highlight=False)
-    out.print(f"[bold]Ray job entrypoint[/]: {escape(plan.entrypoint)}", highlight=False, soft_wrap=True)
-    python = plan.entrypoint.split(" ", 1)[0]
-    out.print(f"[bold]which runs[/] (in the run folder): {escape(plan.compiled.verl_command(python))}",
-              highlight=False, soft_wrap=True)
-    for note in plan.compiled.notes:
-        out.print(f"[dim]note: {escape(note)}[/]")
-    from gspo_cli.plan import dry_run_line
-
-    out.print(escape(dry_run_line(p, plan.report)), highlight=False, soft_wrap=True)
-    errors = len(plan.report.errors) + (plan.schema_error is not None)
-    verdict = (f"[bold red]{errors} error(s)[/], {len(plan.report.warnings)} warning(s): not launchable"
-               if errors else f"[green]ready to launch[/] ({len(plan.report.warnings)} warning(s))")
-    out.print(f"Verdict: {verdict}  [dim](preflight + schema check {plan.timings.get('total', 0):.2f} s)[/]")
-
-
 def raise_if_blocked(plan: Plan) -> None:
     if plan.schema_error is not None:
         raise plan.schema_error
@@ -300,98 +225,6 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
     return jobs.follow_job(target, job_id, json_out=json_out)
 
 
-# ---------------------------------------------------------------- the job side
-
-
-def _progress_from(record: dict, total: int | None) -> None:
-    from gspo_cli.jobs import events
-
-    data = record["data"]
-    metrics = {label: float(data[k]) for k, label in PROGRESS_METRICS.items()
-               if isinstance(data.get(k), (int, float))}
-    events.progress(record["step"], total, task="train", metrics=metrics)
-
-
-def _tail_metrics(path: Path, total: int | None, stop, start_at: int) -> None:
-    """Follow metrics.jsonl from byte `start_at` and emit a progress event per new complete line."""
-    from gspo_cli.metrics.jsonl import Tail
-
-    tail = Tail(path, start_at)
-    while True:
-        finished = stop.is_set()
-        for record in tail.poll():
-            _progress_from(record, total)
-        if finished:
-            return
-        stop.wait(2.0)
-
-
-_ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception)(\(\w+\))?: ")
-
-
-def job_main(argv: list[str]) -> int:
-    """Job entry: run verl's main_ppo with the run's overrides, streaming its log and progress; the run's
-    job_state.json records it running, then how it ended (`gspo runs list`)."""
-    if len(argv) != 1:
-        print("usage: python -m gspo_cli.jobs.entry verl-train RUN_DIR/verl_job.json", file=sys.stderr)
-        return 2
-    from gspo_cli.runs import state
-
-    return state.run_tracked(Path(argv[0]).resolve().parent, "verl", lambda: _run_verl(argv))
-
-
-def _run_verl(argv: list[str]) -> int:
-    import subprocess
-    import threading
-
-    from gspo_cli.jobs import events
-    from gspo_cli.metrics import jsonl as metrics_jsonl
-
-    spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
-    env = dict(os.environ)
-    env.update(spec.get("env_vars") or {})
-    metrics = Path(spec["metrics_file"]) if spec.get("metrics_file") else None
-    cmd = [sys.executable, "-u", "-m", "verl.trainer.main_ppo", *spec["overrides"]]
-    events.message(f"starting verl: {len(spec['overrides'])} overrides, metrics -> {metrics}")
-    stop = threading.Event()
-    tail = None
-    aside = None
-    resume = spec.get("resume_from")
-    if metrics is not None and resume and (m := re.search(r"global_step_(\d+)", resume)):
-        aside = metrics_jsonl.set_aside_for_resume(metrics, int(m.group(1)))
-    if metrics is not None:
-        start_at = metrics.stat().st_size if metrics.exists() else 0
-        tail = threading.Thread(target=_tail_metrics, args=(metrics, spec.get("total_steps"), stop, start_at),
-                                daemon=True)
-        tail.start()
-    last_error = ""
-    # verl (Hydra) writes outputs/<date>/<time>/ under its cwd: keep that inside the run folder.
-    cwd = Path(argv[0]).resolve().parent
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            bufsize=1)
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-            if _ERROR_LINE.match(line):
-                last_error = line.strip()
-        code = proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        code = proc.wait()
-    finally:
-        stop.set()
-        if tail is not None:
-            tail.join(timeout=10)
-        if aside is not None:
-            metrics_jsonl.restore_after_resume(metrics, aside)
-    if code != 0:
-        # One line that says why, for the job's status message and the follower's summary.
-        print(f"verl exited with code {code}" + (f": {last_error}" if last_error else ""), file=sys.stderr)
-    return code
-
-
 # ---------------------------------------------------------------- `gspo train` entry (engine registry)
 
 
@@ -419,6 +252,8 @@ def launch_request(req) -> int:
         if req.json_out:
             print_json(plan.to_json())
         else:
+            from gspo_cli.engines.verl.dryrun import render
+
             render(plan)
         return 0 if plan.ok else 2
     for w in plan.report.warnings:

@@ -67,34 +67,6 @@ def test_resume_continues_from_the_newest_step_with_saved_config(gspo, gspo_home
     assert proc.returncode == 2 and "no such run" in proc.stderr
 
 
-def test_job_progress_comes_from_verl_metrics_file(tmp_path):
-    """The job wrapper turns new metrics.jsonl lines (verl's file logger) into gspo progress events."""
-    import threading
-
-    from gspo_cli.engines.verl.launch import _tail_metrics
-    from gspo_cli.jobs import events
-
-    metrics = tmp_path / "metrics.jsonl"
-    metrics.write_text(json.dumps({"step": 1, "data": {"critic/score/mean": 0.0}}) + "\n")  # from before a resume
-    seen = []
-    previous = events.set_sink(seen.append)
-    stop = threading.Event()
-    try:
-        t = threading.Thread(target=_tail_metrics, args=(metrics, 670, stop, metrics.stat().st_size))
-        t.start()
-        with open(metrics, "a") as f:
-            f.write(json.dumps({"step": 2, "data": {"critic/score/mean": 0.25, "response_length/mean": 812.5,
-                                                    "timing_s/step": 301.0, "actor/pg_clipfrac": 0.001}}) + "\n")
-            f.write('{"step": 3, "data": {"critic/score/mean": 0.5}')  # a line still being written
-            f.flush()
-        stop.set()
-        t.join(timeout=10)
-    finally:
-        events.set_sink(previous)
-    assert seen == [{"kind": "progress", "step": 2, "total": 670, "task": "train",
-                     "metrics": {"reward": 0.25, "resp_len": 812.5, "step_s": 301.0, "clipfrac": 0.001}}]
-
-
 def test_resumed_run_keeps_its_metrics_history(tmp_path):
     """verl's file logger truncates metrics.jsonl on start; a resume keeps steps <= the checkpoint."""
     from gspo_cli.metrics.jsonl import restore_after_resume, set_aside_for_resume

@@ -1,0 +1,351 @@
+"""Run-health rules over the metric stream (verl's metric names), and the `health.jsonl` event file.
+
+Each rule is a pure function `(history, config, context) -> Violation | None` that judges the NEWEST step of
+`history` (a list of `(step, data)` pairs in step order, as metrics.jsonl holds them). `Monitor` keeps the
+history, applies `warmup_steps`, `patience` (consecutive violating steps) and edge-triggering (a rule fires when
+it starts being violated, again only after it has been clear for `rearm_steps`), and turns violations into
+`Event`s. The stall check is time-based and lives in `Monitor.check_stall`. No I/O here except `append_event` / `read_events` at the bottom; the job wrapper
+(gspo_cli/jobs/supervise.py) feeds the monitor and acts on the events.
+
+health.jsonl: one JSON object per line,
+  {"step": N, "rule": "...", "severity": "warn"|"error"|"info", "action": "warn"|"stop"|"restart"|"fail",
+   "value": float|null, "threshold": float|str|null, "message": "...", "time": unix seconds}
+plus, for restarts, "attempt", "cause" and "excerpt" (docs/health.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+History = list[tuple[int, dict[str, Any]]]
+HEALTH_FILE = "health.jsonl"  # runs/<run>/health.jsonl
+
+LOSS = "actor/pg_loss"
+GRAD_NORM = "actor/grad_norm"
+ENTROPY = "actor/entropy"
+CLIPFRAC = "actor/pg_clipfrac"
+TRUNCATION = "response_length/clip_ratio"
+REWARD = "critic/score/mean"
+THROUGHPUT = "perf/throughput"
+
+# loss mode -> (low, high) default clip-fraction band (docs/health.md derives these from the GSPO paper).
+CLIP_BANDS = {"gspo": (0.02, 0.5), "gspo_token": (0.02, 0.5), "vanilla": (0.0, 0.05)}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the rules need to know about the run beyond its metrics."""
+
+    loss_mode: str = "gspo"
+    off_policy: bool = False  # more than one policy update per step (ppo_epochs > 1 or several mini-batches)
+
+    @classmethod
+    def from_preset(cls, preset) -> Context:
+        actor, data = preset.actor, preset.data
+        updates = actor.ppo_epochs * (data.train_batch_size // actor.ppo_mini_batch_size)
+        return cls(loss_mode=preset.algorithm.loss_mode, off_policy=updates > 1)
+
+
+@dataclass(frozen=True)
+class Violation:
+    value: float | None
+    threshold: float | str | None
+    message: str
+
+
+@dataclass
+class Event:
+    step: int
+    rule: str
+    action: str
+    value: float | None
+    threshold: float | str | None
+    message: str
+    time: float = field(default_factory=time.time)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def severity(self) -> str:
+        return {"stop": "error", "fail": "error", "restart": "warn", "warn": "warn"}.get(self.action, "info")
+
+    def to_json(self) -> dict[str, Any]:
+        record = asdict(self)
+        extra = record.pop("extra")
+        value = record["value"]
+        if isinstance(value, float) and not math.isfinite(value):
+            record["value"] = None  # NaN/inf are not JSON
+        return {**record, "severity": self.severity, **extra}
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def values(history: History, key: str) -> list[float]:
+    """The finite values of `key` in step order (steps without it, or with null, are skipped)."""
+    return [float(data[key]) for _, data in history if _finite(data.get(key))]
+
+
+def _newest(history: History, key: str) -> float | None:
+    value = history[-1][1].get(key) if history else None
+    return float(value) if _finite(value) else None
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def nonfinite(history: History, cfg, ctx: Context) -> Violation | None:
+    data = history[-1][1]
+    for key in (LOSS, GRAD_NORM):
+        if key in data and not _finite(data[key]):
+            return Violation(None, "finite", f"{key} is {data[key] if data[key] is not None else 'NaN/inf'}")
+    return None
+
+
+def grad_norm_spike(history: History, cfg, ctx: Context) -> Violation | None:
+    current = _newest(history, GRAD_NORM)
+    earlier = values(history[:-1], GRAD_NORM)[-cfg.window:]
+    if current is None or len(earlier) < cfg.min_history:
+        return None
+    limit = cfg.factor * statistics.median(earlier)
+    if limit > 0 and current > limit:
+        return Violation(current, limit, f"grad norm {current:.4g} > {cfg.factor:g} x median of the last "
+                                         f"{len(earlier)} steps ({limit:.4g})")
+    return None
+
+
+def entropy_collapse(history: History, cfg, ctx: Context) -> Violation | None:
+    current = _newest(history, ENTROPY)
+    if current is None:
+        return None
+    if current < cfg.floor:
+        return Violation(current, cfg.floor, f"entropy {current:.4g} below the floor {cfg.floor:g}")
+    series = values(history, ENTROPY)
+    if len(series) < cfg.window + cfg.smooth:
+        return None
+    recent = statistics.fmean(series[-cfg.smooth:])
+    before = statistics.fmean(series[-cfg.window - cfg.smooth:-cfg.window])
+    limit = (1 - cfg.max_drop) * before
+    if recent < limit:
+        return Violation(recent, limit, f"entropy fell {1 - recent / before:.0%} in {cfg.window} steps "
+                                        f"({before:.4g} -> {recent:.4g})")
+    return None
+
+
+def clip_band(cfg, ctx: Context) -> tuple[float, float]:
+    """The (low, high) clip-fraction band for this run: the preset's, else the loss mode's default; the lower
+    bound is 0 for a fully on-policy step (ratio 1, nothing to clip)."""
+    default_low, default_high = CLIP_BANDS.get(ctx.loss_mode, (0.0, 1.0))
+    low = cfg.low if cfg.low is not None else default_low
+    high = cfg.high if cfg.high is not None else default_high
+    return (low if ctx.off_policy else 0.0), high
+
+
+def clip_fraction(history: History, cfg, ctx: Context) -> Violation | None:
+    current = _newest(history, CLIPFRAC)
+    if current is None:
+        return None
+    low, high = clip_band(cfg, ctx)
+    if current > high:
+        return Violation(current, high, f"clip fraction {current:.4g} above {high:g} ({ctx.loss_mode}): "
+                                        "updates run far off-policy (too many mini-batches, or lr too high)")
+    if current < low:
+        return Violation(current, low, f"clip fraction {current:.4g} below {low:g} ({ctx.loss_mode}): the clip "
+                                       "range is too wide for this loss mode's ratio")
+    return None
+
+
+def truncation(history: History, cfg, ctx: Context) -> Violation | None:
+    current = _newest(history, TRUNCATION)
+    if current is not None and current > cfg.max_ratio:
+        return Violation(current, cfg.max_ratio, f"{current:.0%} of responses hit max_response_length")
+    return None
+
+
+def reward_flat(history: History, cfg, ctx: Context) -> Violation | None:
+    if _newest(history, REWARD) is None:
+        return None
+    series = values(history, REWARD)[-cfg.window:]
+    if len(series) < cfg.window:
+        return None
+    spread = max(series) - min(series)
+    if spread < cfg.tolerance:
+        return Violation(spread, cfg.tolerance, f"reward flat at {series[-1]:.4g} for {cfg.window} steps "
+                                                f"(range {spread:.3g})")
+    return None
+
+
+def validation_accuracy(data: dict[str, Any]) -> float | None:
+    """Mean of the val-core accuracy metrics of one step (verl: val-core/<source>/acc/mean@N), None if absent."""
+    accs = [float(v) for k, v in data.items() if k.startswith("val-core/") and "/acc/" in k and _finite(v)]
+    return statistics.fmean(accs) if accs else None
+
+
+def val_drop(history: History, cfg, ctx: Context) -> Violation | None:
+    current = validation_accuracy(history[-1][1])
+    if current is None:
+        return None
+    earlier = [a for _, data in history[:-1] if (a := validation_accuracy(data)) is not None]
+    if not earlier:
+        return None
+    best = max(earlier)
+    if best - current > cfg.max_drop:
+        return Violation(current, best - cfg.max_drop, f"validation accuracy {current:.3g} is {best - current:.3g} "
+                                                       f"below its best {best:.3g}")
+    return None
+
+
+def throughput(history: History, cfg, ctx: Context) -> Violation | None:
+    if _newest(history, THROUGHPUT) is None:
+        return None
+    series = values(history, THROUGHPUT)
+    smooth = cfg.smooth  # one slow step (a save, a busy host) is not a trend
+    earlier = series[:-smooth][-cfg.window:]
+    if len(earlier) < cfg.min_history:
+        return None
+    recent = statistics.median(series[-smooth:])
+    baseline = statistics.median(earlier)
+    limit = (1 - cfg.max_drop) * baseline
+    if recent < limit:
+        return Violation(recent, limit, f"throughput {recent:.4g} tokens/s is {1 - recent / baseline:.0%} below "
+                                        f"its running median {baseline:.4g}")
+    return None
+
+
+RULES: dict[str, Callable[[History, Any, Context], Violation | None]] = {
+    "nonfinite": nonfinite,
+    "grad_norm_spike": grad_norm_spike,
+    "entropy_collapse": entropy_collapse,
+    "clip_fraction": clip_fraction,
+    "truncation": truncation,
+    "reward_flat": reward_flat,
+    "val_drop": val_drop,
+    "throughput": throughput,
+}
+
+
+# ---------------------------------------------------------------- stall
+
+
+def stall_limit(intervals: list[float], cfg, started: bool) -> float:
+    """Seconds without a new step after which the run counts as stalled."""
+    if not started or not intervals:
+        return cfg.startup_s
+    return max(cfg.factor * statistics.median(intervals), cfg.floor_s)
+
+
+# ---------------------------------------------------------------- the monitor
+
+
+class Monitor:
+    """Feeds steps to the rules; remembers history, patience counts, which rules are active, step arrival times."""
+
+    def __init__(self, cfg, ctx: Context | None = None):
+        self.cfg = cfg
+        self.ctx = ctx or Context()
+        self.history: History = []
+        self.streak: dict[str, int] = {}
+        self.clear: dict[str, int] = {}
+        self.active: set[str] = set()
+        self.intervals: list[float] = []
+        self.last_arrival: float | None = None  # monotonic time of the newest step of this attempt
+        self.attempt_started: float = time.monotonic()
+        self.stalled = False
+
+    @property
+    def last_step(self) -> int | None:
+        return self.history[-1][0] if self.history else None
+
+    def new_attempt(self, resume_step: int | None, now: float | None = None) -> None:
+        """A (re)started training process: forget the steps it will redo, restart the stall clock."""
+        if resume_step is not None:
+            self.history = [(s, d) for s, d in self.history if s <= resume_step]
+        self.attempt_started = time.monotonic() if now is None else now
+        self.last_arrival = None
+        self.stalled = False
+
+    def observe(self, step: int, data: dict[str, Any], now: float | None = None) -> list[Event]:
+        """One metrics line; returns the events it raises (empty when healthy or health is off)."""
+        now = time.monotonic() if now is None else now
+        if self.history and step <= self.history[-1][0]:
+            self.history = [(s, d) for s, d in self.history if s < step]  # a rewritten step replaces the old one
+        self.history.append((step, data))
+        if self.last_arrival is not None:
+            self.intervals = (self.intervals + [now - self.last_arrival])[-100:]
+        self.last_arrival = now
+        self.stalled = False
+        if not self.cfg.enable:
+            return []
+        return [e for name, rule in RULES.items() if (e := self._judge(name, rule, step))]
+
+    def _judge(self, name: str, rule, step: int) -> Event | None:
+        rule_cfg = getattr(self.cfg, name)
+        if rule_cfg.action == "off" or (name != "nonfinite" and step <= self.cfg.warmup_steps):
+            return None
+        violation = rule(self.history, rule_cfg, self.ctx)
+        if violation is None:
+            self.streak[name] = 0
+            self.clear[name] = self.clear.get(name, 0) + 1
+            if self.clear[name] >= self.cfg.rearm_steps:
+                self.active.discard(name)
+            return None
+        self.clear[name] = 0
+        self.streak[name] = self.streak.get(name, 0) + 1
+        if self.streak[name] < rule_cfg.patience or name in self.active:
+            return None
+        self.active.add(name)
+        return Event(step, name, rule_cfg.action, violation.value, violation.threshold, violation.message)
+
+    def check_stall(self, now: float | None = None) -> Event | None:
+        """A stall event the first time the current attempt has gone too long without a new step."""
+        cfg = self.cfg.stall
+        if not self.cfg.enable or cfg.action == "off" or self.stalled:
+            return None
+        now = time.monotonic() if now is None else now
+        started = self.last_arrival is not None
+        limit = stall_limit(self.intervals, cfg, started)
+        waited = now - (self.last_arrival if started else self.attempt_started)
+        if waited <= limit:
+            return None
+        self.stalled = True
+        what = "no new step" if started else "no first step"
+        return Event(self.last_step or 0, "stall", cfg.action, round(waited, 2), round(limit, 2),
+                     f"{what} for {waited:.1f}s (limit {limit:.1f}s) while the training process is alive",
+                     extra={"late_by_s": round(waited - limit, 2)})
+
+
+# ---------------------------------------------------------------- health.jsonl
+
+
+def append_event(path: str | Path, event: Event | dict[str, Any]) -> None:
+    record = event.to_json() if isinstance(event, Event) else event
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, default=float) + "\n")
+
+
+def read_events(path: str | Path) -> list[dict[str, Any]]:
+    """The events of a health.jsonl in file order; torn or foreign lines are skipped, an absent file is empty."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("step"), int):
+            out.append(record)
+    return out

@@ -1,0 +1,83 @@
+"""The verl job wrapper (engines/verl/job.py + jobs/supervise.py) around a labelled STAND-IN for verl's main_ppo
+(tests/jobs/standin_verl.py): progress from verl's metrics file, an HCCL failure restarted from the last verl
+checkpoint, a hung trainer caught as a stall, stopped and restarted. No Ray needed: the wrapper is what runs
+inside the Ray job, here called in-process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from gspo_cli.config.presets import load_preset
+from gspo_cli.config.schema import to_jsonable
+from gspo_cli.jobs import entry, events
+from gspo_cli.metrics.health import read_events
+from gspo_cli.metrics.jsonl import read_metrics
+
+STANDIN = Path(__file__).resolve().parent / "standin_verl.py"
+HEALTH = ["trainer.restart.backoff_base_s=0.5", "trainer.restart.kill_grace_s=2", "trainer.health.stall.floor_s=2",
+          "trainer.health.stall.startup_s=60"]
+
+
+def _run(tmp_path: Path, fault: str, total: int = 6, sets=(), env=None) -> tuple[int, list[dict], Path]:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    preset = load_preset("tiny", [*HEALTH, *sets])
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(to_jsonable(preset)))
+    metrics = run_dir / "metrics.jsonl"
+    spec = run_dir / "verl_job.json"
+    spec.write_text(json.dumps({
+        "trainer_command": [sys.executable, "-u", str(STANDIN)],
+        "overrides": [f"trainer.total_training_steps={total}", "trainer.save_freq=2",
+                      f"trainer.default_local_dir={run_dir / 'checkpoints'}", "trainer.resume_mode=auto"],
+        "env_vars": {"VERL_FILE_LOGGER_PATH": str(metrics), "STANDIN_FAULT": fault, **(env or {})},
+        "metrics_file": str(metrics), "total_steps": total, "resume_from": None,
+    }))
+    seen: list[dict] = []
+    previous = events.set_sink(seen.append)
+    try:
+        code = entry.run("verl-train", [str(spec)])
+    finally:
+        events.set_sink(previous)
+    return code, seen, run_dir
+
+
+def test_hccl_failure_is_restarted_from_the_last_verl_checkpoint(tmp_path, capsys):
+    code, seen, run_dir = _run(tmp_path, "hccl@4")
+    assert code == 0
+    # every step exactly once in metrics.jsonl, although verl's logger truncates it on each start
+    assert [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")] == [1, 2, 3, 4, 5, 6]
+    (restart,) = read_events(run_dir / "health.jsonl")
+    assert restart["rule"] == "restart" and restart["action"] == "restart" and restart["resume_step"] == 2
+    assert "HcclAllreduce" in restart["cause"] and any("EI0006" in line for line in restart["excerpt"])
+    progress = [e["step"] for e in seen if e["kind"] == "progress"]
+    assert progress == [1, 2, 3, 3, 4, 5, 6]  # step 3 redone after resuming from global_step_2
+    assert [e for e in seen if e["kind"] == "health"][0]["attempt"] == 1
+    assert "stand-in trainer (not verl): steps 3..6" in capsys.readouterr().out
+
+
+def test_hung_trainer_is_caught_as_a_stall_stopped_and_restarted(tmp_path):
+    code, seen, run_dir = _run(tmp_path, "hang@4")
+    assert code == 0
+    stall, restart = read_events(run_dir / "health.jsonl")
+    assert stall["rule"] == "stall" and stall["action"] == "stop" and stall["step"] == 3
+    assert stall["threshold"] == 2.0 and 0 <= stall["late_by_s"] < 2.0
+    print(f"stall detected {stall['late_by_s']}s after the {stall['threshold']}s limit")
+    assert restart["cause"].startswith("stalled") and restart["resume_step"] == 2
+    assert [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")] == [1, 2, 3, 4, 5, 6]
+
+
+def test_restart_budget_spent_fails_with_a_summary_of_every_attempt(tmp_path, capsys):
+    code, seen, run_dir = _run(tmp_path, "hccl@3", sets=["trainer.max_restarts=1"], env={"STANDIN_ALWAYS": "1"})
+    assert code == 1
+    restart, failed = read_events(run_dir / "health.jsonl")
+    assert restart["action"] == "restart" and failed["action"] == "fail" and failed["severity"] == "error"
+    assert failed["message"].startswith("restart budget spent after 2 attempt(s)")
+    assert len(failed["attempts"]) == 2 and failed["attempts"][1].startswith("attempt 2 (from step 2): no step")
+    err = capsys.readouterr().err
+    assert "attempt 1 (from the start): steps 1-2, exit code 1, transient" in err
+    assert err.rstrip().splitlines()[-1].startswith("verl exited with code 1: communication or node failure")
+    assert [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")] == [1, 2]
