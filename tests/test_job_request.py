@@ -7,16 +7,16 @@ import json
 import pytest
 
 from gspo_cli.errors import ConfigError
-from gspo_cli.jobs import client, request
+from gspo_cli.jobs import request
 
 
 def test_a_dict_request_becomes_one_file_the_job_reads_back(gspo_home):
-    args = client.request_args("prepare-data", {"preset": "tiny", "sets": ["data.language=en"]})
+    args = request.entry_args_for("prepare-data", {"preset": "tiny", "sets": ["data.language=en"]})
     assert len(args) == 1 and args[0].startswith(str(gspo_home / "jobs" / "prepare-data-"))
     assert request.read(args, "prepare-data") == {"command": "prepare-data", "preset": "tiny",
                                                   "sets": ["data.language=en"]}
-    assert client.request_args("cluster-smoke", None) == []
-    assert client.request_args("verl-train", gspo_home / "x.json") == [str(gspo_home / "x.json")]
+    assert request.entry_args_for("cluster-smoke", None) == []
+    assert request.entry_args_for("verl-train", gspo_home / "x.json") == [str(gspo_home / "x.json")]
 
 
 def test_a_wrong_or_missing_request_is_refused(gspo_home, tmp_path, capsys):

@@ -16,7 +16,6 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from gspo_cli import __version__
@@ -242,7 +241,7 @@ def _job_info(job_client, job_id: str, target: ClusterTarget):
 
 def run_job(
     command: str,
-    request: dict[str, Any] | str | Path | list[str] | None,
+    request: dict[str, Any] | str | os.PathLike | list[str] | None,
     *,
     preset: Any = None,
     preset_name: str | None = None,
@@ -257,7 +256,9 @@ def run_job(
     names one already written; the job receives that one path. (A list is passed as raw arguments.)
     """
     name = preset_name or getattr(preset, "name", "") or "gspo"
-    entry_args = request_args(command, request)
+    from gspo_cli.jobs.request import entry_args_for
+
+    entry_args = entry_args_for(command, request)
     if local:
         return _run_in_process(command, entry_args, json_out=json_out)
     target = resolve_target(address, preset)
@@ -279,19 +280,6 @@ def run_job(
         err.print(f"Follow it with: gspo jobs logs {job_id} --follow")
         return 0
     return follow_job(target, job_id, json_out=json_out)
-
-
-def request_args(command: str, request: dict[str, Any] | str | Path | list[str] | None) -> list[str]:
-    """The job's argv for `request`: [path of its request file], or no argument for a job that takes none."""
-    if request is None:
-        return []
-    if isinstance(request, dict):
-        from gspo_cli.jobs import request as job_request
-
-        return [str(job_request.write(command, request))]
-    if isinstance(request, (str, Path)):
-        return [str(request)]
-    return list(request)
 
 
 def _job_python(target: ClusterTarget, preset: Any) -> str:

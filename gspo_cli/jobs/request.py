@@ -11,6 +11,7 @@ what the job was asked to do. A Ray job and an in-process run (`--local`) read t
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,18 @@ def write(command: str, payload: dict[str, Any], path: str | Path | None = None)
     dest.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(dest, {"command": command, **payload})
     return dest.resolve()
+
+
+def entry_args_for(command: str, request: dict[str, Any] | str | Path | list[str] | None) -> list[str]:
+    """The job's argv for `request`: a dict is written as a new request file, a path names one already written;
+    no request = no argument (a job that takes none). A list is passed as is (raw arguments)."""
+    if request is None:
+        return []
+    if isinstance(request, dict):
+        return [str(write(command, request))]
+    if isinstance(request, (str, os.PathLike)):
+        return [str(request)]
+    return list(request)
 
 
 def read(argv: list[str], command: str) -> dict[str, Any]:
