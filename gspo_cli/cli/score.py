@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from gspo_cli.cli import options
+
 
 def score_command(
     file: str = typer.Argument(..., help="JSON lines or parquet: response, ground_truth, optional data_source."),
@@ -12,8 +14,8 @@ def score_command(
     data_source: str = typer.Option(None, "--data-source",
                                     help="For rows without one (default: the preset's training data source)."),
     show: int = typer.Option(20, "--show", help="Disagreements to list with --compare."),
-    sets: list[str] | None = typer.Option(None, "--set", help="Override a preset key, repeatable.", metavar="KEY=VALUE"),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout."),
+    sets: list[str] | None = options.sets("reward.verifier=verl"),
+    json_out: bool = options.json_out("Print the report as JSON on stdout."),
 ) -> None:
     """Score a rollout dump (or eval's samples.jsonl) the way training would: accuracy, extraction rate, why.
 
