@@ -25,24 +25,19 @@ VERIFIERS = ("gspo", "verl")
 PEERS = ("verl", "math-verify")
 RESPONSE_KEYS = ("response", "output", "solution_str")
 TRUTH_KEYS = ("ground_truth", "gts")
-# The data_source each built-in dataset adapter writes (gspo_cli.data.sources).
-SOURCE_DATA_SOURCE = {"dapo-math-17k": "math_dapo", "aime-2024": "aime2024", "arith": "arith"}
 
 
 def preset_verifier(preset: Any) -> str:
-    """The verifier a preset trains with: its `reward.verifier` (gspo | verl) when it sets one, else gspo.
-
-    The one place `gspo score` reads the choice from, so the preset key is the single source of truth.
-    """
-    reward = getattr(preset, "reward", None)
-    name = getattr(reward, "verifier", None) if reward is not None else None
-    return str(name) if name else "gspo"
+    """The verifier a preset trains with: its `reward.verifier` (gspo | verl; see gspo_cli.rewards.choice)."""
+    return str(preset.reward.verifier)
 
 
 def preset_data_source(preset: Any) -> str:
     """The data_source of the preset's training rows: what rows without a data_source are scored as."""
-    src = getattr(getattr(getattr(preset, "data", None), "train", None), "source", None)
-    return SOURCE_DATA_SOURCE.get(str(src), "math_dapo")
+    from gspo_cli.data.arith import DATA_SOURCE as ARITH
+    from gspo_cli.rewards.choice import VERL_KNOWS  # adapter -> data_source for the math datasets
+
+    return {**VERL_KNOWS, "arith": ARITH}.get(str(preset.data.train.source), "math_dapo")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -112,9 +111,20 @@ def test_usage_errors_are_one_line(gspo, tmp_path, args, message):
 
 
 def test_the_verifier_choice_is_read_from_the_preset():
-    # today's presets have no reward.verifier (gspo); a preset that sets it (issue #12's key) is followed
-    assert preset_verifier(SimpleNamespace()) == "gspo"
-    assert preset_verifier(SimpleNamespace(reward=SimpleNamespace(verifier="verl"))) == "verl"
-    tiny = SimpleNamespace(data=SimpleNamespace(train=SimpleNamespace(source="arith")))
-    assert preset_data_source(tiny) == "arith"
-    assert preset_data_source(SimpleNamespace()) == "math_dapo"
+    from gspo_cli.config.presets import load_preset
+
+    assert preset_verifier(load_preset("qwen3-8b-2x8")) == "gspo"
+    assert preset_verifier(load_preset("qwen3-8b-2x8", ["reward.verifier=verl"])) == "verl"
+    assert preset_data_source(load_preset("tiny")) == "arith"
+    assert preset_data_source(load_preset("qwen3-8b-2x8")) == "math_dapo"
+
+
+def test_a_preset_with_reward_verifier_verl_scores_with_verl(gspo, tmp_path):
+    from verl.utils.reward_score import default_compute_score
+
+    f = _write_jsonl(tmp_path / "r.jsonl", ROWS)
+    rep = _json(gspo("score", str(f), "--preset", "qwen3-8b-2x8", "--set", "reward.verifier=verl",
+                     "--compare", "math-verify", "--json"))
+    theirs = [default_compute_score(r.get("data_source", "math_dapo"), r["response"], r["ground_truth"])["acc"]
+              for r in ROWS]
+    assert rep["verifier"] == "verl" and rep["correct"] == sum(theirs) and rep["compare"]["peer"] == "math-verify"
