@@ -128,3 +128,14 @@ def test_a_preset_with_reward_verifier_verl_scores_with_verl(gspo, tmp_path):
     theirs = [default_compute_score(r.get("data_source", "math_dapo"), r["response"], r["ground_truth"])["acc"]
               for r in ROWS]
     assert rep["verifier"] == "verl" and rep["correct"] == sum(theirs) and rep["compare"]["peer"] == "math-verify"
+
+
+def test_a_bad_parquet_row_is_reported_with_its_row_number(gspo, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"response": ["Answer: 1", "Answer: 2", "Answer: 3"], "ground_truth": ["1", None, "3"]}), f)
+    proc = gspo("score", str(f))
+    assert proc.returncode == 2 and "bad.parquet row 2: no `ground_truth`" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
