@@ -212,7 +212,11 @@ def _finish(info, job_id: str, view, job_client, *, json_out: bool) -> int:
             print_json(view.result)
         err.print(f"[green]Job {job_id} succeeded.[/]")
         return 0
-    tail = "\n".join(job_client.get_job_logs(job_id).splitlines()[-LOG_TAIL_LINES:])
+    from gspo_cli.jobs.view import plain_line
+
+    # Events as the text they stand for (progress lines dropped: the bar showed them), so the tail reads as a log.
+    shown = [text for line in job_client.get_job_logs(job_id).splitlines() if (text := plain_line(line)) is not None]
+    tail = "\n".join(shown[-LOG_TAIL_LINES:])
     err.print(f"[red]Job {job_id} {status.lower()}[/]" + (f" (exit code {exit_code})" if exit_code else "") + ".")
     if info.message:
         err.print(f"[dim]Ray: {info.message.strip().splitlines()[-1][:300]}[/]")

@@ -34,6 +34,18 @@ def health_text(event: dict[str, Any]) -> str:
             f"{event.get('step')}: {escape(str(event.get('message', '')))}{escape(numbers)}")
 
 
+def plain_line(line: str) -> str | None:
+    """A log line as plain text: a message or health event as its text, other events None, other lines as is."""
+    event = events.parse_line(line)
+    if event is None:
+        return line
+    if event.get("kind") == "message":
+        return str(event.get("text", ""))
+    if event.get("kind") == "health":
+        return Text.from_markup(health_text(event)).plain
+    return None
+
+
 class _ProgressWithHealth(Progress):
     """A progress display with the newest health line under the bars."""
 
