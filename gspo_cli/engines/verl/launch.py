@@ -93,6 +93,30 @@ def _resolve_resume(run: str) -> tuple[Path, Path, int]:
     return run_dir, layout.checkpoints_dir(run_dir) / f"global_step_{steps[-1]}", steps[-1]
 
 
+def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, resume: str | None):
+    """(loaded preset, run name, run folder, checkpoint to resume from or None) of a new or resumed run."""
+    from gspo_cli import layout
+    from gspo_cli.config import presets
+
+    if resume:
+        run_dir, resume_from, _ = _resolve_resume(resume)
+        saved = run_dir / "config.yaml"
+        if not saved.is_file():
+            raise ConfigError(f"--resume: {saved} is missing", "the run folder is incomplete; start a new run")
+        return presets.load(str(saved), sets), run_dir.name, run_dir, resume_from
+    if not preset_name:
+        raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
+    loaded = presets.load(preset_name, sets)
+    # the same rule as the native engine, except the default: a new timestamped run each time
+    run_name = run_name or loaded.preset.trainer.experiment_name or layout.new_run_name(loaded.preset.name)
+    run_dir = layout.run_dir(run_name, loaded.preset)
+    resume_from = None
+    if layout.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
+        # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
+        _, resume_from, _ = _resolve_resume(str(run_dir))
+    return loaded, run_name, run_dir, resume_from
+
+
 def make_plan(
     preset_name: str | None,
     sets: list[str] | None = None,
@@ -104,7 +128,6 @@ def make_plan(
 ) -> Plan:
     """Everything `gspo train` decides before launch. Never calls Ray."""
     from gspo_cli import layout
-    from gspo_cli.config import presets
     from gspo_cli.engines.verl import preflight, schema_check
     from gspo_cli.engines.verl.compile import compile_preset
     from gspo_cli.jobs.client import entrypoint
@@ -112,24 +135,7 @@ def make_plan(
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     sets = list(sets or [])
-    resume_from = None
-    if resume:
-        run_dir, resume_from, _ = _resolve_resume(resume)
-        saved = run_dir / "config.yaml"
-        if not saved.is_file():
-            raise ConfigError(f"--resume: {saved} is missing", "the run folder is incomplete; start a new run")
-        loaded = presets.load(str(saved), sets)
-        run_name = run_dir.name
-    else:
-        if not preset_name:
-            raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
-        loaded = presets.load(preset_name, sets)
-        # the same rule as the native engine, except the default: a new timestamped run each time
-        run_name = run_name or loaded.preset.trainer.experiment_name or layout.new_run_name(loaded.preset.name)
-        run_dir = layout.run_dir(run_name, loaded.preset)
-        if layout.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
-            # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
-            _, resume_from, _ = _resolve_resume(str(run_dir))
+    loaded, run_name, run_dir, resume_from = _load_run(preset_name, sets, run_name, resume)
     preset = loaded.preset
     if preset.trainer.engine != "verl":
         raise ConfigError(f"preset {preset.name} uses trainer.engine={preset.trainer.engine}, not verl",
