@@ -208,5 +208,5 @@ def departures_table(preset):
     for d in up.departures:
         table.add_row(escape(d.key), escape(d.upstream), escape(d.ours), escape(d.why))
     if not up.departures:
-        table.add_row("-", "-", "-", "none: every compared setting is upstream's")
+        table.add_row("-", "-", "-", "none on the keys the parity test compares (tests/engines/verl/test_upstream_parity.py)")
     return table
