@@ -2,8 +2,8 @@
 
 `verl.trainer.main_ppo.run_ppo` calls `ray.init(runtime_env=get_ppo_ray_runtime_env(config))`; inside a Ray job
 that runtime env is merged with the job's, and a key both set is a conflict (ray/_private/worker.py `init`:
-"Failed to merge the Job's runtime env ... the same environment variable keys is not allowed"). The variables below are the ones
-verl always (or conditionally) puts there, each with the line of verl that does it. verl's fixed defaults
+"Failed to merge the Job's runtime env ... the same environment variable keys is not allowed"). The variables
+below are the ones verl always (or conditionally) puts there, each with the line of verl that does it. verl's fixed defaults
 (`PPO_RAY_RUNTIME_ENV`: TOKENIZERS_PARALLELISM, NCCL_DEBUG, VLLM_LOGGING_LEVEL, HCCL_*_SOCKET_PORT_RANGE, ...)
 are not listed: verl drops each one already set in the driver's environment, so a preset may set them.
 """
