@@ -93,10 +93,11 @@ def logs_cmd(
 
         sys.stdout.write(text)
         return
+    from gspo_cli.console import out
     from gspo_cli.jobs.view import JobView
 
-    # the same rendering as --follow: messages as lines, progress events as the bars' final state
-    with JobView(title=job_id) as view:
+    # the same rendering as --follow (messages as lines, progress events as the bars' final state), on stdout
+    with JobView(title=job_id, console=out) as view:
         view.feed(text)
 
 

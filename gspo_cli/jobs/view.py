@@ -60,9 +60,11 @@ class _ProgressWithHealth(Progress):
 class JobView:
     """Feed it log text (`feed`) or events (`handle_event`); use as a context manager around the run."""
 
-    def __init__(self, title: str = "", quiet: bool = False):
+    def __init__(self, title: str = "", quiet: bool = False, console=None):
         self.title = title
         self.quiet = quiet
+        # stderr for a live run (chatter beside --json); `gspo jobs logs` passes stdout: there the log is the data
+        self.console = console if console is not None else err
         self.result: dict[str, Any] | None = None
         self.health: list[dict[str, Any]] = []
         self._buffer = ""
@@ -101,7 +103,7 @@ class JobView:
         if self._progress is not None:
             self._progress.console.print(text, highlight=False)
         else:
-            err.print(text, highlight=False)
+            self.console.print(text, highlight=False)
 
     # -- structured events
     def handle_event(self, event: dict[str, Any]) -> None:
@@ -126,7 +128,7 @@ class JobView:
             self._progress = _ProgressWithHealth(
                 TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
                 TextColumn("{task.fields[metrics]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                console=err, transient=False,
+                console=self.console, transient=False,
             )
             if self.health:
                 self._progress.health_line = health_text(self.health[-1])

@@ -70,7 +70,7 @@ def test_verl_job_accepts_our_config_then_stops_for_lack_of_an_accelerator(ray_h
     stopped = log.find("Total available GPUs 0 is less than total desired GPUs 1")
     assert 0 <= accepted < stopped, log[-4000:]
     # verl read our overrides: the resolved config it printed carries the GSPO loss and our reward function.
-    assert "'loss_mode': 'gspo'" in log and "verl_entry.py" in log
+    assert "'loss_mode': 'gspo'" in log and "pkg://gspo_cli.rewards.verl_entry" in log  # the reward module resolves on every node
     # The run folder holds the resolved preset and the job spec; gspo wrote them before submitting.
     runs = list((gspo_home / "runs").iterdir())
     assert len(runs) == 1 and (runs[0] / "config.yaml").is_file() and (runs[0] / "verl_job.json").is_file()
