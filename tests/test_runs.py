@@ -139,3 +139,15 @@ def test_runs_list_show_rm(gspo_home, gspo):
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_job_stopped_by_sigterm_is_recorded_as_stopped(tmp_path):
+    """`gspo jobs stop` sends SIGTERM; the training job wrapper turns it into SystemExit(143)."""
+    from gspo_cli.runs import state
+
+    def stopped():
+        raise SystemExit(143)
+
+    with pytest.raises(SystemExit):
+        state.run_tracked(tmp_path, "native", stopped)
+    assert state.read(tmp_path)["status"] == "stopped"

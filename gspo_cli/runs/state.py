@@ -40,8 +40,10 @@ def run_tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
     try:
         code = int(fn() or 0)
     except BaseException as exc:
-        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        status = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
+        # Ctrl-C, or SIGTERM (`gspo jobs stop`), which the job wrapper turns into SystemExit(128 + 15)
+        stopped = isinstance(exc, KeyboardInterrupt) or (isinstance(exc, SystemExit) and exc.code in (130, 143))
+        message = "stopped" if stopped else getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        status = "stopped" if stopped else "failed"
         _write(run_dir, status=status, error=message.splitlines()[0][:300] if message else "", **base)
         raise
     _write(run_dir, status="succeeded" if code == 0 else "failed", exit_code=code, **base)
