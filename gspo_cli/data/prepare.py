@@ -113,51 +113,32 @@ def _outputs_intact(source_dir: Path, manifest: dict[str, Any], splits) -> bool:
     return True
 
 
-def prepare_one(
-    item: Item,
-    preset,
-    *,
-    data_dir: Path,
-    input_path: str | None = None,
-    force: bool = False,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
-    """Build one source into `<data_dir>/<source>/`; returns its manifest plus `status` (written | unchanged)."""
+def _locate_input(item: Item, source_dir: Path, input_path: str | None, previous) -> tuple[dict | None, Any]:
+    """The raw input's identity (path, size, sha256, origin) and the hub revision it came from; (None, revision)
+    for a synthetic source."""
     src = sources.get(item.source)
     spec = item.spec
-    source_dir = data_dir / item.source
-    settings = mf.settings_for(item.source, preset.data)
-    previous = mf.read(item.source, data_dir=data_dir)
-    t0 = time.perf_counter()
-
-    raw = None
-    input_info: dict[str, Any] | None = None
     revision = getattr(spec, "revision", None)
-    if src.needs_input:
-        path, where = fetch.resolve_input(
-            item.source,
-            local=input_path or getattr(spec, "input", None),
-            hub_repo=getattr(spec, "hub_repo", None) or src.hub_repo,
-            hub_filename=getattr(spec, "hub_filename", None) or src.hub_filename,
-            revision=revision,
-            source_dir=source_dir,
-            option=f"--input {item.source}",
-        )
-        input_info = {**_input_identity(path, previous), **where}
-        if where.get("origin") == "local":
-            revision = None  # a local file has no hub revision
-    fingerprint = _fingerprint(
-        item.source, item.splits, settings, input_info and input_info["sha256"], revision
+    if not src.needs_input:
+        return None, revision
+    path, where = fetch.resolve_input(
+        item.source,
+        local=input_path or getattr(spec, "input", None),
+        hub_repo=getattr(spec, "hub_repo", None) or src.hub_repo,
+        hub_filename=getattr(spec, "hub_filename", None) or src.hub_filename,
+        revision=revision,
+        source_dir=source_dir,
+        option=f"--input {item.source}",
     )
-    if (
-        not force
-        and previous is not None
-        and previous.get("fingerprint") == fingerprint
-        and _outputs_intact(source_dir, previous, item.splits)
-    ):
-        return {**previous, "status": "unchanged", "seconds": round(time.perf_counter() - t0, 3)}
+    if where.get("origin") == "local":
+        revision = None  # a local file has no hub revision
+    return {**_input_identity(path, previous), **where}, revision
 
-    if src.needs_input:
+
+def _build(item: Item, preset, input_info: dict | None, progress: Progress | None):
+    """The source's tables (one per split) and its stats, read from the raw input or generated."""
+    raw = None
+    if input_info is not None:
         from gspo_cli.data.readers import RawFile
 
         raw = RawFile(input_info["path"], item.source)
@@ -170,17 +151,19 @@ def prepare_one(
         arith=preset.data.arith,
         progress=(lambda done, total: progress(item.source, done, total)) if progress else None,
     )
-    built = src.build(raw, opts)
+    return sources.get(item.source).build(raw, opts)
 
-    # Write: every split to a temp file first; only when all are written, drop the old manifest, rename the
-    # splits into place, then write the new manifest. A failure before that leaves the old output as it was.
+
+def _write_splits(source_dir: Path, tables: dict[str, Any]) -> dict[str, Any]:
+    """Every split to a temp file first; only when all are written, drop the old manifest and rename the splits
+    into place (the caller writes the new manifest last). A failure before that leaves the old output as it was."""
+    from gspo_cli.data.rows import write_parquet
+
     source_dir.mkdir(parents=True, exist_ok=True)
     outputs: dict[str, Any] = {}
     staged: list[tuple[Path, Path]] = []
     try:
-        from gspo_cli.data.rows import write_parquet
-
-        for split, table in built.tables.items():
+        for split, table in tables.items():
             dest = source_dir / f"{split}.parquet"
             tmp = source_dir / f".{split}.parquet.{os.getpid()}.tmp"
             write_parquet(table, tmp)
@@ -188,21 +171,50 @@ def prepare_one(
             outputs[split] = {
                 "path": dest.name, "rows": table.num_rows, "sha256": mf.sha256_file(tmp), "bytes": tmp.stat().st_size,
             }
-        mpath = source_dir / "manifest.json"
-        mpath.unlink(missing_ok=True)
+        (source_dir / "manifest.json").unlink(missing_ok=True)
         for tmp, dest in staged:
             os.replace(tmp, dest)
         staged.clear()
     finally:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
+    return outputs
 
+
+def prepare_one(
+    item: Item,
+    preset,
+    *,
+    data_dir: Path,
+    input_path: str | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Build one source into `<data_dir>/<source>/`; returns its manifest plus `status` (written | unchanged).
+
+    An unchanged input with unchanged settings and intact outputs is a no-op (`--force` rebuilds)."""
+    source_dir = data_dir / item.source
+    settings = mf.settings_for(item.source, preset.data)
+    previous = mf.read(item.source, data_dir=data_dir)
+    t0 = time.perf_counter()
+    input_info, revision = _locate_input(item, source_dir, input_path, previous)
+    fingerprint = _fingerprint(item.source, item.splits, settings, input_info and input_info["sha256"], revision)
+    if (
+        not force
+        and previous is not None
+        and previous.get("fingerprint") == fingerprint
+        and _outputs_intact(source_dir, previous, item.splits)
+    ):
+        return {**previous, "status": "unchanged", "seconds": round(time.perf_counter() - t0, 3)}
+
+    built = _build(item, preset, input_info, progress)
+    outputs = _write_splits(source_dir, built.tables)
     manifest = {
         "source": item.source,
         "format": mf.FORMAT,
         "gspo_version": __version__,
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "input": input_info,
+        "input": None if input_info is None else {**input_info, "revision": revision},
         "settings": settings,
         "prompt_style": preset.data.prompt_style,
         "splits": list(outputs),
@@ -212,9 +224,7 @@ def prepare_one(
         "fingerprint": fingerprint,
         "seconds": round(time.perf_counter() - t0, 3),
     }
-    if input_info is not None:
-        manifest["input"] = {**input_info, "revision": revision}
-    atomic_write_json(mpath, manifest)
+    atomic_write_json(source_dir / "manifest.json", manifest)
     return {**manifest, "status": "written"}
 
 
