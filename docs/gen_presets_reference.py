@@ -43,6 +43,10 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[str]:
         if sub is not None:
             out += rows(sub, f"{prefix}{name}.")
             continue
+        value = typing.get_args(ann)[-1] if typing.get_origin(ann) is dict else None
+        if isinstance(value, type) and issubclass(value, BaseModel):  # a mapping of sections, e.g. eval.benchmarks
+            out += rows(value, f"{prefix}{name}.<name>.")
+            continue
         default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
         shown = type_name(typing.Annotated[ann, *field.metadata]) if field.metadata else type_name(ann)
         out.append(f"| `{prefix}{name}` | {shown} | `{default}` |")

@@ -58,10 +58,6 @@ def builtin_presets_dir() -> Path:
 
 # ---- prepared data -------------------------------------------------------------------------------------------
 
-# eval benchmark name -> dataset source name
-BENCHMARK_SOURCES = {"aime2024": "aime-2024", "arith": "arith"}
-
-
 def data_dir(preset=None) -> Path:
     if preset is not None and preset.paths.data_dir:
         return Path(preset.paths.data_dir).expanduser()
@@ -89,8 +85,9 @@ def val_file(preset) -> Path:
 
 
 def benchmark_file(benchmark: str, preset=None) -> Path:
-    source = BENCHMARK_SOURCES.get(benchmark, benchmark)
-    return split_path(source, "val", preset)
+    from gspo_cli.config.benchmarks import source_of
+
+    return split_path(source_of(benchmark), "val", preset)
 
 
 # ---- runs and checkpoints -------------------------------------------------------------------------------------

@@ -110,10 +110,9 @@ def test_user_presets_dir_and_extends(tmp_path, gspo_home):
 
 
 def test_set_overrides_are_coerced_by_the_schema():
-    p = presets.load_preset("tiny", ["rollout.n=4", "actor.lr=3e-4", "trainer.loggers=[console]",
-                                     "data.arith.ops=['+','-']"])
-    assert p.rollout.n == 4 and p.actor.lr == pytest.approx(3e-4) and p.trainer.loggers == ["console"]
-    assert p.data.arith.ops == ["+", "-"]
+    p = presets.load_preset("tiny", ["rollout.n=4", "actor.lr=3e-4", "data.arith.ops=['+','-']"])
+    assert p.rollout.n == 4 and p.actor.lr == pytest.approx(3e-4) and p.data.arith.ops == ["+", "-"]
+    assert presets.load_preset("qwen3-0.6b-1x1", ["trainer.loggers=[console]"]).trainer.loggers == ["console"]
 
 
 def test_copy_forks_an_editable_preset(tmp_path, gspo):

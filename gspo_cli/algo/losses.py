@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import torch
 
 from gspo_cli.algo.aggregation import agg_loss, masked_mean
+from gspo_cli.config.schema import AlgorithmSection
 from gspo_cli.errors import ConfigError
 
 __all__ = [
@@ -50,6 +51,8 @@ __all__ = [
     "vanilla_loss",
 ]
 
+# The dual-clip bound's default is the preset schema's (algorithm.clip_ratio_c): one place holds it.
+DEFAULT_CLIP_RATIO_C: float = AlgorithmSection.model_fields["clip_ratio_c"].default
 LOG_RATIO_MAX = 10.0  # verl clamps the GSPO log-ratio here "for numerical stability"
 VANILLA_LOG_RATIO_CLAMP = 20.0  # verl clamps the token log-ratio to [-20, 20] in the vanilla loss
 
@@ -60,7 +63,7 @@ class LossConfig:
 
     clip_ratio_low: float
     clip_ratio_high: float
-    clip_ratio_c: float = 3.0  # dual-clip bound, vanilla only
+    clip_ratio_c: float = DEFAULT_CLIP_RATIO_C  # dual-clip bound, vanilla only
     loss_agg_mode: str = "seq-mean-token-mean"
     batch_num_tokens: float | torch.Tensor | None = None  # token-mean over a larger (mini-)batch
     global_batch_size: float | torch.Tensor | None = None  # seq-mean-* over a larger (mini-)batch
@@ -197,7 +200,7 @@ def compute_policy_loss(
     clip_ratio_low: float,
     clip_ratio_high: float,
     loss_agg_mode: str = "seq-mean-token-mean",
-    clip_ratio_c: float = 3.0,
+    clip_ratio_c: float = DEFAULT_CLIP_RATIO_C,
     batch_num_tokens: float | torch.Tensor | None = None,
     global_batch_size: float | torch.Tensor | None = None,
     loss_scale_factor: float | None = None,

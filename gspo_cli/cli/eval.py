@@ -13,7 +13,8 @@ def eval_command(
                               help="`latest`, a run name, RUN:STEP, RUN:all or RUN:20,40,60 (several checkpoints in "
                                    "one job), a run or checkpoint folder, an HF folder, or a hub id (org/name)."),
     preset: str = options.preset(help="Preset whose eval section, paths and cluster to use."),
-    n: int = typer.Option(None, "--n", help="Samples per problem (avg@n)."),
+    n: int = typer.Option(None, "--n", help="Samples per problem (avg@n). Every setting flag defaults to the preset's "
+                          "eval.benchmarks.BENCHMARK value (see `gspo presets show PRESET --resolved`)."),
     k: str = typer.Option(None, "--k", help="Comma-separated k for pass@k and maj@k, each <= n: --k 1,4,16."),
     backend: str = typer.Option(None, "--backend", help="vllm or hf; default: the preset's, else from the device."),
     data: str = typer.Option(None, "--data", help="Read this verl-schema parquet instead of the prepared benchmark."),
@@ -25,10 +26,10 @@ def eval_command(
     thinking: bool = typer.Option(None, "--thinking/--no-thinking", help="Qwen3 chat template's enable_thinking."),
     device: str = typer.Option(None, "--device", help="cpu, cuda or npu (default: the preset's eval.device, auto: "
                                                       "the accelerator when there is one)."),
-    batch_size: int = typer.Option(64, "--batch-size", help="hf backend: sequences per generate call."),
+    batch_size: int = typer.Option(None, "--batch-size", help="hf backend: sequences per generate call."),
     tp: int = typer.Option(None, "--tp", help="vllm backend: tensor-parallel size per engine."),
     limit: int = typer.Option(None, "--limit", help="Evaluate only the first N problems."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(None, "--seed", help="Sampling seed."),
     out: str = typer.Option(None, "--out", help="Output folder (default runs/<run>/eval/<benchmark>-<step>)."),
     sets: list[str] | None = options.sets("eval.benchmarks.aime2024.n=64"),
     local: bool = options.local(),
@@ -39,8 +40,7 @@ def eval_command(
 ) -> None:
     """Evaluate a model on a benchmark: avg@n, unbiased pass@k, maj@k, with every response saved."""
     from gspo_cli.errors import ConfigError
-    from gspo_cli.eval import job as eval_job
-    from gspo_cli.eval import service
+    from gspo_cli.eval import request, service, settings
     from gspo_cli.jobs import client as jobs
 
     ks = None
@@ -49,20 +49,22 @@ def eval_command(
             ks = [int(x) for x in k.split(",") if x.strip()]
         except ValueError:
             raise ConfigError(f"--k takes comma-separated integers, got {k!r}", "example: --k 1,4,16") from None
-    req = service.EvalRequest(
+    req = request.EvalRequest(
         benchmark=benchmark, model=model, preset=preset, sets=list(sets or []), n=n, k=ks, temperature=temperature,
         top_p=top_p, top_k=top_k, max_tokens=max_tokens, prompt_style=prompt_style, enable_thinking=thinking,
         data=data, backend=backend, device=device, batch_size=batch_size, tp=tp, limit=limit, seed=seed, out=out,
     )
     loaded = service.load_preset(req)  # fail fast here on a bad preset or --set, before a job is submitted
+    settings.benchmark_settings(benchmark, loaded, req.flags())  # and on a bad flag
     refs = service.resolve_all(req, loaded)  # and on a --model that names nothing loadable
     if len(refs) > 1:
         _eval_steps(req, loaded, refs, force=force, address=address, local=local, json_out=json_out)
         return
     out_dir = service.output_dir(req, loaded, refs[0])
     req.out = str(out_dir)
+    request_file = request.write_request(req, out_dir / request.REQUEST_FILE)
     # --json prints results.json from disk (shared $GSPO_HOME), not the job's trimmed result event
-    code = jobs.run_job("eval", eval_job.to_argv(req), preset=loaded, address=address, local=local)
+    code = jobs.run_job("eval", request_file, preset=loaded, address=address, local=local)
     if code != 0:
         raise typer.Exit(code)
     results = service.read_results(out_dir / service.RESULTS)
@@ -77,8 +79,7 @@ def eval_command(
 def _eval_steps(req, loaded, refs, *, force: bool, address, local: bool, json_out: bool) -> None:
     """RUN:all / RUN:20,40: one job for the checkpoints not yet evaluated with these settings, then a table."""
     from gspo_cli.console import err
-    from gspo_cli.eval import job as eval_job
-    from gspo_cli.eval import service
+    from gspo_cli.eval import request, service
     from gspo_cli.jobs import client as jobs
 
     todo, done = service.split_evaluated(req, loaded, refs, force=force)
@@ -90,7 +91,7 @@ def _eval_steps(req, loaded, refs, *, force: bool, address, local: bool, json_ou
         req.model = f"{run.resolve()}:{','.join(map(str, todo))}"
         err.print(f"Evaluating {req.benchmark} on {len(todo)} checkpoints of {run.name} in one job: steps "
                   f"{_steps_text(todo)}", highlight=False)
-        code = jobs.run_job("eval", eval_job.to_argv(req), preset=loaded, address=address, local=local)
+        code = jobs.run_job("eval", request.payload(req), preset=loaded, address=address, local=local)
         if code != 0:
             raise typer.Exit(code)
     results = service.results_of(req, loaded, refs)

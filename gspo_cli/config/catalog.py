@@ -8,6 +8,7 @@ from typing import Any
 
 from gspo_cli import layout
 from gspo_cli.config import presets
+from gspo_cli.config.schema import ClusterSection, TrainerSection
 from gspo_cli.errors import ConfigError
 from gspo_cli.fsutil import atomic_write_text
 
@@ -24,15 +25,21 @@ def catalog() -> list[dict[str, Any]]:
                 "name": source.name,
                 "aliases": [str(a) for a in data.get("aliases") or []] if source.builtin else [],
                 "model": str((data.get("model") or {}).get("path", "?")),
-                "cluster": f"{cluster.get('nnodes', 1)}x{cluster.get('devices_per_node', 1)} "
-                f"{cluster.get('device', 'auto')}",
-                "engine": str((data.get("trainer") or {}).get("engine", "verl")),
+                "cluster": f"{_given_or_default(cluster, ClusterSection, 'nnodes')}x"
+                f"{_given_or_default(cluster, ClusterSection, 'devices_per_node')} "
+                f"{_given_or_default(cluster, ClusterSection, 'device')}",
+                "engine": str(_given_or_default(data.get("trainer") or {}, TrainerSection, "engine")),
                 "description": str(data.get("description", "")),
                 "builtin": source.builtin,
                 "path": str(source.path),
             }
         )
     return rows
+
+
+def _given_or_default(section: dict[str, Any], schema: type, key: str) -> Any:
+    """The file's value, else the schema's default (the catalog lists presets without validating them)."""
+    return section.get(key, schema.model_fields[key].get_default(call_default_factory=True))
 
 
 def copy_preset(name: str, dest: Path, *, force: bool = False) -> Path:

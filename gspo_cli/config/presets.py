@@ -304,12 +304,16 @@ def _origin_for(loc: tuple[Any, ...], origins: Origins) -> str | None:
 def validate(data: dict[str, Any], origins: Origins, file: str | None = None):
     from pydantic import ValidationError
 
+    from gspo_cli.config import engine_support
     from gspo_cli.config.schema import Preset
 
     try:
-        return Preset.model_validate(data)
+        preset = Preset.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(*_describe_validation_error(exc, data, origins, file)) from None
+    # the engine refuses keys it would ignore, naming where the preset set them
+    engine_support.check(preset, lambda key: _origin_for(tuple(key.split(".")), origins) or file)
+    return preset
 
 
 def _describe_validation_error(exc: Any, data: dict[str, Any], origins: Origins, file: str | None) -> tuple[str, str]:

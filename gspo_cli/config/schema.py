@@ -125,6 +125,8 @@ class AlgorithmSection(Section):
 
 
 class ActorSection(Section):
+    # verl: fsdp2 | fsdp (its FSDP workers); native: native (one unsharded model). A preset that leaves it out
+    # gets its engine's first value (config/engine_support.py).
     strategy: Literal["fsdp", "fsdp2", "native"] = "fsdp2"
     lr: PositiveFloat = 1e-6
     lr_warmup_steps: NonNegInt = 0
@@ -156,6 +158,7 @@ class ValSampling(Section):
 
 
 class RolloutSection(Section):
+    # verl: vllm; native: hf (transformers generate). Left out: the engine's own.
     name: Literal["vllm", "hf"] = "vllm"
     n: PositiveInt = 8
     tensor_parallel_size: PositiveInt = 1
@@ -195,7 +198,8 @@ class TrainerSection(Section):
     test_freq: int = -1
     val_before_train: bool = False
     balance_batch: bool = True
-    resume_mode: Literal["auto", "disable", "resume_path"] = "auto"
+    # auto = continue from the run's last complete checkpoint; a given checkpoint: `gspo train --resume PATH` (verl).
+    resume_mode: Literal["auto", "disable"] = "auto"
     loggers: list[str] = Field(default_factory=lambda: ["console", "file"])
     seed: int = 1
     # Device of the native engine (auto = npu > cuda > cpu).
@@ -208,6 +212,9 @@ class TrainerSection(Section):
     health: HealthSection = Field(default_factory=HealthSection)
     max_restarts: NonNegInt = 2
     restart: RestartSection = Field(default_factory=RestartSection)
+    # Native engine: validation generates at most this many sequences per generate call
+    # (prompts per call = this // rollout.val.n, at least 1).
+    val_sequences_per_batch: PositiveInt = 256
 
     @model_validator(mode="after")
     def _frequencies(self) -> TrainerSection:
@@ -227,22 +234,32 @@ class TrainerSection(Section):
 
 
 class EvalBenchmark(Section):
+    """Settings of `gspo eval BENCHMARK` (flags override them). Built-in benchmarks start from their own values
+    (config/benchmarks.py: aime2024 avg@32 at top_p 0.7 and 8192 tokens; arith greedy), other names from these."""
+
     n: PositiveInt = 1
     k: list[PositiveInt] = Field(default_factory=lambda: [1])
     temperature: float = Field(default=1.0, ge=0)
     top_p: Probability = 1.0
     top_k: int = -1
     max_tokens: PositiveInt = 1024
+    # None = the prompts as prepared.
     prompt_style: Literal["dapo", "boxed", "plain"] | None = None
     enable_thinking: bool = False
     # A prepared parquet to read instead of the prepare-data output of this benchmark.
     data: str | None = None
+    # hf backend: sequences per generate call.
+    batch_size: PositiveInt = 64
+    seed: int = 0
 
     @model_validator(mode="after")
     def _k_le_n(self) -> EvalBenchmark:
+        if self.top_k == 0 or self.top_k < -1:
+            raise ValueError("top_k must be -1 (disabled) or a positive integer")
         bad = [k for k in self.k if k > self.n]
         if bad:
             raise ValueError(f"k={bad} larger than n={self.n}: pass@k needs k <= n samples per problem")
+        self.__dict__["k"] = sorted(set(self.k))  # no re-validation loop through validate_assignment
         return self
 
 
@@ -251,7 +268,35 @@ class EvalSection(Section):
     # Where eval generates: auto = npu > cuda > cpu as detected (independent of trainer.device, so a preset that
     # trains on cpu still evaluates on an accelerator when there is one); `gspo eval --device` overrides it.
     device: Literal["auto", "cpu", "cuda", "npu"] = "auto"
+    # Every built-in benchmark is here with its own defaults, under what the preset sets.
     benchmarks: dict[str, EvalBenchmark] = Field(default_factory=dict)
+    # Benchmarks whose data `gspo prepare-data` builds; default: those the preset itself configures.
+    prepare: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _builtin_benchmarks(cls, data: Any) -> Any:
+        from gspo_cli.config.benchmarks import BUILTIN_BENCHMARKS, with_builtin_defaults
+
+        if not isinstance(data, dict) or not isinstance(data.get("benchmarks", {}), dict):
+            return data  # the field validators report the wrong type
+        given = data.get("benchmarks") or {}
+        out = dict(data)
+        if "prepare" not in out:
+            out["prepare"] = list(given)
+        merged = {name: with_builtin_defaults(name, cfg) if isinstance(cfg, dict) else cfg
+                  for name, cfg in given.items()}
+        for name in BUILTIN_BENCHMARKS:
+            merged.setdefault(name, with_builtin_defaults(name, {}))
+        out["benchmarks"] = merged
+        return out
+
+    @model_validator(mode="after")
+    def _prepare_known(self) -> EvalSection:
+        unknown = [name for name in self.prepare if name not in self.benchmarks]
+        if unknown:
+            raise ValueError(f"prepare names {unknown}, which eval.benchmarks does not define")
+        return self
 
 
 class EnvSection(Section):
@@ -302,8 +347,8 @@ class PathsSection(Section):
 class OverridesSection(Section):
     """Escape hatch: raw settings for anything the schema does not model."""
 
+    # verl Hydra overrides appended last (checked against verl's config schema before launch).
     verl: list[str] = Field(default_factory=list)
-    native: list[str] = Field(default_factory=list)
 
 
 class Preset(Section):
@@ -323,6 +368,13 @@ class Preset(Section):
     upstream: UpstreamSection = Field(default_factory=UpstreamSection)
     paths: PathsSection = Field(default_factory=PathsSection)
     overrides: OverridesSection = Field(default_factory=OverridesSection)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _engine_defaults(cls, data: Any) -> Any:
+        from gspo_cli.config.engine_support import fill_engine_values
+
+        return fill_engine_values(data)
 
     @model_validator(mode="after")
     def _cross_section(self) -> Preset:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gspo_cli import __version__, layout
+from gspo_cli.config.benchmarks import BUILTIN_BENCHMARKS
 from gspo_cli.data import fetch, sources
 from gspo_cli.data import manifest as mf
 from gspo_cli.errors import ConfigError, DataError
@@ -57,9 +58,10 @@ def plan(preset, datasets: list[str] | None = None) -> list[Item]:
         elif split not in item.splits:
             item.splits = (*item.splits, split)
     # `gspo eval BENCH` reads the val split of the benchmark's source, unless the benchmark names its own file.
-    for bench, cfg in preset.eval.benchmarks.items():
-        source = layout.BENCHMARK_SOURCES.get(bench)
-        if source and not cfg.data and source not in by_source:
+    for bench in preset.eval.prepare:
+        spec = BUILTIN_BENCHMARKS.get(bench)
+        source = spec.source if spec is not None else None
+        if source and not preset.eval.benchmarks[bench].data and source not in by_source:
             by_source[source] = Item(source, sources.get(source).default_splits, None)
     for name in datasets or []:
         if name not in by_source:

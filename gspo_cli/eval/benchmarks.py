@@ -1,120 +1,16 @@
-"""Benchmark registry: where each benchmark's data comes from and its default sampling.
+"""A benchmark's problems and prompts: rows of a verl-schema parquet, restyled and rendered with the chat template.
 
-Settings are layered: registry defaults < the preset's `eval.benchmarks.<name>` < command-line flags. Any
+Which benchmarks exist and their settings live in the schema (config/benchmarks.py, eval/settings.py). Any
 verl-schema parquet works as a benchmark with `--data PATH` (its name is then free-form).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gspo_cli.errors import ConfigError, DataError
-
-
-@dataclass(frozen=True)
-class BenchmarkSpec:
-    name: str
-    source: str  # prepare-data source whose val split this benchmark reads
-    description: str
-    defaults: dict[str, Any] = field(default_factory=dict)
-
-
-REGISTRY: dict[str, BenchmarkSpec] = {
-    "aime2024": BenchmarkSpec(
-        "aime2024", "aime-2024", "AIME 2024, 30 integer-answer problems",
-        # DAPO's protocol (avg@32, temperature 1.0, top_p 0.7); 30 problems make n=1 pure noise.
-        dict(n=32, k=[1, 4, 8, 16, 32], temperature=1.0, top_p=0.7, top_k=-1, max_tokens=8192),
-    ),
-    "arith": BenchmarkSpec(
-        "arith", "arith", "synthetic integer arithmetic of the tiny demo (val split)",
-        dict(n=1, k=[1], temperature=0.0, top_p=1.0, top_k=-1, max_tokens=8),
-    ),
-}
-
-SETTING_KEYS = ("n", "k", "temperature", "top_p", "top_k", "max_tokens", "prompt_style", "enable_thinking", "data")
-
-
-@dataclass
-class EvalSettings:
-    benchmark: str
-    n: int
-    k: list[int]
-    temperature: float
-    top_p: float
-    top_k: int
-    max_tokens: int
-    prompt_style: str | None  # None = the prompts as prepared
-    enable_thinking: bool
-    data: Path
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        d["data"] = str(self.data)
-        return d
-
-
-def resolve_settings(benchmark: str, preset=None, overrides: dict[str, Any] | None = None) -> EvalSettings:
-    """Layer registry defaults, the preset's eval section and flag overrides (None values are ignored)."""
-    from gspo_cli.layout import benchmark_file
-
-    spec = REGISTRY.get(benchmark)
-    merged: dict[str, Any] = {"n": 1, "k": None, "temperature": 1.0, "top_p": 1.0, "top_k": -1, "max_tokens": 1024,
-                              "prompt_style": None, "enable_thinking": False, "data": None}
-    if spec:
-        merged.update(spec.defaults)
-    section = preset.eval.benchmarks.get(benchmark) if preset is not None else None
-    if section is not None:
-        merged.update(section.model_dump(exclude_unset=True))
-    k_from_flags = False
-    for key, value in (overrides or {}).items():
-        if key not in SETTING_KEYS:
-            raise ValueError(f"unknown eval setting {key!r}")
-        if value is not None:
-            merged[key] = value
-            k_from_flags = k_from_flags or key == "k"
-
-    n = int(merged["n"])
-    if n < 1:
-        raise ConfigError(f"--n must be >= 1, got {n}")
-    ks = sorted({int(k) for k in (merged["k"] or [1])})
-    if any(k < 1 for k in ks):
-        raise ConfigError(f"k values must be >= 1, got {ks}")
-    too_big = [k for k in ks if k > n]
-    if too_big:
-        if k_from_flags:
-            raise ConfigError(f"--k {too_big} larger than n={n}", "pass@k and maj@k need k <= n samples per problem")
-        # a smaller --n than the preset's: keep the k's that still fit
-        ks = [k for k in ks if k <= n] or [1]
-    if merged["prompt_style"] not in (None, "dapo", "boxed", "plain"):
-        raise ConfigError(f"unknown prompt style {merged['prompt_style']!r}", "use dapo, boxed or plain")
-    if float(merged["temperature"]) < 0 or not 0 < float(merged["top_p"]) <= 1:
-        raise ConfigError("temperature must be >= 0 and top_p in (0, 1]")
-    if int(merged["top_k"]) == 0 or int(merged["top_k"]) < -1:
-        raise ConfigError("top_k must be -1 (disabled) or positive")
-
-    if merged["data"]:
-        data = Path(merged["data"]).expanduser()
-    elif spec is not None:
-        data = benchmark_file(spec.name, preset)
-    else:
-        data = benchmark_file(benchmark, preset)
-        if not data.is_file():
-            raise ConfigError(
-                f"unknown benchmark {benchmark!r}",
-                f"known: {', '.join(REGISTRY)}; or pass --data PATH to a verl-schema parquet",
-            )
-    if not data.is_file():
-        if merged["data"]:  # a file named by --data or the preset: prepare-data would not create it
-            raise DataError(f"benchmark data not found: {data}", "check the path given by --data / eval.benchmarks")
-        hint = f"run: gspo prepare-data --preset {preset.name}" if preset is not None else "run gspo prepare-data"
-        raise DataError(f"benchmark data not found: {data}", f"{hint}, or pass --data PATH")
-    return EvalSettings(benchmark=benchmark, n=n, k=ks, temperature=float(merged["temperature"]),
-                        top_p=float(merged["top_p"]), top_k=int(merged["top_k"]), max_tokens=int(merged["max_tokens"]),
-                        prompt_style=merged["prompt_style"], enable_thinking=bool(merged["enable_thinking"]),
-                        data=data)
-
+from gspo_cli.errors import DataError
 
 # ------------------------------------------------------------------ rows and prompts
 

@@ -18,9 +18,9 @@ from gspo_cli.jobs import events
 
 @dataclass
 class EvalContext:
-    req: Any  # service.EvalRequest
+    req: Any  # request.EvalRequest
     preset: Any  # Preset or None
-    settings: Any  # benchmarks.EvalSettings
+    settings: Any  # settings.EvalSettings
     problems: list
     device: str
 
@@ -38,17 +38,24 @@ class _Progress:
             events.progress(done, total, task=self.task)
 
 
-def _backend_options(ctx: EvalContext, tokenizer, prompts: list[str], backend_name: str) -> dict[str, Any]:
-    req, preset, device = ctx.req, ctx.preset, ctx.device
-    trust = bool(preset.model.trust_remote_code) if preset is not None else False
-    options: dict[str, Any] = {"device": device, "batch_size": req.batch_size, "trust_remote_code": trust}
+def _sections(preset, model_dir: Path):
+    """The preset's cluster, rollout and model sections, or the schema's defaults for a bare `--model`."""
+    from gspo_cli.config.schema import ClusterSection, ModelSection, RolloutSection
+
     if preset is not None:
-        options["dtype"] = preset.model.dtype if device != "cpu" else "float32"
-        options["gpu_memory_utilization"] = preset.rollout.gpu_memory_utilization
-        options["tp"] = req.tp or preset.rollout.tensor_parallel_size
-        options["address"] = preset.cluster.address
-    elif req.tp:
-        options["tp"] = req.tp
+        return preset.cluster, preset.rollout, preset.model
+    return ClusterSection(), RolloutSection(), ModelSection(path=str(model_dir))
+
+
+def _backend_options(ctx: EvalContext, model_dir: Path, tokenizer, prompts: list[str], backend_name: str):
+    cluster, rollout, model = _sections(ctx.preset, model_dir)
+    options: dict[str, Any] = {
+        "device": ctx.device, "batch_size": ctx.settings.batch_size, "trust_remote_code": model.trust_remote_code,
+        # bf16 generate on CPU is slow and gains nothing for eval-sized models
+        "dtype": model.dtype if ctx.device != "cpu" else "float32",
+        "gpu_memory_utilization": rollout.gpu_memory_utilization, "tp": ctx.req.tp or rollout.tensor_parallel_size,
+        "address": cluster.address,
+    }
     if backend_name == "vllm":
         # prompt + response must fit the engine's context
         longest = max(len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts)
@@ -65,13 +72,13 @@ def _generate(ctx: EvalContext, model_dir: Path, backend_name: str) -> tuple[lis
     from gspo_cli.eval.types import Sampling
 
     req, settings = ctx.req, ctx.settings
-    trust = bool(ctx.preset.model.trust_remote_code) if ctx.preset is not None else False
+    trust = _sections(ctx.preset, model_dir)[2].trust_remote_code
     tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=trust)
     messages = [benchmarks.restyle(p, settings.prompt_style) for p in ctx.problems]
     prompts = [benchmarks.render_prompt(tokenizer, m, settings.enable_thinking) for m in messages]
     sampling = Sampling(temperature=settings.temperature, top_p=settings.top_p, top_k=settings.top_k,
-                        max_tokens=settings.max_tokens, seed=req.seed)
-    options = _backend_options(ctx, tokenizer, prompts, backend_name)
+                        max_tokens=settings.max_tokens, seed=settings.seed)
+    options = _backend_options(ctx, model_dir, tokenizer, prompts, backend_name)
     t0 = time.monotonic()
     backend = make_backend(backend_name, str(model_dir), **options)
     load_s = time.monotonic() - t0
@@ -136,10 +143,11 @@ def _samples(ctx: EvalContext, prompts, generations, verdicts) -> tuple[list[lis
 def evaluate_model(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path) -> dict[str, Any]:
     from gspo_cli.eval import metrics
     from gspo_cli.eval.backends import choose_backend
+    from gspo_cli.eval.settings import eval_section
 
     started = time.time()
     req, preset, settings = ctx.req, ctx.preset, ctx.settings
-    backend_name = choose_backend(req.backend or (preset.eval.backend if preset is not None else "auto"), ctx.device)
+    backend_name = choose_backend(req.backend or eval_section(preset).backend, ctx.device)
     events.message(f"eval {req.benchmark}: {len(ctx.problems)} problems x n={settings.n} on {ctx.device} with "
                    f"{backend_name}, model {model_dir}")
     prompts, generations, timing, options = _generate(ctx, model_dir, backend_name)
@@ -154,8 +162,8 @@ def evaluate_model(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path) 
         "benchmark": req.benchmark,
         "accuracy": summary["metrics"][f"avg@{settings.n}"],
         "metrics": summary["metrics"],
-        "settings": {**settings.to_dict(), "seed": req.seed, "backend": backend_name, "device": ctx.device,
-                     "batch_size": req.batch_size, "tp": options.get("tp", 1), "limit": req.limit,
+        "settings": {**settings.to_dict(), "backend": backend_name, "device": ctx.device,
+                     "tp": options["tp"], "limit": req.limit,
                      "preset": preset.name if preset is not None else None, "sets": list(req.sets)},
         "model": {"ref": req.model, "path": str(model_dir), "run": str(model_ref.run) if model_ref.run else None,
                   "run_name": model_ref.run.name if model_ref.run else None, "step": model_ref.step},

@@ -1,7 +1,7 @@
 """`gspo eval`: generate n responses per problem, score them with the training reward, write results.
 
-Stages: resolve settings (registry < preset < flags) -> resolve the model (HF folder, run, RUN:STEP, verl
-checkpoint exported to HF) -> render prompts with the model's chat template -> generate (vllm or hf backend)
+Stages: resolve settings (the preset's eval.benchmarks.<name>, flags over it) -> resolve the model (HF folder,
+run, RUN:STEP, verl checkpoint exported to HF) -> render prompts with the model's chat template -> generate (vllm or hf backend)
 -> score through the reward's batch pool -> metrics -> `samples.jsonl` (every response) and `results.json`
 (settings, metrics, per-problem accuracy), written atomically. results.json is written last: its presence
 means the eval finished.
@@ -12,48 +12,17 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gspo_cli import layout
 from gspo_cli.errors import ConfigError
+from gspo_cli.eval.request import EvalRequest
+from gspo_cli.eval.settings import eval_section, resolve_settings
 from gspo_cli.jobs import events
 
 RESULTS = "results.json"
 SAMPLES = "samples.jsonl"
-
-
-@dataclass
-class EvalRequest:
-    benchmark: str
-    model: str = "latest"
-    preset: str | None = None
-    sets: list[str] = field(default_factory=list)
-    # sampling / data overrides; None = preset or registry default
-    n: int | None = None
-    k: list[int] | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    top_k: int | None = None
-    max_tokens: int | None = None
-    prompt_style: str | None = None
-    enable_thinking: bool | None = None
-    data: str | None = None
-    # execution
-    backend: str | None = None  # None = preset eval.backend
-    device: str | None = None  # None = preset cluster.device
-    batch_size: int = 64
-    tp: int | None = None  # None = preset rollout.tensor_parallel_size
-    limit: int | None = None  # first N problems only (smoke tests)
-    seed: int = 0
-    out: str | None = None
-    score_workers: int | None = None  # None = the batch pool's default; 0 = in-process
-
-    def overrides(self) -> dict[str, Any]:
-        return {"n": self.n, "k": self.k, "temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k,
-                "max_tokens": self.max_tokens, "prompt_style": self.prompt_style,
-                "enable_thinking": self.enable_thinking, "data": self.data}
 
 
 def load_preset(req: EvalRequest):
@@ -125,7 +94,7 @@ def choose_device(req: EvalRequest, preset) -> str:
     """
     from gspo_cli.models.device import detect_device  # one device probe for train and eval
 
-    requested = req.device or (preset.eval.device if preset is not None else "auto")
+    requested = req.device or eval_section(preset).device
     return detect_device(requested)
 
 
@@ -137,10 +106,7 @@ def same_settings(results: dict[str, Any], wanted: dict[str, Any]) -> bool:
 
 def wanted_settings(req: EvalRequest, preset=None) -> dict[str, Any]:
     """The settings that make two evals of one checkpoint comparable (what `--force` would redo)."""
-    from gspo_cli.eval import benchmarks
-
-    settings = benchmarks.resolve_settings(req.benchmark, preset, req.overrides())
-    return {**settings.to_dict(), "seed": req.seed, "limit": req.limit}
+    return {**resolve_settings(req.benchmark, preset, req.flags()).to_dict(), "limit": req.limit}
 
 
 def run_eval(req: EvalRequest) -> dict[str, Any]:
@@ -154,7 +120,7 @@ def run_evals(req: EvalRequest) -> list[dict[str, Any]]:
     from gspo_cli.eval.runner import EvalContext, evaluate_model
 
     preset = load_preset(req)
-    settings = benchmarks.resolve_settings(req.benchmark, preset, req.overrides())
+    settings = resolve_settings(req.benchmark, preset, req.flags())
     refs = resolve_all(req, preset)
     problems = benchmarks.load_problems(settings.data, req.limit)
     ctx = EvalContext(req=req, preset=preset, settings=settings, problems=problems, device=choose_device(req, preset))

@@ -1,4 +1,5 @@
-"""Settings layering (registry < preset < flags), the job argv round trip, prompt restyling."""
+"""Settings (the preset's eval.benchmarks, flags over it; the schema holds every default), the job request file,
+prompt restyling."""
 
 from __future__ import annotations
 
@@ -7,65 +8,119 @@ import pytest
 from gspo_cli.config.presets import load_preset
 from gspo_cli.errors import ConfigError, DataError
 from gspo_cli.eval import benchmarks
-from gspo_cli.eval.job import from_argv, to_argv
-from gspo_cli.eval.service import EvalRequest
+from gspo_cli.eval.request import EvalRequest, read_request, write_request
+from gspo_cli.eval.settings import benchmark_settings, resolve_settings
+from gspo_cli.layout import benchmark_file
 
 
 def test_layering(eval_home):
     preset = load_preset("tiny")
-    own = preset.eval.benchmarks["arith"]  # the preset's values win over the registry's
-    s = benchmarks.resolve_settings("arith", preset)
+    own = preset.eval.benchmarks["arith"]  # the preset's values win over the built-in table
+    s = resolve_settings("arith", preset)
     assert (s.n, s.k, s.temperature, s.max_tokens, s.prompt_style) == (
         own.n, own.k, own.temperature, own.max_tokens, own.prompt_style)
-    s = benchmarks.resolve_settings("arith", preset, {"n": 8, "k": [1, 8], "temperature": 0.6})
+    s = resolve_settings("arith", preset, {"n": 8, "k": [1, 8], "temperature": 0.6})
     assert (s.n, s.k, s.temperature, s.max_tokens) == (8, [1, 8], 0.6, own.max_tokens)
-    s = benchmarks.resolve_settings("arith", None)  # registry defaults
-    assert (s.n, s.k, s.temperature, s.max_tokens) == (1, [1], 0.0, 8)
-    s = benchmarks.resolve_settings("aime2024", None)  # registry defaults: DAPO protocol
+    s = resolve_settings("arith", None)  # built-in defaults without a preset
+    assert (s.n, s.k, s.temperature, s.max_tokens, s.batch_size, s.seed) == (1, [1], 0.0, 8, 64, 0)
+    s = resolve_settings("aime2024", None)  # built-in defaults: DAPO protocol
     assert (s.n, s.k, s.temperature, s.top_p, s.max_tokens) == (32, [1, 4, 8, 16, 32], 1.0, 0.7, 8192)
     assert s.data == eval_home / "data" / "aime-2024" / "val.parquet"
-    s = benchmarks.resolve_settings("aime2024", None, {"n": 4})  # smaller n keeps the k's that fit
-    assert s.k == [1, 4]
+    assert resolve_settings("aime2024", None, {"n": 4}).k == [1, 4]  # smaller n keeps the k's that fit
     preset = load_preset("tiny", ["eval.benchmarks.aime2024.n=16", "eval.benchmarks.aime2024.k=[1,16]"])
-    s = benchmarks.resolve_settings("aime2024", preset)
-    assert (s.n, s.k, s.top_p) == (16, [1, 16], 0.7)  # preset beats registry only where it sets a value
-    with pytest.raises(ConfigError):
-        benchmarks.resolve_settings("arith", None, {"n": 2, "k": [4]})
-    with pytest.raises(ConfigError):
-        benchmarks.resolve_settings("nosuch", None)
+    s = resolve_settings("aime2024", preset)
+    assert (s.n, s.k, s.top_p) == (16, [1, 16], 0.7)  # preset beats the built-in table only where it sets a value
+    with pytest.raises(ConfigError, match="larger than n=2"):
+        resolve_settings("arith", None, {"n": 2, "k": [4]})
+    with pytest.raises(ConfigError, match="--top-p"):
+        resolve_settings("arith", None, {"top_p": 1.5})
+    with pytest.raises(ConfigError, match="unknown benchmark"):
+        resolve_settings("nosuch", None)
+
+
+def test_the_issue_case_preset_sets_only_n(eval_home):
+    """Issue #11: a preset setting only `eval.benchmarks.aime2024.n: 4` keeps the benchmark's other defaults."""
+    preset = load_preset("tiny", ["eval.benchmarks.aime2024.n=4"])
+    shown = preset.eval.benchmarks["aime2024"]
+    assert (shown.n, shown.k, shown.top_p, shown.max_tokens) == (4, [1, 4], 0.7, 8192)
+    assert benchmark_settings("aime2024", preset) == shown
+    s = resolve_settings("aime2024", preset)
+    assert (s.n, s.k, s.top_p, s.max_tokens) == (4, [1, 4], 0.7, 8192)
+
+
+def test_every_builtin_preset_x_benchmark_matches_presets_show(eval_home, monkeypatch):
+    """What eval resolves == what `gspo presets show NAME --resolved --json` prints, for every built-in preset x
+    built-in benchmark (and every benchmark a preset adds), through the real CLI."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from gspo_cli.cli import app
+    from gspo_cli.config.benchmarks import BUILTIN_BENCHMARKS
+    from gspo_cli.config.presets import builtin_sources
+    from gspo_cli.eval.settings import data_path
+
+    runner = CliRunner()
+    checked = 0
+    for source in builtin_sources():
+        result = runner.invoke(app, ["presets", "show", source.name, "--resolved", "--json"])
+        assert result.exit_code == 0, result.output
+        shown = json.loads(result.stdout)["eval"]["benchmarks"]
+        assert set(BUILTIN_BENCHMARKS) <= set(shown)
+        preset = load_preset(source.name)
+        for bench in shown:
+            resolved = benchmark_settings(bench, preset)
+            assert resolved.model_dump(mode="json") == shown[bench], (source.name, bench)
+            if shown[bench]["data"] is None:  # None = the prepare-data output of the benchmark's source
+                assert data_path(bench, resolved, preset) == benchmark_file(bench, preset)
+            checked += 1
+    assert checked >= 2 * len(builtin_sources())
 
 
 def test_missing_data_is_a_data_error(tmp_path, monkeypatch):
     monkeypatch.setenv("GSPO_HOME", str(tmp_path))
     with pytest.raises(DataError, match="benchmark data not found") as info:
-        benchmarks.resolve_settings("aime2024", load_preset("tiny"))
+        resolve_settings("aime2024", load_preset("tiny"))
     assert "gspo prepare-data --preset tiny" in info.value.hint
     with pytest.raises(DataError, match="benchmark data not found") as info:
-        benchmarks.resolve_settings("aime2024", load_preset("tiny"), {"data": str(tmp_path / "typo.parquet")})
+        resolve_settings("aime2024", load_preset("tiny"), {"data": str(tmp_path / "typo.parquet")})
     assert "check the path" in info.value.hint and "prepare-data" not in info.value.hint
 
 
-def test_argv_round_trip():
+def test_request_file_round_trip(tmp_path):
     req = EvalRequest(benchmark="aime2024", model="run:10", preset="tiny", sets=["a.b=1", "c=d e"], n=4, k=[1, 4],
                       temperature=0.6, top_p=0.95, top_k=20, max_tokens=100, prompt_style="boxed",
                       enable_thinking=False, data="/x.parquet", backend="hf", device="cpu", batch_size=3, tp=2,
                       limit=5, seed=7, out="/o", score_workers=0)
-    assert from_argv(to_argv(req)) == req
-    assert from_argv(to_argv(EvalRequest(benchmark="arith"))) == EvalRequest(benchmark="arith")
+    assert read_request(write_request(req, tmp_path / "r.json")) == req
+    assert read_request(write_request(EvalRequest("arith"), tmp_path / "r.json")) == EvalRequest("arith")
+    (tmp_path / "bad.json").write_text('{"command": "eval", "benchmark": "arith", "nosuch": 1}')
+    with pytest.raises(ConfigError, match="nosuch"):
+        read_request(tmp_path / "bad.json")
 
 
-def test_argv_paths_go_absolute_names_stay(tmp_path, monkeypatch):
+def test_setting_flags_are_exactly_the_schema_fields():
+    from gspo_cli.config.schema import EvalBenchmark
+    from gspo_cli.eval.request import SETTING_FLAGS
+
+    assert set(SETTING_FLAGS) == set(EvalBenchmark.model_fields)
+
+
+def test_request_paths_go_absolute_names_stay(tmp_path, monkeypatch):
     """A Ray job runs in another working directory: relative paths must reach it absolute."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ckpt").mkdir()
     (tmp_path / "my.yaml").write_text("extends: tiny\n")
-    req = from_argv(to_argv(EvalRequest(benchmark="arith", model="ckpt", preset="my.yaml", data="d/x.parquet",
-                                        out="o")))
+
+    def through_file(req):
+        return read_request(write_request(req, tmp_path / "r.json"))
+
+    req = through_file(EvalRequest(benchmark="arith", model="ckpt", preset="my.yaml", data="d/x.parquet", out="o"))
     assert (req.model, req.preset, req.data, req.out) == (
         str(tmp_path / "ckpt"), str(tmp_path / "my.yaml"), str(tmp_path / "d" / "x.parquet"), str(tmp_path / "o"))
     for name in ("latest", "tiny-run:5", "builtin:tiny"):
-        assert from_argv(to_argv(EvalRequest(benchmark="arith", model=name, preset="tiny"))).model == name
-    assert from_argv(to_argv(EvalRequest(benchmark="arith", preset="tiny"))).preset == "tiny"
+        assert through_file(EvalRequest(benchmark="arith", model=name, preset="tiny")).model == name
+    assert through_file(EvalRequest(benchmark="arith", preset="tiny")).preset == "tiny"
 
 
 def test_restyle(eval_home):

@@ -187,7 +187,7 @@ class NativeTrainer:
     def validate(self) -> dict[str, float]:
         n = self.val_n
         by_source: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-        bs = max(1, 256 // n)
+        bs = max(1, self.preset.trainer.val_sequences_per_batch // n)
         for start in range(0, len(self.val_rows), bs):
             rows = self.val_rows[start:start + bs]
             batch = generate(self.model, self.tokenizer, rows, self.val_sampling, self.device, n=n)
@@ -289,7 +289,8 @@ class NativeTrainer:
             policy = compute_policy_loss(
                 algorithm.loss_mode, log_prob=log_probs, old_log_prob=old, advantages=token_advantages[micro],
                 response_mask=response_mask[micro], clip_ratio_low=algorithm.clip_ratio_low,
-                clip_ratio_high=algorithm.clip_ratio_high, loss_agg_mode=algorithm.loss_agg_mode, **normalisers)
+                clip_ratio_high=algorithm.clip_ratio_high, clip_ratio_c=algorithm.clip_ratio_c,
+                loss_agg_mode=algorithm.loss_agg_mode, **normalisers)
             loss = self.faults.loss(self.step + 1, policy.loss)
             if algorithm.entropy_coeff > 0:
                 entropy_bonus = agg_loss(entropy, response_mask[micro], algorithm.loss_agg_mode, **normalisers)

@@ -1,0 +1,139 @@
+"""What each training engine supports, as data, checked when a preset is loaded for its `trainer.engine`.
+
+A key an engine ignores is refused when the preset sets it, i.e. when its value differs from the schema default
+(a key left at its default changes nothing, so copying a verl preset and switching the engine does not trip on
+keys it never touched). Keys with a fixed set of values per engine (`actor.strategy`, `rollout.name`) take the
+engine's first value when the preset leaves them out, so `gspo presets show --resolved` shows what runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gspo_cli.errors import ConfigError
+
+_KL = "the native engine has no reference model, so no KL term; use trainer.engine: verl"
+_FSDP = "the native engine trains one unsharded model on one device; use trainer.engine: verl"
+_VLLM = "the native engine generates with HF transformers (rollout.name: hf); use trainer.engine: verl for vLLM"
+_DYN = ("the native engine splits batches by actor.ppo_micro_batch_size_per_device, not by tokens; "
+        "use that key, or trainer.engine: verl")
+
+
+@dataclass(frozen=True)
+class EngineSupport:
+    # key -> the values this engine runs; the first is its default
+    values: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    # key -> why it is ignored and what to use instead
+    ignored: dict[str, str] = field(default_factory=dict)
+
+
+ENGINES: dict[str, EngineSupport] = {
+    "verl": EngineSupport(
+        # verl 0.9.1's FSDP workers accept fsdp / fsdp2 (workers/config/engine.py); gspo compiles verl's FSDP
+        # trainer config (ppo_trainer.yaml), so megatron is not offered. verl 0.9.1 registers no hf rollout.
+        values={"actor.strategy": ("fsdp2", "fsdp"), "rollout.name": ("vllm",)},
+        ignored={
+            "trainer.device": "verl takes the device from cluster.device",
+            "trainer.cpu_threads": "verl does not train on CPU; trainer.cpu_threads is for the native engine",
+            "trainer.val_sequences_per_batch": "verl validates with its own batching; pass data.val_batch_size "
+                                               "through overrides.verl",
+        },
+    ),
+    "native": EngineSupport(
+        values={"actor.strategy": ("native",), "rollout.name": ("hf",)},
+        ignored={
+            "algorithm.use_kl_in_reward": _KL, "algorithm.kl_coef": _KL,
+            "algorithm.use_kl_loss": _KL, "algorithm.kl_loss_coef": _KL,
+            "rollout.calculate_log_probs": "the native engine recomputes old log-probs with the policy (or reuses "
+                                           "the update's forward); use trainer.engine: verl",
+            "actor.use_dynamic_bsz": _DYN, "actor.ppo_max_token_len_per_device": _DYN,
+            "rollout.log_prob_max_token_len_per_device": _DYN,
+            "actor.param_offload": _FSDP, "actor.optimizer_offload": _FSDP,
+            "actor.ulysses_sequence_parallel_size": _FSDP, "actor.reshard_after_forward": _FSDP,
+            "actor.forward_prefetch": _FSDP, "actor.entropy_checkpointing": _FSDP,
+            "actor.entropy_from_logits_with_chunking": _FSDP, "actor.use_torch_compile": _FSDP,
+            "model.use_remove_padding": _FSDP,
+            "rollout.max_num_batched_tokens": _VLLM, "rollout.max_num_seqs": _VLLM,
+            "rollout.enable_chunked_prefill": _VLLM, "rollout.enforce_eager": _VLLM,
+            "rollout.cudagraph_capture_sizes": _VLLM, "rollout.cudagraph_mode": _VLLM,
+            "rollout.update_weights_bucket_megabytes": _VLLM,
+            "cluster.nnodes": "the native engine runs on one device; use trainer.engine: verl for several",
+            "cluster.devices_per_node": "the native engine runs on one device; use trainer.engine: verl for several",
+            "trainer.balance_batch": "the native engine has one device to balance; use trainer.engine: verl",
+            "trainer.loggers": "the native engine always writes runs/<run>/metrics.jsonl and prints progress; "
+                               "use trainer.engine: verl for other loggers",
+            "overrides.verl": "verl overrides reach only the verl engine; set trainer.engine: verl or remove them",
+        },
+    ),
+}
+
+
+def fill_engine_values(data: Any) -> Any:
+    """Raw preset mapping: `actor.strategy` and `rollout.name` default to the engine's own when not given."""
+    if not isinstance(data, dict):
+        return data
+    trainer = data.get("trainer")
+    engine = trainer.get("engine", "verl") if isinstance(trainer, dict) else "verl"
+    support = ENGINES.get(engine)
+    if support is None:
+        return data  # the schema reports the unknown engine
+    out = dict(data)
+    for key, allowed in support.values.items():
+        section, name = key.split(".")
+        part = out.get(section, {})
+        if isinstance(part, dict) and name not in part:
+            out[section] = {**part, name: allowed[0]}
+    return out
+
+
+def _value(preset: Any, key: str) -> Any:
+    for part in key.split("."):
+        preset = getattr(preset, part)
+    return preset
+
+
+def _show(value: Any) -> str:
+    """A value as the preset would spell it (true, 4, [console, wandb])."""
+    import json
+
+    return json.dumps(value, default=str).replace('"', "")
+
+
+def _default(key: str) -> Any:
+    from gspo_cli.config.schema import Preset
+
+    model: Any = Preset
+    *sections, name = key.split(".")
+    for section in sections:
+        model = model.model_fields[section].annotation
+    return model.model_fields[name].get_default(call_default_factory=True)
+
+
+def problems(preset: Any) -> list[tuple[str, str, str]]:
+    """(key, message, hint) for every key the preset's engine does not support."""
+    engine = preset.trainer.engine
+    support = ENGINES[engine]
+    found = []
+    for key, allowed in support.values.items():
+        value = _value(preset, key)
+        if value not in allowed:
+            found.append((key, f"{key}: {_show(value)} is not supported by the {engine} engine",
+                          f"use {' or '.join(map(str, allowed))} with trainer.engine: {engine}"))
+    for key, why in support.ignored.items():
+        value = _value(preset, key)
+        if value != _default(key):
+            found.append((key, f"{key}: {_show(value)} is set but the {engine} engine ignores it", why))
+    return found
+
+
+def check(preset: Any, where: Any = None) -> None:
+    """ConfigError naming the first unsupported key (and how many more); `where(key)` gives its file:line."""
+    found = problems(preset)
+    if not found:
+        return
+    key, message, hint = found[0]
+    origin = where(key) if where is not None else None
+    more = f" (and {len(found) - 1} more: {', '.join(k for k, _, _ in found[1:4])})" if len(found) > 1 else ""
+    remove = f"; or remove {key}" if key not in ENGINES[preset.trainer.engine].values else ""
+    raise ConfigError(f"{origin + ': ' if origin else ''}{message}{more}", f"{hint}{remove}")

@@ -1,0 +1,96 @@
+"""What `gspo eval` was asked, and how it reaches its job: a JSON request file (jobs/request.py), as every job.
+
+The CLI fills an `EvalRequest` from its flags and writes it into the output folder (`request.json`; several
+checkpoints: under $GSPO_HOME/jobs/); the job (`python -m gspo_cli.jobs.entry eval REQUEST.json`) reads it
+back, so a Ray job and a `--local` run execute the same request. Settings flags are None unless given: the preset's `eval.benchmarks.<name>` (schema) holds
+every default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from gspo_cli.errors import ConfigError
+
+JOB_COMMAND = "eval"
+REQUEST_FILE = "request.json"
+# EvalRequest fields that override eval.benchmarks.<name> (the schema's EvalBenchmark fields, checked in tests)
+SETTING_FLAGS = ("n", "k", "temperature", "top_p", "top_k", "max_tokens", "prompt_style", "enable_thinking", "data",
+                 "batch_size", "seed")
+
+
+@dataclass
+class EvalRequest:
+    benchmark: str
+    model: str = "latest"
+    preset: str | None = None
+    sets: list[str] = field(default_factory=list)
+    # settings flags; None = the preset's (or the schema's) value
+    n: int | None = None
+    k: list[int] | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    max_tokens: int | None = None
+    prompt_style: str | None = None
+    enable_thinking: bool | None = None
+    data: str | None = None
+    batch_size: int | None = None
+    seed: int | None = None
+    # execution; None = the preset's eval.backend, cluster.device, rollout.tensor_parallel_size
+    backend: str | None = None
+    device: str | None = None
+    tp: int | None = None
+    limit: int | None = None  # first N problems only (smoke tests)
+    out: str | None = None
+    score_workers: int | None = None  # None = the batch pool's default; 0 = in-process
+
+    def flags(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in SETTING_FLAGS}
+
+
+def _absolute(value: str | None, *, must_exist: bool = False) -> str | None:
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    if must_exist and not path.exists():
+        return value  # not a path: a run name, `latest`, `builtin:tiny`, a preset name
+    return str(path.resolve())
+
+
+def portable(req: EvalRequest) -> EvalRequest:
+    """Paths made absolute: a Ray job runs in another working directory than the CLI."""
+    return replace(req, model=_absolute(req.model, must_exist=True), preset=_absolute(req.preset, must_exist=True),
+                   data=_absolute(req.data), out=_absolute(req.out))
+
+
+def payload(req: EvalRequest) -> dict[str, Any]:
+    """The request file's content (jobs/request.py adds the command)."""
+    return asdict(portable(req))
+
+
+def write_request(req: EvalRequest, path: Path | None = None) -> Path:
+    """The request file (at `path`, else a new file under $GSPO_HOME/jobs/)."""
+    from gspo_cli.jobs import request as job_request
+
+    return job_request.write(JOB_COMMAND, payload(req), path)
+
+
+def request_from(data: dict[str, Any]) -> EvalRequest:
+    """An EvalRequest from a request file's content; unknown fields are an error (a file from another version)."""
+    data = {k: v for k, v in data.items() if k != "command"}
+    unknown = sorted(set(data) - {f.name for f in fields(EvalRequest)})
+    try:
+        if unknown:
+            raise ValueError(f"unknown field(s) {unknown}")
+        return EvalRequest(**data)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"not a valid eval request: {exc}", "the file is written by `gspo eval`; rerun it") from None
+
+
+def read_request(path: str | Path) -> EvalRequest:
+    from gspo_cli.jobs import request as job_request
+
+    return request_from(job_request.read([str(path)], JOB_COMMAND))
