@@ -23,7 +23,7 @@ def type_name(ann) -> str:
             for item in getattr(m, "metadata", [m]):
                 for attr, sym in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
                     if getattr(item, attr, None) is not None:
-                        bounds.append(f"{sym} {getattr(item, attr)}")
+                        bounds.append(f"{sym} {getattr(item, attr):g}")  # 1 and 1.0 alike (typing caches)
         return type_name(base) + (f" ({', '.join(bounds)})" if bounds else "")
     if origin is typing.Literal:
         return " \\| ".join(str(a) for a in args)
