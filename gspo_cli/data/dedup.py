@@ -107,54 +107,11 @@ class Collector:
         self.rows_in = base + len(texts)
 
     def finish(self, *, dedup: bool = True, conflict_policy: str = "drop", language: str | None = None) -> Result:
-        from gspo_cli.errors import DataError
-
-        groups: dict[str, Problem] = {}
-        group_of: dict[str, Problem | None] = {}  # raw text -> its problem (None: rejected as empty)
-        for raw, (first_row, ans, n, others, meta) in self.entries.items():
-            problem = strip_wrapper(raw)
-            key = problem_key(problem)
-            if not key:
-                self.rejected["empty problem"] += n
-                self.examples.setdefault("empty problem", []).append({"row": first_row, "value": raw[:200]})
-                group_of[raw] = None
-                continue
-            group = groups.get(key)
-            if group is None:
-                group = groups[key] = Problem(problem, ans, first_row, 0, {ans}, meta)
-            group.rows += n
-            group.answers.add(ans)
-            if others:
-                group.answers |= others
-            group_of[raw] = group
-
+        groups, group_of = self._group_problems()
         valid_rows = sum(g.rows for g in groups.values())
-        conflicting = [g for g in groups.values() if len(g.answers) > 1]
-        conflicts = {
-            "policy": conflict_policy,
-            "problems": len(conflicting),
-            "rows": sum(g.rows for g in conflicting),
-            "examples": [
-                {"problem": g.problem[:200], "answers": sorted(g.answers)} for g in conflicting[:EXAMPLES]
-            ],
-        }
-        if conflicting and conflict_policy == "error":
-            ex = conflicting[0]
-            raise DataError(
-                f"{len(conflicting)} problem(s) appear with conflicting answers, e.g. "
-                f"{ex.problem[:80]!r} with {sorted(ex.answers)}",
-                "set data.conflict_policy to drop (drop them and report) or keep-first",
-            )
-        dropped: set[int] = {id(g) for g in conflicting} if conflict_policy == "drop" else set()
-
-        lang = None
-        if language == "en":
-            cjk = [g for g in groups.values() if id(g) not in dropped and CJK.search(g.problem)]
-            lang = {"filter": "en", "problems": len(cjk), "rows": sum(g.rows for g in cjk)}
-            dropped |= {id(g) for g in cjk}
-        elif language is not None:
-            raise DataError(f"unknown language filter {language!r}", "use data.language: en, or leave it unset")
-
+        conflicts, dropped = _conflicts(groups, conflict_policy)
+        lang, foreign = _language_filter(groups, dropped, language)
+        dropped |= foreign
         if dedup:
             kept = [g for g in groups.values() if id(g) not in dropped]
         else:
@@ -176,3 +133,58 @@ class Collector:
             conflicts=conflicts,
             language=lang,
         )
+
+    def _group_problems(self) -> tuple[dict[str, Problem], dict[str, Problem | None]]:
+        """Raw texts grouped by their normalised problem; raw text -> its problem (None: rejected as empty)."""
+        groups: dict[str, Problem] = {}
+        group_of: dict[str, Problem | None] = {}
+        for raw, (first_row, ans, n, others, meta) in self.entries.items():
+            problem = strip_wrapper(raw)
+            key = problem_key(problem)
+            if not key:
+                self.rejected["empty problem"] += n
+                self.examples.setdefault("empty problem", []).append({"row": first_row, "value": raw[:200]})
+                group_of[raw] = None
+                continue
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Problem(problem, ans, first_row, 0, {ans}, meta)
+            group.rows += n
+            group.answers.add(ans)
+            if others:
+                group.answers |= others
+            group_of[raw] = group
+        return groups, group_of
+
+
+def _conflicts(groups: dict[str, Problem], policy: str) -> tuple[dict, set[int]]:
+    """The report of problems seen with different answers, and the ids the policy drops (error: raise)."""
+    from gspo_cli.errors import DataError
+
+    conflicting = [g for g in groups.values() if len(g.answers) > 1]
+    report = {
+        "policy": policy,
+        "problems": len(conflicting),
+        "rows": sum(g.rows for g in conflicting),
+        "examples": [{"problem": g.problem[:200], "answers": sorted(g.answers)} for g in conflicting[:EXAMPLES]],
+    }
+    if conflicting and policy == "error":
+        ex = conflicting[0]
+        raise DataError(
+            f"{len(conflicting)} problem(s) appear with conflicting answers, e.g. "
+            f"{ex.problem[:80]!r} with {sorted(ex.answers)}",
+            "set data.conflict_policy to drop (drop them and report) or keep-first",
+        )
+    return report, ({id(g) for g in conflicting} if policy == "drop" else set())
+
+
+def _language_filter(groups: dict[str, Problem], dropped: set[int], language: str | None) -> tuple[dict | None, set]:
+    """`data.language: en` drops problems with CJK text: its report and the ids it drops."""
+    from gspo_cli.errors import DataError
+
+    if language is None:
+        return None, set()
+    if language != "en":
+        raise DataError(f"unknown language filter {language!r}", "use data.language: en, or leave it unset")
+    cjk = [g for g in groups.values() if id(g) not in dropped and CJK.search(g.problem)]
+    return {"filter": "en", "problems": len(cjk), "rows": sum(g.rows for g in cjk)}, {id(g) for g in cjk}

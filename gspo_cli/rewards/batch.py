@@ -151,8 +151,6 @@ def score_batch(
     if workers <= 0:
         return score_serial(items, scorer)
 
-    from multiprocessing.connection import wait
-
     results: list[dict | None] = [None] * len(items)
     todo: deque[list[tuple[int, Any]]] = deque(
         [(i, items[i]) for i in range(s, min(s + chunk_size, len(items)))] for s in range(0, len(items), chunk_size)
@@ -164,43 +162,45 @@ def score_batch(
         while remaining:
             while idle and todo:
                 idle.pop().send(todo.popleft())
-            busy = [w for w in pool if w.active]
-            ready = wait([w.conn for w in busy], timeout=0.2)
-            now = time.monotonic()
-            for w in busy:
-                if w.conn in ready:
-                    try:
-                        idx, res = w.conn.recv()
-                    except (EOFError, OSError):
-                        remaining -= _replace(
-                            w,
-                            pool,
-                            idle,
-                            todo,
-                            items,
-                            results,
-                            timeout_s,
-                            f"worker died (exit code {w.child.proc.poll()})",
-                        )
-                        continue
-                    w.last = now
-                    if idx == "done":
-                        w.active = False
-                        idle.append(w)
-                        continue
-                    if results[idx] is None:
-                        results[idx] = res
-                        remaining -= 1
-                    if w.pending and w.pending[0] == idx:
-                        w.pending.popleft()
-                elif now - w.last > timeout_s + GRACE_S:
-                    remaining -= _replace(
-                        w, pool, idle, todo, items, results, timeout_s, f"timeout after {timeout_s:g}s (worker killed)"
-                    )
+            remaining -= _collect(pool, idle, todo, items, results, timeout_s)
     finally:
         for w in pool:
             w.child.close()
     return [r if r is not None else _failed("not scored") for r in results]
+
+
+def _collect(pool: list, idle: list, todo: deque, items: list, results: list, timeout_s: float) -> int:
+    """One wait on the busy workers: store the results that arrived, return finished workers to `idle`, replace
+    dead or stuck ones. Returns how many items got their result."""
+    from multiprocessing.connection import wait
+
+    busy = [w for w in pool if w.active]
+    ready = wait([w.conn for w in busy], timeout=0.2)
+    now = time.monotonic()
+    done = 0
+    for w in busy:
+        if w.conn not in ready:
+            if now - w.last > timeout_s + GRACE_S:
+                reason = f"timeout after {timeout_s:g}s (worker killed)"
+                done += _replace(w, pool, idle, todo, items, results, timeout_s, reason)
+            continue
+        try:
+            idx, res = w.conn.recv()
+        except (EOFError, OSError):
+            reason = f"worker died (exit code {w.child.proc.poll()})"
+            done += _replace(w, pool, idle, todo, items, results, timeout_s, reason)
+            continue
+        w.last = now
+        if idx == "done":
+            w.active = False
+            idle.append(w)
+            continue
+        if results[idx] is None:
+            results[idx] = res
+            done += 1
+        if w.pending and w.pending[0] == idx:
+            w.pending.popleft()
+    return done
 
 
 def _replace(
