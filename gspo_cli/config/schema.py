@@ -314,7 +314,8 @@ class EnvSection(Section):
 
 
 class RewardSection(Section):
-    # gspo: gspo's verifier (Answer: lines, boxed, prose; the same function `gspo eval` scores with), loaded by
+    # Training, `gspo eval` and `gspo score` all score with this choice. gspo: gspo's verifier (Answer: lines,
+    # boxed, prose), loaded by
     # verl as `pkg://gspo_cli.rewards.verl_entry`. verl: verl's own `default_compute_score` for the row's
     # data_source (math_dapo for DAPO-Math and AIME), i.e. the reward of the upstream scripts, exactly.
     verifier: Literal["gspo", "verl"] = "gspo"

@@ -94,6 +94,7 @@ def _generate(ctx: EvalContext, model_dir: Path, backend_name: str) -> tuple[lis
 
 def _score(ctx: EvalContext, generations) -> tuple[list[dict], float]:
     from gspo_cli.rewards import score_batch
+    from gspo_cli.rewards.choice import scorer_for
 
     events.message(f"scoring {len(ctx.problems) * ctx.settings.n} responses")
     items = []
@@ -106,7 +107,7 @@ def _score(ctx: EvalContext, generations) -> tuple[list[dict], float]:
                           "extra_info": extra})
     t0 = time.monotonic()
     kwargs = {} if ctx.req.score_workers is None else {"workers": ctx.req.score_workers}
-    verdicts = score_batch(items, **kwargs)
+    verdicts = score_batch(items, scorer=scorer_for(ctx.preset), **kwargs)
     return verdicts, time.monotonic() - t0
 
 
@@ -164,6 +165,7 @@ def evaluate_model(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path) 
         "metrics": summary["metrics"],
         "settings": {**settings.to_dict(), "backend": backend_name, "device": ctx.device,
                      "tp": options["tp"], "limit": req.limit,
+                     "verifier": preset.reward.verifier if preset is not None else "gspo",
                      "preset": preset.name if preset is not None else None, "sets": list(req.sets)},
         "model": {"ref": req.model, "path": str(model_dir), "run": str(model_ref.run) if model_ref.run else None,
                   "run_name": model_ref.run.name if model_ref.run else None, "step": model_ref.step},

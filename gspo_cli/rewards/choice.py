@@ -20,6 +20,30 @@ ENTRY_FUNCTION = "compute_score"
 VERL_KNOWS = {"dapo-math-17k": "math_dapo", "aime-2024": "aime2024"}
 
 
+# reward.verifier -> the batch pool's scorer ("module:function"; None = gspo's own data-source registry). eval
+# scores with the preset's choice, so an eval's accuracy is what training rewarded.
+EVAL_SCORERS: dict[str, str | None] = {"gspo": None, "verl": "gspo_cli.rewards.choice:verl_compute_score"}
+
+
+def scorer_for(preset) -> str | None:
+    """The scorer `gspo eval` passes to the batch pool for this preset (None without a preset: gspo's)."""
+    return EVAL_SCORERS[preset.reward.verifier] if preset is not None else None
+
+
+def verl_compute_score(data_source, solution_str, ground_truth, extra_info=None) -> dict[str, Any]:
+    """verl's `default_compute_score` (what a `reward.verifier: verl` run trains with) in the batch pool's shape:
+    score, acc, pred ("" where math_dapo found no answer, its "[INVALID]")."""
+    from verl.utils.reward_score import default_compute_score
+
+    res = default_compute_score(data_source, solution_str, ground_truth, extra_info)
+    if not isinstance(res, dict):
+        return {"score": float(res), "acc": float(res) > 0, "pred": None}
+    score = float(res.get("score", 0.0))
+    pred = res.get("pred")
+    return {"score": score, "acc": bool(res["acc"]) if "acc" in res else score > 0,
+            "pred": None if pred is None else ("" if str(pred) == "[INVALID]" else str(pred))}
+
+
 def check_verifier(preset) -> None:
     """`reward.verifier: verl` needs data sources verl can score; refuse the others with the alternative."""
     if preset.reward.verifier != "verl":
