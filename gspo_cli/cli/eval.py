@@ -39,28 +39,40 @@ def eval_command(
     json_out: bool = options.json_out("Print results.json to stdout (a list for several steps)."),
 ) -> None:
     """Evaluate a model on a benchmark: avg@n, unbiased pass@k, maj@k, with every response saved."""
-    from gspo_cli.errors import ConfigError
     from gspo_cli.eval import request, service, settings
-    from gspo_cli.jobs import client as jobs
 
-    ks = None
-    if k:
-        try:
-            ks = [int(x) for x in k.split(",") if x.strip()]
-        except ValueError:
-            raise ConfigError(f"--k takes comma-separated integers, got {k!r}", "example: --k 1,4,16") from None
     req = request.EvalRequest(
-        benchmark=benchmark, model=model, preset=preset, sets=list(sets or []), n=n, k=ks, temperature=temperature,
-        top_p=top_p, top_k=top_k, max_tokens=max_tokens, prompt_style=prompt_style, enable_thinking=thinking,
-        data=data, backend=backend, device=device, batch_size=batch_size, tp=tp, limit=limit, seed=seed, out=out,
+        benchmark=benchmark, model=model, preset=preset, sets=list(sets or []), n=n, k=_k_list(k),
+        temperature=temperature, top_p=top_p, top_k=top_k, max_tokens=max_tokens, prompt_style=prompt_style,
+        enable_thinking=thinking, data=data, backend=backend, device=device, batch_size=batch_size, tp=tp,
+        limit=limit, seed=seed, out=out,
     )
     loaded = service.load_preset(req)  # fail fast here on a bad preset or --set, before a job is submitted
     settings.benchmark_settings(benchmark, loaded, req.flags())  # and on a bad flag
     refs = service.resolve_all(req, loaded)  # and on a --model that names nothing loadable
     if len(refs) > 1:
         _eval_steps(req, loaded, refs, force=force, address=address, local=local, json_out=json_out)
-        return
-    out_dir = service.output_dir(req, loaded, refs[0])
+    else:
+        _eval_one(req, loaded, refs[0], address=address, local=local, json_out=json_out)
+
+
+def _k_list(k: str | None) -> list[int] | None:
+    from gspo_cli.errors import ConfigError
+
+    if not k:
+        return None
+    try:
+        return [int(x) for x in k.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"--k takes comma-separated integers, got {k!r}", "example: --k 1,4,16") from None
+
+
+def _eval_one(req, loaded, ref, *, address, local: bool, json_out: bool) -> None:
+    """One model: its request file beside the results, one job, then the metrics table."""
+    from gspo_cli.eval import request, service
+    from gspo_cli.jobs import client as jobs
+
+    out_dir = service.output_dir(req, loaded, ref)
     req.out = str(out_dir)
     request_file = request.write_request(req, out_dir / request.REQUEST_FILE)
     # --json prints results.json from disk (shared $GSPO_HOME), not the job's trimmed result event
