@@ -30,6 +30,8 @@ def ray_head(tmp_path_factory):
     """A real local Ray head on 127.0.0.1, started through gspo's own embedded-head code and torn down after.
 
     Tests talk to it with `--address <dashboard_url>` (or RAY_ADDRESS), so their per-test $GSPO_HOME stays empty.
+    The head wants its token (gspo_cli/jobs/auth.py): the session names it the way a user of someone else's
+    cluster would, RAY_AUTH_MODE=token + RAY_AUTH_TOKEN_PATH, for this process and the `gspo` subprocesses.
     """
     from gspo_cli.jobs import local_head
 
@@ -43,7 +45,14 @@ def ray_head(tmp_path_factory):
             os.environ.pop("GSPO_HOME", None)
         else:
             os.environ["GSPO_HOME"] = old
+    saved_auth = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
+    os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=record.token_file)
     yield record
+    for key, value in saved_auth.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     os.environ["GSPO_HOME"] = str(home)
     try:
         local_head.stop()

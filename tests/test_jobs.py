@@ -68,11 +68,18 @@ def test_stop_stops_a_running_job(ray_head, gspo):
 def test_ctrl_c_detaches_and_the_job_keeps_running(ray_head):
     job_id = jobs.submit(_target(ray_head), "sleep 600", job_id="detach-test")
     _wait_status(ray_head, job_id, {"RUNNING"})
+    # SIGINT as a terminal delivers it (a shell's background job would inherit it ignored).
     follower = subprocess.Popen([sys.executable, "-m", "gspo_cli", "jobs", "logs", job_id, "--follow", "--address",
-                                 ray_head.dashboard_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)
+                                 ray_head.dashboard_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    seen = []
+    for line in follower.stderr:  # Ctrl-C once it follows (the job's log streams), not while it still starts
+        seen.append(line)
+        if "sleep 600" in line:
+            break
     follower.send_signal(signal.SIGINT)
-    _, stderr = follower.communicate(timeout=60)
+    rest, stderr = follower.communicate(timeout=60)
+    stderr = "".join(seen) + stderr
     assert follower.returncode == 130, stderr
     assert "keeps running" in stderr and f"gspo jobs stop {job_id}" in stderr
     assert jobs.job_status(job_id, ray_head.dashboard_url)["status"] == "RUNNING"

@@ -12,7 +12,7 @@ app = typer.Typer(help="Start (up/join), show, test and stop the Ray cluster gsp
 @app.command("status")
 def status_cmd(address: str | None = options.address(),
                json_out: bool = options.json_out()) -> None:
-    """Which head is in use and the resources its alive nodes register."""
+    """Which cluster is in use (and why), its alive nodes and their resources, and the nodes Ray has lost."""
     from gspo_cli.jobs import client as jobs
 
     info = jobs.cluster_status(address)
@@ -21,40 +21,52 @@ def status_cmd(address: str | None = options.address(),
 
         print_json(info)
         return
+    _render_status(info)
+
+
+def _render_status(info: dict) -> None:
     from rich.table import Table
 
     from gspo_cli.console import out
+    from gspo_cli.jobs.nodestate import describe
 
     kind = f"embedded local head (pid {info['embedded_pid']})" if info["embedded"] else f"from {info['source']}"
-    out.print(f"[bold]Ray[/] {info['dashboard_url']}  {kind}")
+    out.print(f"[bold]Ray[/] {info['dashboard_url']}  {kind}  auth: {info['auth']}", highlight=False)
     table = Table(title=f"{len(info['nodes'])} alive node(s)", title_justify="left")
-    table.add_column("node")
-    table.add_column("head")
+    for col in ("node", "ip", "head"):
+        table.add_column(col)
     resources = sorted({k for n in info["nodes"] for k in n["resources"] if not k.startswith(("node:", "memory",
                                                                                               "object_store"))})
     for key in resources:
         table.add_column(key, justify="right")
     for node in info["nodes"]:
-        table.add_row(node["node_ip"], "yes" if node["is_head"] else "",
+        table.add_row(node["name"], node["node_ip"], "yes" if node["is_head"] else "",
                       *[f"{node['resources'].get(k, 0):g}" for k in resources])
     out.print(table)
+    if info["resources"]:
+        out.print("Total: " + ", ".join(f"{k}={info['resources'][k]:g}" for k in resources), highlight=False)
+    for node in info.get("dead_nodes") or []:
+        out.print(f"[red]dead[/] {describe(node)}", highlight=False)
 
 
 @app.command("down")
 def down_cmd() -> None:
-    """Stop what gspo started: the embedded local head and a node of `cluster up/join` (never other Ray processes)."""
+    """Stop what gspo started on this host: its `cluster up/join` node and the embedded local head.
+
+    Never other Ray processes, and never nodes gspo started on other hosts (run it there).
+    """
     from gspo_cli.console import err
     from gspo_cli.env import raystart
     from gspo_cli.jobs import local_head
 
     node = raystart.stop()  # the node `gspo cluster up/join` started on this host, if any
     if node is not None:
-        err.print(f"Stopped the Ray {node.role} gspo started on this host (pid {node.pid}).")
+        err.print(f"Stopped the Ray {node.role} gspo started on this host (node {node.hostname}, pid {node.pid}).")
     record = local_head.stop()
     if record is None:
         if node is None:
-            err.print("No embedded Ray head or gspo-started node is recorded; nothing to stop. "
-                      "(gspo never stops clusters it did not start.)")
+            err.print("No embedded Ray head or gspo-started node is recorded on this host; nothing to stop. "
+                      "(gspo never stops Ray processes it did not start.)")
         return
     err.print(f"Stopped the embedded Ray head (pid {record.pid}, {record.dashboard_url}).")
 

@@ -14,8 +14,8 @@ from typing import Any
 import typer
 
 PRESET_HELP = "Preset name, alias or YAML path (gspo presets list)."
-ADDRESS_HELP = "Ray address: dashboard URL or HEAD:PORT (default: the preset's, RAY_ADDRESS, else the embedded " \
-               "local head)."
+ADDRESS_HELP = "Ray address: dashboard URL or HEAD:PORT (default: the preset's, RAY_ADDRESS, else the node " \
+               "`gspo cluster up/join` started on this host, else the embedded local head)."
 
 
 # One rule for every command (stated in `gspo --help`): no built-in default preset; commands that act on a

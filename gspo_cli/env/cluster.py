@@ -31,6 +31,10 @@ def _node_probe(marker_name: str, extra_env: tuple[str, ...]) -> dict[str, Any]:
     return facts
 
 
+def _name(facts: dict[str, Any]) -> str:
+    return facts.get("node") or facts.get("node_ip") or "?"
+
+
 def cross_node_checks(nodes: list[dict[str, Any]], preset: Any, resources: dict[str, float],
                       token: str | None) -> list[Check]:
     """Pure: judge the per-node facts of all nodes together."""
@@ -52,7 +56,7 @@ def cross_node_checks(nodes: list[dict[str, Any]], preset: Any, resources: dict[
                              fix="restart Ray without --num-gpus; verl places NPU workers by the NPU resource"))
         else:
             out.append(Check("ray.gpu_key", OK, "no GPU resource registered"))
-        bad = [f"{n['node_ip']}={len(n['npu'].get('devices', []))}" for n in nodes
+        bad = [f"{_name(n)}={len(n['npu'].get('devices', []))}" for n in nodes
                if len(n["npu"].get("devices", [])) != preset.cluster.devices_per_node]
         out.append(Check("cluster.npu_count", ERROR if bad else OK,
                          f"nodes with the wrong NPU count: {', '.join(bad)}" if bad
@@ -60,7 +64,7 @@ def cross_node_checks(nodes: list[dict[str, Any]], preset: Any, resources: dict[
                          fix="npu-smi info on those nodes; drain or repair them" if bad else ""))
         for key, label in (("cann", "CANN"), ("driver", "driver"), ("torch_npu", "torch_npu"),
                            ("vllm_ascend", "vllm-ascend")):
-            values = {n["node_ip"]: stack_versions(n)[key] for n in nodes}
+            values = {_name(n): stack_versions(n)[key] for n in nodes}
             distinct = sorted({str(v) for v in values.values()})
             if len(distinct) > 1:
                 out.append(Check(f"cluster.same.{key}", ERROR,
@@ -71,12 +75,60 @@ def cross_node_checks(nodes: list[dict[str, Any]], preset: Any, resources: dict[
     if token is None:
         out.append(Check("cluster.gspo_home", SKIP, "could not write the marker here", fix="fix gspo.home first"))
     else:
-        unseen = [n["node_ip"] for n in nodes if n.get("marker") != token]
+        unseen = [_name(n) for n in nodes if n.get("marker") != token]
         out.append(Check("cluster.gspo_home", ERROR if unseen else OK,
                          f"$GSPO_HOME marker not readable on: {', '.join(unseen)}" if unseen
                          else f"$GSPO_HOME marker read on all {len(nodes)} node(s)",
                          fix="mount the same shared filesystem at the same $GSPO_HOME on every node" if unseen else ""))
     return out
+
+
+def auth_check(dashboard_url: str) -> Check:
+    """A head whose jobs API accepts callers without a token lets anyone on the network run code on every node."""
+    from gspo_cli.jobs.auth import probe_unauthenticated
+
+    status, text = probe_unauthenticated(dashboard_url)
+    if status in (401, 403):
+        return Check("ray.auth", OK, f"the jobs API at {dashboard_url} refuses callers without the token "
+                                     f"(HTTP {status})")
+    if status is None:
+        return Check("ray.auth", SKIP, f"could not ask {dashboard_url} without a token: {text}")
+    return Check("ray.auth", ERROR, f"the jobs API at {dashboard_url} answered a caller without a token (HTTP "
+                                   f"{status}): anyone who reaches that port can run any command on every node",
+                 "restart the cluster with `gspo cluster up` / `gspo cluster join` (token auth by default)")
+
+
+def _probe_all(alive: list[dict], marker_name: str, extra: tuple[str, ...], timeout: float
+               ) -> tuple[list[dict[str, Any]], list[Check]]:
+    """One probe task pinned to each alive node; (facts per node, a check per node whose probe failed).
+
+    Nodes are keyed by node id and named by their `gspo-node` label (the hostname `cluster up/join` set), else
+    their IP: several nodes may share one IP (containers, the multi-node tests on one machine).
+    """
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    remote = ray.remote(num_cpus=0, max_retries=0)(_node_probe)
+    refs = {
+        n["NodeID"]: ((n.get("Labels") or {}).get("gspo-node") or n["NodeManagerAddress"], n["NodeManagerAddress"],
+                      remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n["NodeID"],
+                                                                                        soft=False)
+                                     ).remote(marker_name, extra))
+        for n in alive
+    }
+    nodes: list[dict[str, Any]] = []
+    failed: list[Check] = []
+    for name, ip, ref in refs.values():
+        try:
+            facts = ray.get(ref, timeout=timeout)
+            facts["node_ip"] = facts.get("node_ip") or ip
+            facts["node"] = name
+            nodes.append(facts)
+        except Exception as exc:
+            failed.append(Check("cluster.probe", ERROR, f"probe task failed on {name}: "
+                                f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1][:200]}",
+                                fix="is gspo installed in the same Python on that node?", node=name))
+    return nodes, failed
 
 
 def _check_reachable(address: str, source: str, timeout: float = 3.0) -> None:
@@ -96,23 +148,25 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
     """Connect to the cluster, probe every alive node, return (checks, per-node facts)."""
     from gspo_cli import layout
     from gspo_cli.jobs import client as jobs
-    from gspo_cli.jobs import local_head
 
     target = jobs.resolve_target(address, preset, start_local=False)
-    if target.embedded:
-        local_head.client_env()
+    target.use_auth()
     if not target.address:
         raise ClusterError(f"--cluster needs the GCS address (HEAD:PORT), got only {target.dashboard_url}",
                            "pass --address HEAD:6379")
     _check_reachable(target.address, target.source)
     import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     checks: list[Check] = []
     try:
         ray.init(address=target.address, logging_level="ERROR", log_to_driver=False, namespace="gspo-doctor",
                  configure_logging=False)
     except Exception as exc:
+        from gspo_cli.jobs import auth
+
+        if auth.is_auth_failure(str(exc)):
+            raise auth.auth_error(target.address, target.source, target.token_file, "GCS refused the connection"
+                                  ) from None
         raise ClusterError(f"cannot connect to Ray at {target.address} ({target.source}): "
                            f"{str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__}",
                            "start it with `gspo cluster up`, or fix --address / RAY_ADDRESS") from None
@@ -125,30 +179,15 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         except OSError:
             token = None
         checks.append(Check("ray.reachable", OK, f"connected to {target.address} ({target.source})"))
+        checks.append(auth_check(target.dashboard_url))
         alive = [n for n in ray.nodes() if n.get("Alive")]
         resources = {k: v for k, v in ray.cluster_resources().items() if not k.startswith("node:")}
         extra = tuple(preset.env.vars) if preset is not None else ()
-        remote = ray.remote(num_cpus=0, max_retries=0)(_node_probe)
-        # Keyed by node id: several nodes may share one IP (containers, a multi-raylet test cluster).
-        refs = {
-            n["NodeID"]: (n["NodeManagerAddress"], remote.options(
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
-            ).remote(marker.name, extra))
-            for n in alive
-        }
-        nodes: list[dict[str, Any]] = []
-        for ip, ref in refs.values():
-            try:
-                facts = ray.get(ref, timeout=timeout)
-                facts["node_ip"] = facts.get("node_ip") or ip
-                nodes.append(facts)
-            except Exception as exc:
-                checks.append(Check("cluster.probe", ERROR, f"probe task failed on {ip}: "
-                                    f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1][:200]}",
-                                    fix="is gspo installed in the same Python on that node?", node=ip))
+        nodes, failed = _probe_all(alive, marker.name, extra, timeout)
+        checks.extend(failed)
         for facts in nodes:
             for c in local_checks(facts, preset):
-                c.node = facts["node_ip"]
+                c.node = facts["node"]
                 checks.append(c)
         checks.extend(cross_node_checks(nodes, preset, resources, token))
         return checks, nodes

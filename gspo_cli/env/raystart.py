@@ -1,8 +1,9 @@
-"""`gspo cluster up` / `gspo cluster join`: `ray start` with the exports applied and the NPU count from npu-smi.
+"""`gspo cluster up` / `gspo cluster join`: `ray start` with the exports applied, the NPU count from npu-smi, a
+`gspo-node` label, and token auth (the token file under the shared `$GSPO_HOME/ray/`, see `jobs/auth.py`).
 
 gspo runs `ray start --block` as a child in its own process group and records it in
-`$GSPO_HOME/ray/nodes/<hostname>.json`; `gspo cluster down` signals only that group. gspo never kills Ray
-processes it did not start and never deletes Ray's temp directory.
+`$GSPO_HOME/ray/nodes/<node name>.json` (`jobs/nodes.py`); `gspo cluster down` signals only that group. gspo
+never kills Ray processes it did not start and never deletes Ray's temp directory.
 """
 
 from __future__ import annotations
@@ -12,46 +13,28 @@ import os
 import socket
 import subprocess
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gspo_cli import layout
 from gspo_cli.env import matrix
 from gspo_cli.env.host import Host
 from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
-from gspo_cli.fsutil import atomic_write_json
+from gspo_cli.jobs import auth, nodes
+from gspo_cli.jobs.nodes import NodeRecord, nodes_dir, read_record, record_file
 from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
 
 READY_MARK = "Ray runtime started"
+NODE_LABEL = "gspo-node"  # jobs/nodestate.py reads it back to name nodes
 
-
-@dataclass
-class NodeRecord:
-    role: str  # head | worker
-    hostname: str
-    pid: int  # leader of the process group gspo created
-    address: str  # GCS address of the cluster
-    node_ip: str | None
-    npus: int
-    argv: list[str]
-    log_file: str
-    started_at: float
-
-
-def nodes_dir() -> Path:
-    return layout.ray_dir() / "nodes"
-
-
-def record_file(hostname: str | None = None) -> Path:
-    return nodes_dir() / f"{hostname or socket.gethostname()}.json"
+__all__ = ["NodeRecord", "plan", "read_record", "record_file", "start", "stop", "wait_for_npus"]
 
 
 def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = None, head_address: str | None = None,
          port: int = 6379, dashboard_port: int = 8265, node_ip: str | None = None, npus: int | None = None,
          stack: str | None = None, temp_dir: str | None = None, extra_ports: dict[str, int] | None = None,
-         num_cpus: int | None = None) -> dict[str, Any]:
+         num_cpus: int | None = None, token_file: Path | None = None, dashboard_host: str | None = None,
+         dashboard_url: str | None = None, extra_args: list[str] | None = None) -> dict[str, Any]:
     """The `ray start` command line and environment for this node (pure apart from the route lookup)."""
     from gspo_cli.env import exports as exports_mod
 
@@ -68,11 +51,18 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
     ex = exports_mod.build(preset, host=host, stack=stack, facts=facts, head=route_head)
     env = dict(os.environ)
     env.update({name: value for name, value, _ in ex.exports})
+    env = auth.server_env(env, token_file)
+    env.pop("RAY_ADDRESS", None)  # `ray start` must join the address gspo names, not an inherited one
     if npu:
         env[matrix.RAY_NOSET_VISIBLE] = "1"
-    argv = [ray_executable(), "start", "--block", "--disable-usage-stats"]
+    name = nodes.node_name()
+    argv = [ray_executable(), "start", "--block", "--disable-usage-stats", f"--labels={NODE_LABEL}={name}"]
     if role == "head":
-        argv += ["--head", f"--port={port}", "--dashboard-host=0.0.0.0", f"--dashboard-port={dashboard_port}",
+        # The jobs API on the cluster address only (not 0.0.0.0): a second line of defence behind the token.
+        dashboard_host = dashboard_host or node_ip or _default_ip(host)
+        shown = (node_ip or _default_ip(host)) if dashboard_host in ("0.0.0.0", "::") else dashboard_host
+        dashboard_url = f"http://{shown}:{dashboard_port}"
+        argv += ["--head", f"--port={port}", f"--dashboard-host={dashboard_host}", f"--dashboard-port={dashboard_port}",
                  "--include-dashboard=true"]
     else:
         argv += [f"--address={head_address}"]
@@ -87,9 +77,13 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
         argv.append(f"--temp-dir={temp_dir}")
     for flag, value in (extra_ports or {}).items():
         argv.append(f"--{flag}={value}")
-    return {"argv": argv, "env": env, "npus": count if npu else 0, "exports": ex, "role": role,
+    argv += list(extra_args or [])
+    address = head_address or f"{node_ip or _default_ip(host)}:{port}"
+    return {"argv": argv, "env": env, "npus": count if npu else 0, "exports": ex, "role": role, "name": name,
             "nofile": preset.env.nofile,
-            "address": head_address or f"{node_ip or _default_ip(host)}:{port}", "node_ip": node_ip}
+            "address": address, "node_ip": node_ip, "token_file": str(token_file) if token_file else None,
+            "dashboard_url": dashboard_url or f"http://{address.rsplit(':', 1)[0]}:{dashboard_port}",
+            "temp_dir": temp_dir}
 
 
 def plan_here(preset: Any, *, role: str, stack: str | None = None, **options: Any) -> dict[str, Any]:
@@ -108,78 +102,100 @@ def npu_wait_target(preset: Any, record: NodeRecord, *, role: str, head: str | N
     """(dashboard URL, NPU total the preset needs) to wait for after starting a node; None off Ascend."""
     if preset.cluster.device != "npu":
         return None
+    if record.dashboard_url:  # where `cluster up` put the dashboard (see plan: the node IP, not 0.0.0.0)
+        return record.dashboard_url, preset.cluster.world_size
     host_ip = (record.node_ip or "127.0.0.1") if role == "head" else str(head).rsplit(":", 1)[0]
     return f"http://{host_ip}:{dashboard_port}", preset.cluster.world_size
 
 
 def _default_ip(host: Host) -> str:
+    """The address Ray itself would pick for this node (the route to the outside), as `ray start` does."""
     try:
-        return socket.gethostbyname(host.hostname)
-    except OSError:
-        return "127.0.0.1"
+        from ray.util import get_node_ip_address
+
+        return get_node_ip_address()
+    except Exception:
+        try:
+            return socket.gethostbyname(host.hostname)
+        except OSError:
+            return "127.0.0.1"
 
 
-def read_record(hostname: str | None = None) -> NodeRecord | None:
-    path = record_file(hostname)
+def _open_log(name: str) -> tuple[Path, int, Any]:
+    log_file = nodes_dir() / f"{name}.log"
     try:
-        return NodeRecord(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
+        nodes_dir().mkdir(parents=True, exist_ok=True)
+        offset = log_file.stat().st_size if log_file.exists() else 0
+        return log_file, offset, open(log_file, "ab")  # noqa: SIM115 - closed right after Popen
+    except OSError as exc:
+        raise ClusterError(f"cannot write gspo's Ray node record under {nodes_dir()}: {exc.strerror or exc}",
+                           "export GSPO_HOME=<a writable folder> (gspo env doctor checks it)") from None
+
+
+def _new_output(log_file: Path, offset: int) -> str:
+    with open(log_file, "rb") as fh:
+        fh.seek(offset)
+        return fh.read().decode(errors="replace")
 
 
 def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
     """Start `ray start --block` in its own process group; wait until Ray reports it started."""
     existing = read_record()
     if existing is not None and pid_alive(existing.pid):
-        raise ClusterError(f"gspo already started a Ray {existing.role} on this host (pid {existing.pid})",
-                           "stop it first with `gspo cluster down`")
+        raise ClusterError(f"gspo already started a Ray {existing.role} on this host (node {existing.hostname}, "
+                           f"pid {existing.pid})", "stop it first with `gspo cluster down`")
     # The preset's open-files limit, raised in this process so that `ray start`, its raylet and workers inherit it.
     change = raise_nofile(p.get("nofile"))
     if change is not None and change.short:
         from gspo_cli.console import err
 
         err.print(f"[yellow]warning:[/] {change.warning()}", highlight=False)
-    log_file = nodes_dir() / f"{socket.gethostname()}.log"
-    try:
-        nodes_dir().mkdir(parents=True, exist_ok=True)
-        offset = log_file.stat().st_size if log_file.exists() else 0
-        log = open(log_file, "ab")  # noqa: SIM115 - closed right after Popen
-    except OSError as exc:
-        raise ClusterError(f"cannot write gspo's Ray node record under {nodes_dir()}: {exc.strerror or exc}",
-                           "export GSPO_HOME=<a writable folder> (gspo env doctor checks it)") from None
+    name = p.get("name") or nodes.node_name()
+    log_file, offset, log = _open_log(name)
     with log:
         proc = subprocess.Popen(p["argv"], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=p["env"], start_new_session=True)
-    record = NodeRecord(role=p["role"], hostname=socket.gethostname(), pid=proc.pid, address=p["address"],
+    token_file = p.get("token_file")
+    record = NodeRecord(role=p["role"], hostname=name, pid=proc.pid, address=p["address"],
                         node_ip=p["node_ip"], npus=p["npus"], argv=p["argv"], log_file=str(log_file),
-                        started_at=time.time())
-    atomic_write_json(record_file(), asdict(record))
+                        started_at=time.time(), dashboard_url=p.get("dashboard_url"),
+                        auth=auth.TOKEN if token_file else auth.DISABLED, token_file=token_file,
+                        temp_dir=p.get("temp_dir"))
+    nodes.write_record(record)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             record_file().unlink(missing_ok=True)
+            output = _new_output(log_file, offset)
+            if auth.is_auth_failure(output):
+                raise auth.auth_error(p["address"], "cluster join", token_file, "the head refused this node")
             raise ClusterError(f"`ray start` exited with code {proc.returncode}", f"see {log_file}")
-        with open(log_file, "rb") as fh:
-            fh.seek(offset)
-            if READY_MARK.encode() in fh.read():
-                return record
+        if READY_MARK in _new_output(log_file, offset):
+            if record.role == "head":
+                nodes.write_cluster(nodes.ClusterRecord(
+                    address=record.address, dashboard_url=record.dashboard_url or "", auth=record.auth,
+                    token_file=record.token_file, head=record.hostname, started_at=record.started_at))
+            return record
         time.sleep(0.5)
     stop()
     raise ClusterError(f"`ray start` did not report ready within {timeout:.0f} s", f"see {log_file}")
 
 
-def stop(hostname: str | None = None, timeout: float = 30.0) -> NodeRecord | None:
+def stop(name: str | None = None, timeout: float = 30.0) -> NodeRecord | None:
     """Stop the Ray node gspo started on this host (its process group only); None if there is none."""
-    record = read_record(hostname)
+    record = read_record(name)
     if record is None:
         return None
     kill_group(record.pid, timeout=timeout)
-    record_file(hostname).unlink(missing_ok=True)
+    record_file(name).unlink(missing_ok=True)
+    cluster = nodes.read_cluster()
+    if record.role == "head" and cluster is not None and cluster.head == record.hostname:
+        nodes.cluster_file().unlink(missing_ok=True)
     return record
 
 
 def wait_for_npus(address: str, want: int, *, timeout: float, on_progress=None) -> float:
-    """Poll the cluster until it registers `want` NPUs (gspo cluster status); returns the total seen."""
+    """Poll the cluster (its dashboard URL) until it registers `want` NPUs; returns the total seen."""
     from gspo_cli.jobs import client as jobs
 
     deadline = time.monotonic() + timeout

@@ -2,8 +2,12 @@
 
 gspo runs `ray start --head --block` as a child in its own process group and records it in
 `$GSPO_HOME/ray/head.json`. `stop()` signals only that process group, so gspo never touches Ray processes it did
-not start, and never deletes Ray's temp directory. Token auth is explicitly disabled on this loopback-only head
-(the job client would otherwise pick up `~/.ray/auth_token` and fail to talk to it).
+not start, and never deletes Ray's temp directory.
+
+Protection: Ray cannot bind its GCS, raylet and object-manager ports to one interface (they listen on every
+address), so this head runs with token auth, its own new token each start (`$GSPO_HOME/ray/embedded_token`,
+0600): every gRPC port and the agents' HTTP ports refuse callers without it. The dashboard (jobs API) listens on
+127.0.0.1 only, and Prometheus metrics export (unauthenticated by design) is switched off.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 from gspo_cli import layout
 from gspo_cli.errors import ClusterError
 from gspo_cli.fsutil import atomic_write_json
+from gspo_cli.jobs import auth
 from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
 
 LOOPBACK = "127.0.0.1"
@@ -38,6 +43,7 @@ class HeadRecord:
     temp_dir: str
     log_file: str
     started_at: float
+    token_file: str | None = None
 
 
 def head_file() -> Path:
@@ -59,9 +65,13 @@ def _temp_dir() -> Path:
     return Path("/tmp") / f"gspo-ray-{digest}"
 
 
-def dashboard_alive(url: str, timeout: float = 2.0) -> bool:
+def dashboard_alive(url: str, timeout: float = 2.0, token_file: str | None = None) -> bool:
+    """Whether the jobs API answers (with the token, when the head wants one)."""
+    token = auth.read_token(token_file)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        with urllib.request.urlopen(f"{url}/api/version", timeout=timeout) as resp:
+        with urllib.request.urlopen(urllib.request.Request(f"{url}/api/version", headers=headers),
+                                    timeout=timeout) as resp:
             return resp.status == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False
@@ -82,16 +92,12 @@ def running() -> HeadRecord | None:
     record = read_record()
     if record is None:
         return None
-    if pid_alive(record.pid) and dashboard_alive(record.dashboard_url):
+    if record.token_file and pid_alive(record.pid) and dashboard_alive(record.dashboard_url,
+                                                                        token_file=record.token_file):
         return record
     if not pid_alive(record.pid):
         head_file().unlink(missing_ok=True)
     return None
-
-
-def client_env() -> None:
-    """Make this process's Ray clients talk to the no-auth loopback head even if ~/.ray/auth_token exists."""
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
 def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
@@ -99,6 +105,7 @@ def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
     existing = running()
     if existing is not None:
         return existing
+    stop()  # a recorded head that does not answer, or one from before token auth: gspo's own, replace it
     layout.ray_dir().mkdir(parents=True, exist_ok=True)
     gcs_port, dash_port = _free_port(), _free_port()
     temp_dir = _temp_dir()
@@ -116,14 +123,17 @@ def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
     ]
     if num_cpus is not None:
         cmd.append(f"--num-cpus={num_cpus}")
-    env = dict(os.environ, RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
+    token_file = auth.write_new_token(auth.embedded_token_file())
+    # No Prometheus exporter: it cannot take a token and would listen on the host's address.
+    env = auth.server_env(dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_enable_metrics_collection="0"),
+                          token_file)
     env.pop("RAY_ADDRESS", None)
     with open(log_file, "ab") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
     record = HeadRecord(
         address=f"{LOOPBACK}:{gcs_port}", dashboard_url=f"http://{LOOPBACK}:{dash_port}", pid=proc.pid,
-        temp_dir=str(temp_dir), log_file=str(log_file), started_at=time.time(),
+        temp_dir=str(temp_dir), log_file=str(log_file), started_at=time.time(), token_file=str(token_file),
     )
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -132,7 +142,7 @@ def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
                 f"the embedded Ray head exited during start (code {proc.returncode})",
                 f"see {log_file}",
             )
-        if dashboard_alive(record.dashboard_url, timeout=1.0):
+        if dashboard_alive(record.dashboard_url, timeout=1.0, token_file=record.token_file):
             atomic_write_json(head_file(), asdict(record))
             return record
         time.sleep(0.5)

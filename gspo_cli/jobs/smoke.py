@@ -31,7 +31,8 @@ def main(argv: list[str]) -> int:
         for i, node in enumerate(nodes, 1):
             strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
             answer = ray.get(where.options(scheduling_strategy=strategy).remote(), timeout=120)
-            results.append({"node_id": node["NodeID"], "ip": node["NodeManagerAddress"], **answer})
+            name = (node.get("Labels") or {}).get("gspo-node")  # set by `gspo cluster up/join`
+            results.append({"node_id": node["NodeID"], "ip": node["NodeManagerAddress"], "name": name, **answer})
             events.progress(i, len(nodes), task="nodes", metrics={"reached": i})
         events.message(f"reached {len(results)} of {len(nodes)} alive node(s)")
         events.result({"nodes": results, "resources": ray.cluster_resources()})

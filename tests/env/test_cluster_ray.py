@@ -30,7 +30,7 @@ def ray_head(tmp_path):
     bin_dir = host.env["PATH"].split(":")[0]
     gspo_home = tmp_path / "gspo_home"
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GSPO_HOME": str(gspo_home),
-           "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+           "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     port, dash = _free_port(), _free_port()
     temp_dir = f"/tmp/gspo-t-{uuid.uuid4().hex[:6]}"  # short: Ray's socket paths are length-limited
@@ -70,7 +70,7 @@ def test_cluster_up_doctor_cluster_down(ray_head):
     assert cross["ray.gpu_key"] == "ok"
     assert cross["cluster.npu_count"] == "ok"  # the node's own npu-smi (fake, via the raylet's PATH) says 16
     assert cross["cluster.gspo_home"] == "ok"
-    node_ip = data["facts"][0]["node_ip"]
-    assert len(data["facts"]) == 1 and node_ip
-    assert status[("npu.smi", node_ip)] == "ok", status
+    node = data["facts"][0]["node"]  # its gspo-node label (the hostname), or its IP
+    assert len(data["facts"]) == 1 and node and data["facts"][0]["node_ip"]
+    assert status[("npu.smi", node)] == "ok", status
     assert res.returncode == 1  # this CPU box has no CANN: the per-node rows fail, with fixes

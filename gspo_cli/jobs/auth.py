@@ -1,0 +1,148 @@
+"""Ray token authentication for the clusters gspo starts, and for gspo's own clients of them.
+
+Ray 2.60 checks a shared secret on every gRPC server (GCS, raylets, agents, Ray Client) and on the dashboard's
+HTTP API when the process that starts them runs with `RAY_AUTH_MODE=token`; clients send the same token. Ray reads
+it from `RAY_AUTH_TOKEN`, else the file named by `RAY_AUTH_TOKEN_PATH`, else `~/.ray/auth_token`. gspo always
+names the file explicitly, so nothing depends on what happens to lie in a user's home:
+
+- the cluster token, `$GSPO_HOME/ray/auth_token` (mode 0600): written by `gspo cluster up` (reused by later ups,
+  replaced by `--rotate-token`), read by `cluster join` on every node (the home is shared) and by every client;
+- the embedded head's token, `$GSPO_HOME/ray/embedded_token` (0600): a new one each time that head starts.
+
+A process's Ray library caches the mode and the token, so `use_in_process` refreshes both after setting them.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from gspo_cli import layout
+from gspo_cli.errors import ClusterError
+
+TOKEN = "token"
+DISABLED = "disabled"
+AUTH_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
+def cluster_token_file() -> Path:
+    return layout.ray_dir() / "auth_token"
+
+
+def embedded_token_file() -> Path:
+    return layout.ray_dir() / "embedded_token"
+
+
+def write_new_token(path: Path) -> Path:
+    """A fresh 256-bit token in `path`, created with mode 0600 (never readable by others, not even briefly)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, secrets.token_hex(32).encode())
+    finally:
+        os.close(fd)
+    os.chmod(tmp, 0o600)  # O_CREAT's mode is only used for a new file
+    os.replace(tmp, path)
+    return path
+
+
+def ensure_cluster_token(*, rotate: bool = False) -> tuple[Path, bool]:
+    """(token file, whether it is new): reuse the shared token unless asked to rotate it."""
+    path = cluster_token_file()
+    if not rotate and read_token(path):
+        os.chmod(path, 0o600)
+        return path, False
+    return write_new_token(path), True
+
+
+def read_token(path: str | os.PathLike | None) -> str | None:
+    if not path:
+        return None
+    try:
+        text = Path(path).read_text().strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def require_token(path: Path, address: str) -> Path:
+    """The token file a node or client needs for the cluster at `address`; a clear error when it is missing."""
+    if read_token(path) is None:
+        raise ClusterError(
+            f"the cluster at {address} requires a token: none at {path}",
+            "`gspo cluster up` writes it under the shared $GSPO_HOME/ray/ on the head; mount that $GSPO_HOME here, "
+            "or copy the file (mode 0600) and pass --token-file",
+        )
+    return path
+
+
+def server_env(env: dict[str, str], token_file: Path | None) -> dict[str, str]:
+    """The environment for `ray start`: token auth with exactly this file, or explicitly none."""
+    out = {k: v for k, v in env.items() if k not in AUTH_VARS}
+    if token_file is None:
+        out["RAY_AUTH_MODE"] = DISABLED
+    else:
+        out.update(RAY_AUTH_MODE=TOKEN, RAY_AUTH_TOKEN_PATH=str(token_file))
+    return out
+
+
+def use_in_process(mode: str | None, token_file: str | os.PathLike | None = None) -> None:
+    """Make this process's Ray clients (jobs SDK, state API, ray.init) use `mode` and this token file.
+
+    `mode=None` leaves whatever the user set (RAY_AUTH_MODE / RAY_AUTH_TOKEN*) untouched.
+    """
+    if mode is None:
+        return
+    wanted = {"RAY_AUTH_MODE": mode}
+    if token_file:
+        wanted["RAY_AUTH_TOKEN_PATH"] = str(token_file)
+    changed = any(os.environ.get(k) != v for k, v in wanted.items()) or (
+        token_file is not None and "RAY_AUTH_TOKEN" in os.environ)
+    os.environ.update(wanted)
+    if token_file:
+        os.environ.pop("RAY_AUTH_TOKEN", None)  # it would win over the file
+    import sys
+
+    if changed and "ray._raylet" in sys.modules:
+        # Ray cached the mode (RayConfig) and the token when it was first used in this process.
+        from ray._raylet import AuthenticationTokenLoader, Config
+
+        Config.initialize("")
+        AuthenticationTokenLoader.instance().reset_cache()
+
+
+def is_auth_failure(text: str) -> bool:
+    """Whether a Ray error says the cluster refused us for a missing or wrong token."""
+    low = text.lower()
+    return any(s in low for s in ("authentication required", "authentication failed", "unauthenticated",
+                                  "invalid authentication token", "missing authentication token",
+                                  "authentication token is invalid"))
+
+
+def auth_error(address: str, source: str, token_file: str | None, detail: str) -> ClusterError:
+    where = f"the token in {token_file} was refused" if token_file and read_token(token_file) else (
+        f"no token at {token_file}" if token_file else "gspo sent no token")
+    return ClusterError(
+        f"the cluster at {address} (from {source}) requires a token: {where} ({detail})",
+        "on a host of that cluster the token is $GSPO_HOME/ray/auth_token (shared home); if it was rotated, use "
+        "the new file; for another cluster set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH=<its token file>",
+    )
+
+
+def probe_unauthenticated(dashboard_url: str, timeout: float = 5.0) -> tuple[int | None, str]:
+    """What the jobs API answers a caller without a token: (HTTP status, first line of the body) or (None, error).
+
+    200 means anyone who can reach the port can submit a job, i.e. run any command on every node.
+    """
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{dashboard_url.rstrip('/')}/api/jobs/", timeout=timeout) as resp:
+            return resp.status, resp.read(200).decode(errors="replace").strip()[:120]
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(200).decode(errors="replace").strip()[:120]
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return None, str(getattr(exc, "reason", exc))[:120]

@@ -1,0 +1,191 @@
+"""Follow a Ray job: stream its log through the progress view, watch its status and the cluster's nodes, and
+turn the end into one exit code.
+
+Node loss: while a job runs, the follower polls the head for nodes that die; it prints which node was lost (name,
+IP, Ray's reason) as soon as the head knows it, and if the job then fails, the summary says so and gspo exits
+with `NODE_LOST_EXIT` (75, EX_TEMPFAIL: rerun or `--resume` continues from the last complete checkpoint). The log
+stream of a job whose driver node died can hang, so the job status, not the stream, decides when it is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from gspo_cli.errors import ClusterError
+
+TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
+LOG_TAIL_LINES = 25
+NODE_LOST_EXIT = 75
+POLL_S = 1.0
+GRACE_S = 3.0  # after the job ends, how long the log stream may still deliver its last lines
+
+
+def status_name(info) -> str:
+    status = info.status
+    return getattr(status, "value", str(status))
+
+
+def job_info(job_client, job_id: str, target):
+    try:
+        return job_client.get_job_info(job_id)
+    except RuntimeError as exc:
+        if "does not exist" in str(exc) or "404" in str(exc):
+            raise ClusterError(
+                f"no job with id {job_id!r} on {target.dashboard_url}", "list jobs with `gspo jobs list`"
+            ) from None
+        raise ClusterError(f"cannot read job {job_id!r}: {str(exc).strip()[:200]}") from None
+
+
+class _Tail:
+    """The job's log stream in a daemon thread with its own event loop, so that the main thread stays free to poll
+    the job and the nodes and to take Ctrl-C as a plain KeyboardInterrupt."""
+
+    def __init__(self, job_client, job_id: str, view):
+        import threading
+
+        self.loop = asyncio.new_event_loop()
+        self.task = None
+        self.thread = threading.Thread(target=self._run, args=(job_client, job_id, view), daemon=True)
+
+    def _run(self, job_client, job_id: str, view) -> None:
+        async def tail() -> None:
+            async for chunk in job_client.tail_job_logs(job_id):
+                view.feed(chunk)
+
+        asyncio.set_event_loop(self.loop)
+        self.task = self.loop.create_task(tail())
+        try:
+            self.loop.run_until_complete(self.task)
+        except BaseException:  # noqa: BLE001 - cancelled, or the stream broke (the node holding it died)
+            pass
+
+    def done(self) -> bool:
+        return not self.thread.is_alive()
+
+    def stop(self, grace_s: float) -> None:
+        self.thread.join(grace_s)
+        if self.thread.is_alive() and self.task is not None:
+            self.loop.call_soon_threadsafe(self.task.cancel)
+            self.thread.join(2.0)
+
+
+def _watch(job_client, job_id: str, view, watch) -> Any:
+    """Tail the log until the job is terminal (by status); report nodes lost meanwhile. Returns the final info."""
+    from gspo_cli.console import err
+
+    tail = _Tail(job_client, job_id, view)
+    tail.thread.start()
+    try:
+        while True:
+            tail.thread.join(POLL_S)
+            info = job_client.get_job_info(job_id)
+            for node in watch.poll():
+                err.print(f"[red]Ray lost {_describe(node)}[/]", highlight=False)
+            if tail.done() or status_name(info) in TERMINAL:
+                return info
+    finally:
+        tail.stop(GRACE_S)
+
+
+def _describe(node: dict[str, Any]) -> str:
+    from gspo_cli.jobs.nodestate import describe
+
+    return describe(node)
+
+
+def _wait_terminal(job_client, job_id: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    info = job_client.get_job_info(job_id)
+    while status_name(info) not in TERMINAL and time.monotonic() < deadline:
+        time.sleep(0.5)
+        info = job_client.get_job_info(job_id)
+    return info
+
+
+def follow_job(target, job_id: str, *, json_out: bool = False, quiet: bool = False) -> int:
+    """Stream a job's logs, render its events, and return an exit code reflecting its final status."""
+    from gspo_cli.console import err
+    from gspo_cli.jobs.nodestate import LossWatch
+    from gspo_cli.jobs.target import client
+    from gspo_cli.jobs.view import JobView
+
+    job_client = client(target)
+    job_info(job_client, job_id, target)  # unknown id -> clean error before streaming
+    view = JobView(title=job_id, quiet=quiet)
+    watch = LossWatch(target)
+    try:
+        watch.poll(force=True)  # the nodes alive now; later polls report the ones that die
+        with view:
+            _watch(job_client, job_id, view, watch)
+            view.flush()
+            info = _wait_terminal(job_client, job_id)
+    except KeyboardInterrupt:
+        err.print(
+            f"\nDetached from job {job_id}; it keeps running.\n"
+            f"  reattach: gspo jobs logs {job_id} --follow\n"
+            f"  stop:     gspo jobs stop {job_id}"
+        )
+        return 130
+    return _finish(info, job_id, view, job_client, watch, json_out=json_out)
+
+
+def _lost_during(watch, info) -> list[dict[str, Any]]:
+    """Nodes lost while we watched, plus any that died after the job started but before we looked."""
+    lost = {n["node_id"]: n for n in watch.lost}
+    start_s = (getattr(info, "start_time", None) or 0) / 1000
+    if status_name(info) == "FAILED" and start_s:
+        from gspo_cli.jobs.nodestate import list_all, split
+
+        try:
+            _, dead = split(list_all(watch.target))
+        except ClusterError:
+            dead = []
+        for node in dead:
+            if (node["ended_at"] or 0) >= start_s:
+                lost.setdefault(node["node_id"], node)
+    return list(lost.values())
+
+
+def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> int:
+    from gspo_cli.console import err, print_json
+
+    status = status_name(info)
+    exit_code = getattr(info, "driver_exit_code", None)
+    if status == "SUCCEEDED":
+        if json_out and view.result is not None:
+            print_json(view.result)
+        lost = watch.lost
+        if lost:
+            err.print(f"[yellow]The job succeeded although Ray lost {len(lost)} node(s) meanwhile.[/]")
+        err.print(f"[green]Job {job_id} succeeded.[/]")
+        return 0
+    lost = _lost_during(watch, info) if status == "FAILED" else []
+    from gspo_cli.jobs.view import plain_line
+
+    try:
+        # Events as the text they stand for (progress lines dropped: the bar showed them), so the tail reads as a log.
+        shown = [text for line in job_client.get_job_logs(job_id).splitlines()
+                 if (text := plain_line(line)) is not None]
+    except Exception:  # noqa: BLE001 - the log lived on the lost node
+        shown = []
+    tail = "\n".join(shown[-LOG_TAIL_LINES:])
+    code = exit_code if isinstance(exit_code, int) and exit_code > 0 else 1
+    if lost:
+        code = NODE_LOST_EXIT
+    err.print(f"[red]Job {job_id} {status.lower()}[/]" + (f" (exit code {exit_code})" if exit_code else "") + ".")
+    if info.message:
+        err.print(f"[dim]Ray: {info.message.strip().splitlines()[-1][:300]}[/]")
+    if tail:
+        err.print(f"[dim]Last {LOG_TAIL_LINES} log lines:[/]")
+        err.print(tail, markup=False, highlight=False)
+    for node in lost:
+        err.print(f"[red]Lost during the job: {_describe(node)}[/]", highlight=False)
+    if lost:
+        err.print(f"gspo exits with {NODE_LOST_EXIT} (node lost). Continue from the last complete checkpoint: "
+                  "rerun the same command with the same --run-name (native) or `gspo train --resume RUN` (verl).")
+    err.print(f"Full log: gspo jobs logs {job_id}")
+    if status == "STOPPED":
+        return 1
+    return code

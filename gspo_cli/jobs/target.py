@@ -1,0 +1,131 @@
+"""Which Ray cluster a gspo command uses, with which token, and a jobs client for it.
+
+Order: `--address` > preset `cluster.address` > `RAY_ADDRESS` > the node gspo started on this host (`gspo cluster
+up/join`, see `nodes.py`) > the embedded loopback head (`local_head.py`, started on first use). An address is a
+dashboard URL (`http://host:8265`) or a GCS address (`host:6379`, whose dashboard is assumed at port 8265 unless
+gspo's cluster record knows better).
+
+Auth (see `auth.py`): gspo's own clusters use the token file gspo recorded for them; another named cluster uses
+what the user set (RAY_AUTH_MODE / RAY_AUTH_TOKEN*), else gspo's cluster token if this home has one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from gspo_cli.errors import ClusterError
+from gspo_cli.jobs import auth, local_head, nodes
+
+DEFAULT_DASHBOARD_PORT = 8265
+
+
+@dataclass
+class ClusterTarget:
+    dashboard_url: str
+    address: str | None  # GCS address when known
+    embedded: bool
+    source: str  # where the address came from: --address, preset, RAY_ADDRESS, node record, embedded
+    auth: str | None = None  # token | disabled | None: leave the user's RAY_AUTH_* as they are
+    token_file: str | None = None
+
+    def use_auth(self) -> None:
+        """Make this process's Ray clients talk to this cluster with its token (or none)."""
+        auth.use_in_process(self.auth, self.token_file)
+
+
+def dashboard_url(address: str) -> str:
+    if address.startswith(("http://", "https://")):
+        return address.rstrip("/")
+    if address.startswith("ray://"):
+        raise ClusterError(
+            f"address {address!r} is a Ray Client address; gspo submits jobs through the dashboard",
+            "pass the dashboard URL (http://HEAD:8265) or the GCS address (HEAD:6379)",
+            exit_code=2,
+        )
+    host = address.rsplit(":", 1)[0] if ":" in address else address
+    return f"http://{host}:{DEFAULT_DASHBOARD_PORT}"
+
+
+def _named(value: str, source: str) -> ClusterTarget:
+    known = nodes.matching_cluster(value)
+    if known is not None:  # gspo's own cluster, named explicitly: its recorded dashboard and token
+        return ClusterTarget(known.dashboard_url, known.address, embedded=False, source=source, auth=known.auth,
+                             token_file=known.token_file)
+    gcs = None if value.startswith(("http://", "https://")) else value
+    target = ClusterTarget(dashboard_url(value), gcs, embedded=False, source=source)
+    if "RAY_AUTH_MODE" not in os.environ and auth.read_token(auth.cluster_token_file()):
+        target.auth, target.token_file = auth.TOKEN, str(auth.cluster_token_file())
+    return target
+
+
+def _from_record(record: nodes.NodeRecord) -> ClusterTarget:
+    url = record.dashboard_url or dashboard_url(record.address)
+    return ClusterTarget(url, record.address, embedded=False,
+                         source=f"the Ray {record.role} gspo started on this host (pid {record.pid})",
+                         auth=record.auth, token_file=record.token_file)
+
+
+def resolve_target(address: str | None = None, preset: Any = None, *, start_local: bool = True) -> ClusterTarget:
+    """Which Ray cluster to use; starts the embedded head only when nothing is named and start_local is set."""
+    named = [
+        (address, "--address"),
+        (getattr(getattr(preset, "cluster", None), "address", None), "preset cluster.address"),
+        (os.environ.get("RAY_ADDRESS"), "RAY_ADDRESS"),
+    ]
+    for value, source in named:
+        if value and value != "local":
+            return _named(value, source)
+    record = nodes.live_record()
+    if record is not None:
+        return _from_record(record)
+    head = local_head.running()
+    if head is None:
+        if not start_local:
+            raise ClusterError(
+                "no Ray cluster: no --address, no RAY_ADDRESS, no node started by `gspo cluster up/join` on this "
+                "host and no embedded head running",
+                "run a command that starts one (gspo train --preset tiny), `gspo cluster up`, or pass --address",
+            )
+        from gspo_cli.console import err
+
+        err.print("[dim]Starting the embedded local Ray head on 127.0.0.1 (once; reused by later commands)...[/]")
+        head = local_head.start()
+    return ClusterTarget(head.dashboard_url, head.address, embedded=True, source="embedded",
+                         auth=auth.TOKEN, token_file=head.token_file)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+def raise_for(exc: BaseException, target: ClusterTarget, doing: str) -> None:
+    """Turn a Ray client error into one clear ClusterError (a token problem says so)."""
+    text = str(exc)
+    if auth.is_auth_failure(text):
+        detail = next((ln.strip() for ln in text.splitlines() if ln.strip().startswith(("Authentication",
+                                                                                          "Unauthorized",
+                                                                                          "Forbidden"))),
+                      first_line(exc))
+        raise auth.auth_error(target.dashboard_url, target.source, target.token_file, detail) from None
+    raise ClusterError(f"{doing} {target.dashboard_url} (from {target.source}): {first_line(exc)}",
+                       "start a cluster (`gspo cluster up` on the head), fix the address, or drop "
+                       "--address/RAY_ADDRESS to use the cluster gspo started here or the embedded local head"
+                       ) from None
+
+
+def client(target: ClusterTarget):
+    """A JobSubmissionClient for the target, with a clean error when it cannot be reached or refuses us."""
+    import logging
+
+    target.use_auth()
+    from ray.job_submission import JobSubmissionClient
+
+    # The SDK logs every websocket close at INFO; that is noise between our own progress lines.
+    logging.getLogger("ray.dashboard.modules.job.sdk").setLevel(logging.WARNING)
+    try:
+        return JobSubmissionClient(target.dashboard_url)  # its version check is token-checked
+    except Exception as exc:  # ConnectionError, RuntimeError: Ray raises several kinds here
+        raise_for(exc, target, "cannot reach Ray at")

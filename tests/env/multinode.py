@@ -1,0 +1,120 @@
+"""A 3-node Ray cluster on one machine, started the way users start one: `gspo cluster up` on "node-a", then
+`gspo cluster join` on "node-b" and "node-c". Each node has its own fake `npu-smi` (16 NPUs) on PATH, its own
+CANN tree (node-c's says 9.0.0, the others 9.1.0), its own Ray temp dir and ports, and its node name
+(GSPO_NODE_NAME, which gspo uses where a real cluster has distinct hostnames); all share one $GSPO_HOME, as a
+real cluster's nodes share a filesystem. Stopping is each node's own `gspo cluster down`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from env_hosts import make_host
+
+NAMES = ("node-a", "node-b", "node-c")
+CANN = {"node-a": "9.1.0", "node-b": "9.1.0", "node-c": "9.0.0"}
+SHAPE = ["--preset", "qwen3-32b", "--set", "cluster.nnodes=3", "--stack", "vllm-ascend==0.23.0"]
+NUM_CPUS = "64"  # logical: verl's placement groups ask 16 bundles x 3 CPUs per node
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Cluster:
+    home: Path
+    base: Path
+    envs: dict[str, dict[str, str]]
+    gcs: str
+    dashboard_url: str
+    temp_dirs: list[str]
+    timings: dict[str, float] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+
+    def gspo(self, node: str, *args: str, timeout: float = 300, extra: dict | None = None):
+        env = {**self.envs[node], **(extra or {})}
+        return subprocess.run([sys.executable, "-m", "gspo_cli", *args], capture_output=True, text=True, env=env,
+                              timeout=timeout, cwd=REPO)
+
+    def record(self, node: str):
+        import json
+
+        path = self.home / "ray" / "nodes" / f"{node}.json"
+        return json.loads(path.read_text()) if path.is_file() else None
+
+    def raylet_pid(self, node: str) -> int | None:
+        import psutil
+
+        record = self.record(node)
+        if record is None:
+            return None
+        try:
+            kids = psutil.Process(record["pid"]).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return None
+        return next((p.pid for p in kids if p.name() == "raylet"), None)
+
+
+def node_env(base: Path, home: Path, name: str) -> dict[str, str]:
+    host = make_host(base / name, stack=None, cann=CANN[name])
+    bin_dir = host.env["PATH"].split(":")[0]
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GSPO_HOME": str(home), "GSPO_NODE_NAME": name,
+           "ASCEND_HOME_PATH": str(host.root / "usr/local/Ascend/cann"), "RAY_USAGE_STATS_ENABLED": "0",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
+           # The GCS declares a silent node dead after 3 missed 1 s health checks (Ray's default: 5 x 3 s).
+           "RAY_health_check_period_ms": "1000", "RAY_health_check_timeout_ms": "1000",
+           "RAY_health_check_failure_threshold": "3"}
+    for key in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "GSPO_JOB_NODE"):
+        env.pop(key, None)
+    return env
+
+
+def start(base: Path) -> Cluster:
+    home = base / "shared-home"
+    envs = {name: node_env(base, home, name) for name in NAMES}
+    port, dash = free_port(), free_port()
+    tag = uuid.uuid4().hex[:6]
+    temp_dirs = [f"/tmp/gspo-mn-{tag}-{n[-1]}" for n in NAMES]  # short: Ray's socket paths are length-limited
+    cluster = Cluster(home, base, envs, f"127.0.0.1:{port}", f"http://127.0.0.1:{dash}", temp_dirs)
+    common = ["--node-ip", "127.0.0.1", "--num-cpus", NUM_CPUS, *SHAPE]
+    t0 = time.monotonic()
+    up = cluster.gspo("node-a", "cluster", "up", *common, "--port", str(port), "--dashboard-port", str(dash),
+                      "--temp-dir", temp_dirs[0], "--wait", "0",
+                      f"--ray-arg=--dashboard-agent-listen-port={free_port()}",
+                      f"--ray-arg=--ray-client-server-port={free_port()}")
+    cluster.outputs["up"] = up.stderr
+    cluster.timings["up_s"] = time.monotonic() - t0
+    if up.returncode != 0:
+        return cluster
+    for i, name in enumerate(NAMES[1:], 1):
+        t1 = time.monotonic()
+        wait = ["--wait", "120"] if name == NAMES[-1] else []
+        join = cluster.gspo(name, "cluster", "join", cluster.gcs, *common, "--temp-dir", temp_dirs[i],
+                            f"--ray-arg=--dashboard-agent-listen-port={free_port()}", *wait)
+        cluster.outputs[f"join {name}"] = join.stderr
+        cluster.timings[f"join_{name}_s"] = time.monotonic() - t1
+    return cluster
+
+
+def stop(cluster: Cluster) -> list[str]:
+    """Each node's own `gspo cluster down`, workers first; returns the nodes whose record survived."""
+    left = []
+    for name in reversed(NAMES):
+        if cluster.record(name) is not None:
+            cluster.gspo(name, "cluster", "down", timeout=180)
+        if cluster.record(name) is not None:
+            left.append(name)
+    for d in cluster.temp_dirs:
+        shutil.rmtree(d, ignore_errors=True)  # the test's own Ray temp dirs (gspo itself never deletes one)
+    return left
