@@ -20,7 +20,13 @@ METHODS = [
     "/ray.rpc.LogService/ListLogs",  # dashboard agent
     "/ray.rpc.events.EventAggregatorService/AddEvents",  # dashboard agent
     "/ray.rpc.RayletDriver/ClusterInfo",  # Ray Client server
+    "/ray.rpc.CoreWorkerService/GetCoreWorkerStats",  # every worker process (job drivers, tasks, actors)
 ]
+
+
+# Ray's fixed metrics ports (autoscaler/_private/constants.py AUTOSCALER_METRIC_PORT, dashboard/consts.py
+# DASHBOARD_METRIC_PORT); the first Ray head on a machine gets them.
+PROMETHEUS_PORTS = {44217, 44227}
 
 
 def _external_ip() -> str | None:
@@ -53,15 +59,24 @@ def _is_loopback(ip: str) -> bool:
     return ipaddress.ip_address(ip).is_loopback
 
 
-def _http_status(ip: str, port: int) -> int | None:
+def _http(ip: str, port: int) -> tuple[int, str] | None:
+    """(status, body start) of a plain GET /api/jobs/, or None when the port does not speak HTTP."""
     try:
         with socket.create_connection((ip, port), timeout=3) as sock:
             sock.sendall(b"GET /api/jobs/ HTTP/1.0\r\nHost: x\r\n\r\n")
             sock.settimeout(3)
-            head = sock.recv(64)
+            data = b""
+            while len(data) < 4096:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
     except OSError:
         return None
-    return int(head.split()[1]) if head.startswith(b"HTTP/") else None
+    if not data.startswith(b"HTTP/"):
+        return None
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body.decode(errors="replace")
 
 
 def _grpc_codes(ip: str, port: int, metadata=None) -> dict[str, str]:
@@ -98,9 +113,16 @@ def test_every_port_off_loopback_refuses_callers_without_the_token(ray_head):
     assert {"gcs_server", "raylet"} <= {name for _, name in exposed}, sockets  # Ray's GCS and raylet do listen on every interface: the token must guard them
     verdicts = {}
     for port, name in exposed:
-        status = _http_status(ext, port)
-        if status is not None:
+        answer = _http(ext, port)
+        if answer is not None:
+            status, body = answer
             verdicts[(port, name)] = f"HTTP {status}"
+            if status == 200 and port in PROMETHEUS_PORTS:
+                # Ray's autoscaler and dashboard Prometheus exporters (no switch binds them to loopback): they
+                # serve read-only metrics to anyone, and nothing else.
+                assert body.startswith("# HELP"), (port, name, body[:200])
+                verdicts[(port, name)] = "HTTP 200: read-only Prometheus metrics"
+                continue
             assert status in (401, 403), (port, name, status)
             continue
         codes = _grpc_codes(ext, port)
