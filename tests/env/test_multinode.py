@@ -161,10 +161,13 @@ def _train_args(run: str) -> list[str]:
 
 
 def test_node_loss_is_reported_and_a_rerun_continues_the_run(cluster):
+    import contextlib
     import os
     import signal
     import subprocess
     import sys
+
+    import psutil
 
     from gspo_cli.metrics.jsonl import read_metrics
 
@@ -184,8 +187,14 @@ def test_node_loss_is_reported_and_a_rerun_continues_the_run(cluster):
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         raylet = cluster.raylet_pid("node-c")
         assert raylet is not None
+        # The machine is lost: its raylet dies (what Ray notices, by missed heartbeats) and with it every process
+        # the node ran, the training driver among them (on one machine they would otherwise outlive the raylet).
+        doomed = psutil.Process(cluster.record("node-c")["pid"]).children(recursive=True)
         os.kill(raylet, signal.SIGKILL)
         killed = time.monotonic()
+        for p in doomed:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.kill()
         _, err = proc.communicate(timeout=300)
         reported_s = time.monotonic() - killed
     finally:
@@ -207,7 +216,9 @@ def test_node_loss_is_reported_and_a_rerun_continues_the_run(cluster):
     # A plain rerun of the same command (driver on the head now) continues from the last complete checkpoint.
     rerun = cluster.gspo("node-a", *_train_args("lost-node"), timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    print("rerun:", *[ln for ln in rerun.stderr.splitlines() if "esum" in ln or "checkpoint" in ln][:3], sep="\n")
+    resumed = [ln for ln in rerun.stderr.splitlines() if "resumed from" in ln]
+    print("rerun:", *resumed, sep="\n")
+    assert resumed and f"(step {LOSS_STEPS})" not in resumed[0]  # it continued a run cut short
     steps = [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")]
     print(f"metric steps at the loss: {at_loss}\nafter the rerun: {steps}")
     assert steps == list(range(0, LOSS_STEPS + 1))  # step 0 = validation; none lost, none twice
