@@ -143,9 +143,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Start the Ray head here with token auth, the preset's exports and NPU count, then wait for the workers.
 
-        The token goes to $GSPO_HOME/ray/auth_token (mode 0600; reused if present): with $GSPO_HOME shared by all
-        nodes, `gspo cluster join` and every gspo command find it. gspo commands on this host use this cluster
-        from now on (no --address needed); the line to run on the other nodes is printed.
+        The token goes to $GSPO_HOME/ray/auth_token (mode 0600; reused if present): with $GSPO_HOME shared by all \
+nodes, `gspo cluster join` and every gspo command find it. gspo commands on this host use this cluster from now \
+on (no --address needed); the line to run on the other nodes is printed.
         """
         _start(NodeArgs("head", preset, None, port, dashboard_port, node_ip, npus, stack, temp_dir, wait, sets,
                         num_cpus=num_cpus, dashboard_host=dashboard_host, auth=use_auth, rotate_token=rotate_token,
