@@ -10,7 +10,7 @@ from typing import Any
 
 from gspo_cli.checks import ERROR, OK, SKIP, WARN, Check, has_errors
 from gspo_cli.env import matrix
-from gspo_cli.env.matrix import find_row, in_range, obsolete_at, same_release
+from gspo_cli.env.matrix import find_row, in_range, same_release
 
 HBM_BUSY_FRACTION = 0.10  # more HBM than this in use before the job starts: someone else is on the device
 
@@ -19,13 +19,13 @@ def exit_code(checks: list[Check]) -> int:
     return 1 if has_errors(checks) else 0
 
 
-def _preset_attr(preset: Any, section: str, name: str, default: Any = None) -> Any:
+def preset_attr(preset: Any, section: str, name: str, default: Any = None) -> Any:
     return getattr(getattr(preset, section, None), name, default) if preset is not None else default
 
 
 def expects_npu(facts: dict[str, Any], preset: Any) -> bool:
     if preset is not None:
-        return _preset_attr(preset, "cluster", "device") == "npu"
+        return preset_attr(preset, "cluster", "device") == "npu"
     return bool(facts["npu"].get("smi") or facts["cann"].get("found") or facts.get("davinci"))
 
 
@@ -45,7 +45,7 @@ def stack_versions(facts: dict[str, Any]) -> dict[str, str | None]:
 def effective_env(facts: dict[str, Any], preset: Any) -> dict[str, tuple[str, str]]:
     """name -> (value, origin): the shell's variables, overridden by the preset's exports (what a job sees)."""
     env = {k: (v, "shell") for k, v in (facts.get("env") or {}).items()}
-    for k, v in (_preset_attr(preset, "env", "vars", None) or {}).items():
+    for k, v in (preset_attr(preset, "env", "vars", None) or {}).items():
         env[k] = (v, "preset")
     return env
 
@@ -115,6 +115,12 @@ def npu_checks(facts: dict[str, Any], preset: Any, npu_expected: bool) -> list[C
                       fix="install the driver (npu-smi ships with it) and add /usr/local/bin to PATH")]
     devs = n["devices"]
     board = (n.get("board") or {}).get("kind")
+    return [*_device_checks(devs, board), *_npu_fit_checks(devs, board, preset), *_link_checks(facts),
+            _ray_npu_detect(facts, devs)]
+
+
+def _device_checks(devs: list[dict], board: str | None) -> list[Check]:
+    """npu-smi's devices: listed, healthy, HBM not held by other processes."""
     names = sorted({d["name"] for d in devs})
     out = [Check("npu.smi", OK if devs else ERROR,
                  f"{len(devs)} device(s): {', '.join(names) or 'none'}" + (f" ({board.upper()})" if board else ""),
@@ -132,51 +138,68 @@ def npu_checks(facts: dict[str, Any], preset: Any, npu_expected: bool) -> list[C
                          f"HBM in use: {', '.join(busy)}" if busy else f"HBM free ({total} MB per device)",
                          fix="other processes hold device memory: npu-smi info shows them; stop them first" if busy
                          else ""))
-    want = _preset_attr(preset, "cluster", "devices_per_node")
+    return out
+
+
+def _npu_fit_checks(devs: list[dict], board: str | None, preset: Any) -> list[Check]:
+    """The node's device count and board against the preset's cluster shape and profile."""
+    out: list[Check] = []
+    want = preset_attr(preset, "cluster", "devices_per_node")
     if preset is not None and devs:
         out.append(Check("npu.count", OK if len(devs) == want else ERROR,
                          f"{len(devs)} devices here, preset expects {want} per node",
                          fix="" if len(devs) == want else "pick a preset for this node shape, or --set "
                          f"cluster.devices_per_node={len(devs)}"))
-    profile = _preset_attr(preset, "cluster", "profile")
+    profile = preset_attr(preset, "cluster", "profile")
     if preset is not None and board and profile and profile.startswith(("a2", "a3")):
         same = profile.startswith(board)
         out.append(Check("npu.board", OK if same else WARN, f"host is {board.upper()}, preset profile {profile}",
                          fix="" if same else "memory estimates of the preset assume another board"))
+    return out
+
+
+def _link_checks(facts: dict[str, Any]) -> list[Check]:
+    """The device NICs (hccn_tool) that HCCL uses across nodes."""
     hccn = facts.get("hccn") or {}
     if hccn.get("tool") is False:
-        out.append(Check("npu.link", SKIP, "hccn_tool not found", fix="needed only for multi-node HCCL checks"))
-    elif hccn.get("links"):
-        down = [f"{k}={v}" for k, v in hccn["links"].items() if v != "UP"]
-        out.append(Check("npu.link", ERROR if down else OK,
-                         f"device NIC links not UP: {', '.join(down)}" if down
-                         else f"{len(hccn['links'])} device NIC links UP",
-                         fix="hccn_tool -i <dev> -link -g; check cabling and the switch" if down else ""))
-    # Ray: acl first, else a /dev/davinci[0-9]* glob.
+        return [Check("npu.link", SKIP, "hccn_tool not found", fix="needed only for multi-node HCCL checks")]
+    if not hccn.get("links"):
+        return []
+    down = [f"{k}={v}" for k, v in hccn["links"].items() if v != "UP"]
+    return [Check("npu.link", ERROR if down else OK,
+                  f"device NIC links not UP: {', '.join(down)}" if down else f"{len(hccn['links'])} device NIC links UP",
+                  fix="hccn_tool -i <dev> -link -g; check cabling and the switch" if down else "")]
+
+
+def _ray_npu_detect(facts: dict[str, Any], devs: list[dict]) -> Check:
+    """How many NPUs Ray will register: `import acl` first, else a /dev/davinci[0-9]* glob."""
     acl = ((facts.get("python") or {}).get("acl")) or {}
     if acl.get("importable"):
         count = acl.get("device_count")
         good = count == len(devs)
-        out.append(Check("ray.npu_detect", OK if good else ERROR,
-                         f"`import acl` works: Ray sees {count} NPU(s)",
-                         fix="" if good else "acl and npu-smi disagree: check ASCEND_RT_VISIBLE_DEVICES"))
-    else:
-        seen = facts.get("davinci", 0)
-        why = acl.get("error", "not probed")
-        if seen == len(devs):
-            out.append(Check("ray.npu_detect", WARN,
-                             f"`import acl` fails ({why}); Ray falls back to /dev/davinci* and sees {seen}",
-                             fix="source set_env.sh so acl imports; `gspo cluster up` also passes --resources NPU=N"))
-        else:
-            out.append(Check("ray.npu_detect", ERROR,
-                             f"`import acl` fails ({why}); Ray's /dev/davinci* fallback sees {seen} of {len(devs)}",
-                             fix="source set_env.sh before `ray start`, or start Ray with `gspo cluster up` "
-                             f"(passes --resources '{{\"NPU\": {len(devs)}}}')"))
-    return out
+        return Check("ray.npu_detect", OK if good else ERROR, f"`import acl` works: Ray sees {count} NPU(s)",
+                     fix="" if good else "acl and npu-smi disagree: check ASCEND_RT_VISIBLE_DEVICES")
+    seen = facts.get("davinci", 0)
+    why = acl.get("error", "not probed")
+    if seen == len(devs):
+        return Check("ray.npu_detect", WARN, f"`import acl` fails ({why}); Ray falls back to /dev/davinci* and sees {seen}",
+                     fix="source set_env.sh so acl imports; `gspo cluster up` also passes --resources NPU=N")
+    return Check("ray.npu_detect", ERROR,
+                 f"`import acl` fails ({why}); Ray's /dev/davinci* fallback sees {seen} of {len(devs)}",
+                 fix="source set_env.sh before `ray start`, or start Ray with `gspo cluster up` "
+                 f"(passes --resources '{{\"NPU\": {len(devs)}}}')")
 
 
 def stack_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
     v = stack_versions(facts)
+    out = _python_checks(facts, v) + _verl_checks(v, preset)
+    if not npu:
+        return out
+    out.append(_torch_npu_check(facts, v))
+    return out + _vllm_ascend_checks(v, preset)
+
+
+def _python_checks(facts: dict[str, Any], v: dict[str, Any]) -> list[Check]:
     py = facts.get("python") or {}
     out: list[Check] = []
     for mode in ("meta", "torch_npu", "acl"):
@@ -188,46 +211,59 @@ def stack_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
         ok = matrix.in_range(v["python"], "3.10", "3.13")
         out.append(Check("python.version", OK if ok else ERROR, f"Python {v['python']}",
                          fix="" if ok else "use Python >=3.10,<3.13 (verl and vllm-ascend)"))
-    # verl's own requirements
+    return out
+
+
+def _verl_checks(v: dict[str, Any], preset: Any) -> list[Check]:
+    """verl against its own requirements (ray, transformers)."""
     req = matrix.VERL_REQUIREMENTS
     if v["verl"]:
         bad = [f"{k} {v.get(k)}" for k in ("verl", "ray", "transformers")
                if v.get(k) and not in_range(v[k], req[k][1], req[k][3])]
-        out.append(Check("stack.verl", ERROR if bad else OK,
-                         f"verl {v['verl']}" + (f"; outside its requirements: {', '.join(bad)}" if bad else ""),
-                         fix="pip install 'verl>=0.9.1,<0.10' 'transformers>=5.5.3,<5.11' 'ray[default]>=2.41'"
-                         if bad else ""))
-    elif _preset_attr(preset, "trainer", "engine") == "verl":
-        out.append(Check("stack.verl", ERROR, "verl not installed (the preset's engine is verl)",
-                         fix="pip install 'gspo[verl]'"))
-    if not npu:
-        return out
+        return [Check("stack.verl", ERROR if bad else OK,
+                      f"verl {v['verl']}" + (f"; outside its requirements: {', '.join(bad)}" if bad else ""),
+                      fix="pip install 'verl>=0.9.1,<0.10' 'transformers>=5.5.3,<5.11' 'ray[default]>=2.41'"
+                      if bad else "")]
+    if preset_attr(preset, "trainer", "engine") == "verl":
+        return [Check("stack.verl", ERROR, "verl not installed (the preset's engine is verl)",
+                      fix="pip install 'gspo[verl]'")]
+    return []
+
+
+def _torch_npu_check(facts: dict[str, Any], v: dict[str, Any]) -> Check:
     if not v["torch_npu"]:
-        out.append(Check("stack.torch_npu", ERROR, "torch_npu not installed", fix="pip install torch-npu==<version "
-                         "for your CANN> (see the stack.matrix row)"))
-    else:
-        tn = (py.get("torch_npu") or {})
-        cann_ok = matrix.TORCH_NPU_CANN.get(v["torch_npu"])
-        if v["cann"] and cann_ok and not any(same_release(v["cann"], c) for c in cann_ok):
-            out.append(Check("stack.torch_npu", ERROR,
-                             f"torch_npu {v['torch_npu']} is built for CANN {'/'.join(cann_ok)}, host has {v['cann']}",
-                             fix=f"install CANN {cann_ok[0]} or the torch_npu built for CANN {v['cann']}"))
-        else:
-            out.append(Check("stack.torch_npu", OK if tn.get("installed", True) else WARN,
-                             f"torch_npu {v['torch_npu']}" + (f" (CANN {v['torch_npu_cann']})"
-                                                               if v["torch_npu_cann"] else "")))
-    rollout = _preset_attr(preset, "rollout", "name", "vllm")
+        return Check("stack.torch_npu", ERROR, "torch_npu not installed", fix="pip install torch-npu==<version "
+                     "for your CANN> (see the stack.matrix row)")
+    tn = ((facts.get("python") or {}).get("torch_npu") or {})
+    cann_ok = matrix.TORCH_NPU_CANN.get(v["torch_npu"])
+    if v["cann"] and cann_ok and not any(same_release(v["cann"], c) for c in cann_ok):
+        return Check("stack.torch_npu", ERROR,
+                     f"torch_npu {v['torch_npu']} is built for CANN {'/'.join(cann_ok)}, host has {v['cann']}",
+                     fix=f"install CANN {cann_ok[0]} or the torch_npu built for CANN {v['cann']}")
+    return Check("stack.torch_npu", OK if tn.get("installed", True) else WARN,
+                 f"torch_npu {v['torch_npu']}" + (f" (CANN {v['torch_npu_cann']})" if v["torch_npu_cann"] else ""))
+
+
+def _vllm_ascend_checks(v: dict[str, Any], preset: Any) -> list[Check]:
+    """vllm-ascend installed, and CANN / torch / torch_npu / vllm / Python as its matrix row documents."""
+    rollout = preset_attr(preset, "rollout", "name", "vllm")
     if not v["vllm_ascend"]:
         needed = rollout == "vllm"
-        out.append(Check("stack.vllm_ascend", ERROR if needed else SKIP, "vllm-ascend not installed",
-                         fix="pip install vllm-ascend==0.23.0 (with vllm==0.23.0)" if needed else ""))
-        return out
+        return [Check("stack.vllm_ascend", ERROR if needed else SKIP, "vllm-ascend not installed",
+                      fix="pip install vllm-ascend==0.23.0 (with vllm==0.23.0)" if needed else "")]
     row = find_row(v["vllm_ascend"])
     if row is None:
         known = ", ".join(r.vllm_ascend for r in matrix.STACK_MATRIX)
-        out.append(Check("stack.matrix", WARN, f"vllm-ascend {v['vllm_ascend']} is not in gspo's matrix ({known})",
-                         fix="versions cannot be cross-checked; prefer a listed release"))
-        return out
+        return [Check("stack.matrix", WARN, f"vllm-ascend {v['vllm_ascend']} is not in gspo's matrix ({known})",
+                      fix="versions cannot be cross-checked; prefer a listed release")]
+    wrong = _matrix_mismatches(v, row)
+    return [Check("stack.matrix", ERROR if wrong else OK,
+                  f"vllm-ascend {v['vllm_ascend']}: " + ("; ".join(wrong) if wrong else "CANN, torch, torch_npu, "
+                                                        "vllm and Python match"),
+                  fix=f"install the documented set: {row.source}" if wrong else "")]
+
+
+def _matrix_mismatches(v: dict[str, Any], row) -> list[str]:
     wrong = []
     if v["cann"] and not any(same_release(v["cann"], c) for c in row.cann):
         wrong.append(f"CANN {v['cann']} (needs {'/'.join(row.cann)})")
@@ -241,100 +277,7 @@ def stack_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
         wrong.append(f"Python {v['python']} (needs >={row.python[0]},<{row.python[1]})")
     if not v["vllm"]:
         wrong.append(f"vllm not installed (needs {row.vllm})")
-    out.append(Check("stack.matrix", ERROR if wrong else OK,
-                     f"vllm-ascend {v['vllm_ascend']}: " + ("; ".join(wrong) if wrong else "CANN, torch, torch_npu, "
-                                                           "vllm and Python match"),
-                     fix=f"install the documented set: {row.source}" if wrong else ""))
-    return out
-
-
-# ------------------------------------------------------------------ environment variables
-
-
-def env_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
-    env = effective_env(facts, preset)
-    v = stack_versions(facts)
-    out: list[Check] = []
-    stale = obsolete_at(v["vllm_ascend"])
-    ours = [o for o in matrix.OBSOLETE_VARS if o.name in env]
-    if ours and not v["vllm_ascend"]:
-        out.append(Check("env.obsolete", SKIP, f"{', '.join(o.name for o in ours)} set; vllm-ascend not found, "
-                         "cannot judge", fix="pass the stack to `gspo env exports --stack vllm-ascend==X`"))
-    for o in ours:
-        if o.name in stale:
-            fix = f"drop it (`gspo env exports` does); replaced by {o.replaced_by}"
-            if o.override:
-                fix += f"; as a rollout override: {o.override}"
-            out.append(Check(f"env.obsolete.{o.name}", WARN,
-                             f"{o.name} ({env[o.name][1]}) is ignored by vllm-ascend {v['vllm_ascend']} "
-                             f"(since {o.since}; {o.source})", fix=fix))
-    # HCCL_EXEC_TIMEOUT is capped in AIV mode
-    mode = env.get("HCCL_OP_EXPANSION_MODE", ("", ""))[0].strip().upper()
-    timeout = env.get("HCCL_EXEC_TIMEOUT", ("", ""))[0].strip()
-    if timeout:
-        try:
-            value = float(timeout)
-        except ValueError:
-            out.append(Check("env.hccl_timeout", ERROR, f"HCCL_EXEC_TIMEOUT={timeout!r} is not a number",
-                             fix="set seconds, e.g. 1800"))
-        else:
-            if mode == "AIV" and (value > matrix.HCCL_AIV_TIMEOUT_CAP or value == 0):
-                out.append(Check("env.hccl_timeout", WARN,
-                                 f"HCCL_EXEC_TIMEOUT={timeout} with HCCL_OP_EXPANSION_MODE=AIV is capped at "
-                                 f"{matrix.HCCL_AIV_TIMEOUT_CAP} s",
-                                 fix=f"set HCCL_EXEC_TIMEOUT<={matrix.HCCL_AIV_TIMEOUT_CAP}, or drop AIV mode if you need "
-                                 "a longer timeout"))
-            else:
-                out.append(Check("env.hccl_timeout", OK, f"HCCL_EXEC_TIMEOUT={timeout}"
-                                 + (f" (mode {mode})" if mode else "")))
-    if "PYTORCH_NPU_ALLOC_CONF" in env and "PYTORCH_ALLOC_CONF" in env:
-        a, b = env["PYTORCH_NPU_ALLOC_CONF"][0], env["PYTORCH_ALLOC_CONF"][0]
-        out.append(Check("env.alloc_conf", WARN if a != b else OK,
-                         f"PYTORCH_NPU_ALLOC_CONF={a!r} and PYTORCH_ALLOC_CONF={b!r} both set",
-                         fix="keep one (torch_npu reads PYTORCH_NPU_ALLOC_CONF)" if a != b else ""))
-    if preset is not None and npu and "TASK_QUEUE_ENABLE" in env:
-        eager = bool(_preset_attr(preset, "rollout", "enforce_eager", False))
-        want = matrix.TASK_QUEUE_EAGER if eager else matrix.TASK_QUEUE_GRAPH
-        have = env["TASK_QUEUE_ENABLE"][0].strip()
-        out.append(Check("env.task_queue", OK if have == want else WARN,
-                         f"TASK_QUEUE_ENABLE={have} with {'eager' if eager else 'graph'} mode rollout",
-                         fix="" if have == want else f"set TASK_QUEUE_ENABLE={want} for "
-                         f"{'eager' if eager else 'graph (ACL graph)'} mode"))
-    preload = facts.get("ld_preload") or []
-    missing = [p["path"] for p in preload if p.get("exists") is False]
-    if preload:
-        out.append(Check("env.ld_preload", ERROR if missing else OK,
-                         f"LD_PRELOAD entries missing: {', '.join(missing)}" if missing
-                         else f"LD_PRELOAD={':'.join(p['path'] for p in preload)}",
-                         fix="fix or unset LD_PRELOAD (apt install libjemalloc2 for jemalloc)" if missing else ""))
-    if preset is not None and _preset_attr(preset, "env", "jemalloc", False):
-        found = facts.get("jemalloc")
-        out.append(Check("env.jemalloc", OK if found else WARN,
-                         f"jemalloc at {found}" if found else "preset wants jemalloc; libjemalloc not found",
-                         fix="" if found else "apt install libjemalloc2 (or yum install jemalloc); "
-                         "`gspo env exports` skips it until then"))
-    ifaces = set(facts.get("interfaces") or [])
-    for name in ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
-        if name not in env or not ifaces:
-            continue
-        value = env[name][0].strip()
-        bad = _bad_ifnames(name, value, ifaces)
-        out.append(Check(f"env.ifname.{name}", ERROR if bad else OK,
-                         f"{name}={value}: no interface {', '.join(bad)} here (have {', '.join(sorted(ifaces))})"
-                         if bad else f"{name}={value}",
-                         fix="regenerate with `gspo env exports --head HEAD_IP` on this host" if bad else ""))
-    return out
-
-
-def _bad_ifnames(var: str, value: str, ifaces: set[str]) -> list[str]:
-    """Names that match nothing. HCCL/NCCL: `^=` excludes (not checked), `=` exact, else a prefix."""
-    if value.startswith("^"):
-        return []
-    exact = value.startswith("=") or var in ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
-    names = [n.strip() for n in value.lstrip("=").split(",") if n.strip()]
-    if exact:
-        return [n for n in names if n not in ifaces]
-    return [n for n in names if not any(i.startswith(n) for i in ifaces)]
+    return wrong
 
 
 def home_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
@@ -343,7 +286,7 @@ def home_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
                  f"$GSPO_HOME={h['path']} ({h.get('fs') or 'fs unknown'})" + ("" if h["writable"] else
                                                                                f": not writable ({h['error']})"),
                  fix="" if h["writable"] else "export GSPO_HOME=<a writable folder on storage every node mounts>")]
-    nnodes = _preset_attr(preset, "cluster", "nnodes", 1) or 1
+    nnodes = preset_attr(preset, "cluster", "nnodes", 1) or 1
     if nnodes > 1 and h.get("fs") and h["fs"] not in _network_fs():
         out.append(Check("gspo.home_shared", WARN,
                          f"$GSPO_HOME is on {h['fs']} but the preset spans {nnodes} nodes",
@@ -355,7 +298,7 @@ def nofile_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
     """The open-files limit against the preset's node setup (`env.nofile`, upstream's `ulimit -n 32768`)."""
     from gspo_cli.env.node_setup import limits_fix
 
-    want = _preset_attr(preset, "env", "nofile")
+    want = preset_attr(preset, "env", "nofile")
     found = facts.get("nofile") or {}
     if not want:
         return []
@@ -374,6 +317,8 @@ def nofile_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
 
 def local_checks(facts: dict[str, Any], preset: Any = None) -> list[Check]:
     """Every check that needs only this host's facts (and the preset)."""
+    from gspo_cli.env.var_checks import env_checks  # it builds on this module's helpers
+
     npu = expects_npu(facts, preset)
     checks = [
         *cann_checks(facts, npu), *driver_checks(facts, npu), *npu_checks(facts, preset, npu),

@@ -1,0 +1,125 @@
+"""Doctor checks of the environment variables a job will see: the shell's, overridden by the preset's exports.
+
+Obsolete variables for the installed vllm-ascend, HCCL_EXEC_TIMEOUT against the AIV cap, allocator and task-queue
+settings, LD_PRELOAD / jemalloc, socket interface names. `env/checks.local_checks` runs them with the others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gspo_cli.checks import ERROR, OK, SKIP, WARN, Check
+from gspo_cli.env import matrix
+from gspo_cli.env.checks import effective_env, preset_attr, stack_versions
+from gspo_cli.env.matrix import obsolete_at
+
+
+def env_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
+    env = effective_env(facts, preset)
+    v = stack_versions(facts)
+    return [*_obsolete_checks(env, v), *_hccl_timeout_checks(env), *_runtime_var_checks(env, preset, npu),
+            *_preload_checks(facts, preset), *_ifname_checks(env, facts)]
+
+
+def _obsolete_checks(env: dict[str, tuple[str, str]], v: dict[str, Any]) -> list[Check]:
+    """Variables the installed vllm-ascend ignores (the version matrix's OBSOLETE_VARS)."""
+    out: list[Check] = []
+    stale = obsolete_at(v["vllm_ascend"])
+    ours = [o for o in matrix.OBSOLETE_VARS if o.name in env]
+    if ours and not v["vllm_ascend"]:
+        out.append(Check("env.obsolete", SKIP, f"{', '.join(o.name for o in ours)} set; vllm-ascend not found, "
+                         "cannot judge", fix="pass the stack to `gspo env exports --stack vllm-ascend==X`"))
+    for o in ours:
+        if o.name in stale:
+            fix = f"drop it (`gspo env exports` does); replaced by {o.replaced_by}"
+            if o.override:
+                fix += f"; as a rollout override: {o.override}"
+            out.append(Check(f"env.obsolete.{o.name}", WARN,
+                             f"{o.name} ({env[o.name][1]}) is ignored by vllm-ascend {v['vllm_ascend']} "
+                             f"(since {o.since}; {o.source})", fix=fix))
+    return out
+
+
+def _hccl_timeout_checks(env: dict[str, tuple[str, str]]) -> list[Check]:
+    """HCCL_EXEC_TIMEOUT is a number, and within the cap of AIV mode."""
+    mode = env.get("HCCL_OP_EXPANSION_MODE", ("", ""))[0].strip().upper()
+    timeout = env.get("HCCL_EXEC_TIMEOUT", ("", ""))[0].strip()
+    if not timeout:
+        return []
+    try:
+        value = float(timeout)
+    except ValueError:
+        return [Check("env.hccl_timeout", ERROR, f"HCCL_EXEC_TIMEOUT={timeout!r} is not a number",
+                      fix="set seconds, e.g. 1800")]
+    if mode == "AIV" and (value > matrix.HCCL_AIV_TIMEOUT_CAP or value == 0):
+        return [Check("env.hccl_timeout", WARN,
+                      f"HCCL_EXEC_TIMEOUT={timeout} with HCCL_OP_EXPANSION_MODE=AIV is capped at "
+                      f"{matrix.HCCL_AIV_TIMEOUT_CAP} s",
+                      fix=f"set HCCL_EXEC_TIMEOUT<={matrix.HCCL_AIV_TIMEOUT_CAP}, or drop AIV mode if you need "
+                      "a longer timeout")]
+    return [Check("env.hccl_timeout", OK, f"HCCL_EXEC_TIMEOUT={timeout}" + (f" (mode {mode})" if mode else ""))]
+
+
+def _runtime_var_checks(env: dict[str, tuple[str, str]], preset: Any, npu: bool) -> list[Check]:
+    """Allocator settings set twice; TASK_QUEUE_ENABLE against the rollout's eager/graph mode."""
+    out: list[Check] = []
+    if "PYTORCH_NPU_ALLOC_CONF" in env and "PYTORCH_ALLOC_CONF" in env:
+        a, b = env["PYTORCH_NPU_ALLOC_CONF"][0], env["PYTORCH_ALLOC_CONF"][0]
+        out.append(Check("env.alloc_conf", WARN if a != b else OK,
+                         f"PYTORCH_NPU_ALLOC_CONF={a!r} and PYTORCH_ALLOC_CONF={b!r} both set",
+                         fix="keep one (torch_npu reads PYTORCH_NPU_ALLOC_CONF)" if a != b else ""))
+    if preset is not None and npu and "TASK_QUEUE_ENABLE" in env:
+        eager = bool(preset_attr(preset, "rollout", "enforce_eager", False))
+        want = matrix.TASK_QUEUE_EAGER if eager else matrix.TASK_QUEUE_GRAPH
+        have = env["TASK_QUEUE_ENABLE"][0].strip()
+        out.append(Check("env.task_queue", OK if have == want else WARN,
+                         f"TASK_QUEUE_ENABLE={have} with {'eager' if eager else 'graph'} mode rollout",
+                         fix="" if have == want else f"set TASK_QUEUE_ENABLE={want} for "
+                         f"{'eager' if eager else 'graph (ACL graph)'} mode"))
+    return out
+
+
+def _preload_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
+    """LD_PRELOAD entries exist; jemalloc found where the preset asks for it."""
+    out: list[Check] = []
+    preload = facts.get("ld_preload") or []
+    missing = [p["path"] for p in preload if p.get("exists") is False]
+    if preload:
+        out.append(Check("env.ld_preload", ERROR if missing else OK,
+                         f"LD_PRELOAD entries missing: {', '.join(missing)}" if missing
+                         else f"LD_PRELOAD={':'.join(p['path'] for p in preload)}",
+                         fix="fix or unset LD_PRELOAD (apt install libjemalloc2 for jemalloc)" if missing else ""))
+    if preset is not None and preset_attr(preset, "env", "jemalloc", False):
+        found = facts.get("jemalloc")
+        out.append(Check("env.jemalloc", OK if found else WARN,
+                         f"jemalloc at {found}" if found else "preset wants jemalloc; libjemalloc not found",
+                         fix="" if found else "apt install libjemalloc2 (or yum install jemalloc); "
+                         "`gspo env exports` skips it until then"))
+    return out
+
+
+def _ifname_checks(env: dict[str, tuple[str, str]], facts: dict[str, Any]) -> list[Check]:
+    """Socket interface variables name interfaces this host has."""
+    out: list[Check] = []
+    ifaces = set(facts.get("interfaces") or [])
+    for name in ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
+        if name not in env or not ifaces:
+            continue
+        value = env[name][0].strip()
+        bad = _bad_ifnames(name, value, ifaces)
+        out.append(Check(f"env.ifname.{name}", ERROR if bad else OK,
+                         f"{name}={value}: no interface {', '.join(bad)} here (have {', '.join(sorted(ifaces))})"
+                         if bad else f"{name}={value}",
+                         fix="regenerate with `gspo env exports --head HEAD_IP` on this host" if bad else ""))
+    return out
+
+
+def _bad_ifnames(var: str, value: str, ifaces: set[str]) -> list[str]:
+    """Names that match nothing. HCCL/NCCL: `^=` excludes (not checked), `=` exact, else a prefix."""
+    if value.startswith("^"):
+        return []
+    exact = value.startswith("=") or var in ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
+    names = [n.strip() for n in value.lstrip("=").split(",") if n.strip()]
+    if exact:
+        return [n for n in names if n not in ifaces]
+    return [n for n in names if not any(i.startswith(n) for i in ifaces)]
