@@ -45,14 +45,22 @@ def ray_head(tmp_path_factory):
             os.environ.pop("GSPO_HOME", None)
         else:
             os.environ["GSPO_HOME"] = old
-    saved_auth = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
-    os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=record.token_file)
+    from gspo_cli.jobs import auth
+
+    saved_auth = {k: os.environ.get(k) for k in auth.AUTH_VARS}
+    # Also refreshes Ray's cached auth config when Ray is already imported (verl imports it at collection).
+    auth.use_in_process(auth.TOKEN, record.token_file)
     yield record
     for key, value in saved_auth.items():
         if value is None:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+    if "ray._raylet" in sys.modules:
+        from ray._raylet import AuthenticationTokenLoader, Config
+
+        Config.initialize("")
+        AuthenticationTokenLoader.instance().reset_cache()
     os.environ["GSPO_HOME"] = str(home)
     try:
         local_head.stop()
