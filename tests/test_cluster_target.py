@@ -53,3 +53,36 @@ def test_a_named_address_of_gspos_own_cluster_gets_its_token(gspo_home):
                                             started_at=0.0))
     target = resolve_target("10.0.0.1:6379", start_local=False)
     assert target.dashboard_url == "http://10.0.0.1:8266" and target.token_file == "/shared/ray/auth_token"
+
+
+def test_doctor_fails_a_jobs_api_that_answers_without_a_token():
+    """`ray.auth` asks the jobs API without a token: an answer is an error, a 401 is ok (a real local HTTP server)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from gspo_cli.env.cluster import auth_check
+
+    class Handler(BaseHTTPRequestHandler):
+        status = 200
+
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.send_response(self.status)
+            self.end_headers()
+            self.wfile.write(b"[]" if self.status == 200 else b"Unauthorized: Missing authentication token")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        open_head = auth_check(url)
+        Handler.status = 401
+        closed_head = auth_check(url)
+    finally:
+        server.shutdown()
+    assert open_head.status == "error" and "anyone who reaches that port can run any command" in open_head.message
+    assert "gspo cluster up" in open_head.fix
+    assert closed_head.status == "ok" and "(HTTP 401)" in closed_head.message
+    assert auth_check("http://127.0.0.1:9").status == "skip"  # nothing listens: cannot tell

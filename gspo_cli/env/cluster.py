@@ -95,7 +95,7 @@ def auth_check(dashboard_url: str) -> Check:
         return Check("ray.auth", SKIP, f"could not ask {dashboard_url} without a token: {text}")
     return Check("ray.auth", ERROR, f"the jobs API at {dashboard_url} answered a caller without a token (HTTP "
                                    f"{status}): anyone who reaches that port can run any command on every node",
-                 "restart the cluster with `gspo cluster up` / `gspo cluster join` (token auth by default)")
+                 fix="restart the cluster with `gspo cluster up` / `gspo cluster join` (token auth by default)")
 
 
 def _probe_all(alive: list[dict], marker_name: str, extra: tuple[str, ...], timeout: float
