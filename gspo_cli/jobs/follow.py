@@ -71,7 +71,7 @@ class _Tail:
             self.thread.join(2.0)
 
 
-def _watch(job_client, job_id: str, view, watch) -> Any:
+def _watch(job_client, job_id: str, view, watch, interrupted) -> Any:
     """Tail the log until the job is terminal (by status); report nodes lost meanwhile. Returns the final info."""
     from gspo_cli.console import err
 
@@ -80,13 +80,15 @@ def _watch(job_client, job_id: str, view, watch) -> Any:
     try:
         while True:
             tail.thread.join(POLL_S)
+            if interrupted.is_set():  # Ctrl-C that a library call swallowed: detach all the same
+                raise KeyboardInterrupt
             info = job_client.get_job_info(job_id)
             for node in watch.poll():
                 err.print(f"[red]Ray lost {_describe(node)}[/]", highlight=False)
             if tail.done() or status_name(info) in TERMINAL:
                 return info
     finally:
-        tail.stop(GRACE_S)
+        tail.stop(0.0 if interrupted.is_set() else GRACE_S)
 
 
 def _describe(node: dict[str, Any]) -> str:
@@ -115,10 +117,11 @@ def follow_job(target, job_id: str, *, json_out: bool = False, quiet: bool = Fal
     job_info(job_client, job_id, target)  # unknown id -> clean error before streaming
     view = JobView(title=job_id, quiet=quiet)
     watch = LossWatch(target)
+    interrupted, restore = _catch_ctrl_c()
     try:
         watch.poll(force=True)  # the nodes alive now; later polls report the ones that die
         with view:
-            _watch(job_client, job_id, view, watch)
+            _watch(job_client, job_id, view, watch, interrupted)
             view.flush()
             info = _wait_terminal(job_client, job_id)
     except KeyboardInterrupt:
@@ -127,8 +130,51 @@ def follow_job(target, job_id: str, *, json_out: bool = False, quiet: bool = Fal
             f"  reattach: gspo jobs logs {job_id} --follow\n"
             f"  stop:     gspo jobs stop {job_id}"
         )
+        _exit_soon(130)
         return 130
+    finally:
+        restore()
     return _finish(info, job_id, view, job_client, watch, json_out=json_out)
+
+
+def _catch_ctrl_c():
+    """A flag that Ctrl-C sets (besides raising KeyboardInterrupt as usual), so the watch loop detaches even when
+    a Ray or HTTP call caught the KeyboardInterrupt it raised."""
+    import signal
+    import threading
+
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        return interrupted, lambda: None
+
+    def on_sigint(signum, frame):
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    return interrupted, lambda: signal.signal(signal.SIGINT, previous) if previous is not None else None
+
+
+def _exit_soon(code: int, after_s: float = 5.0) -> None:
+    """After a detach the gspo process must end: if a library thread (the log stream, gRPC) holds interpreter
+    shutdown past `after_s`, leave without it. The job itself is not touched. Only in the gspo CLI process (an
+    in-process caller, e.g. a test runner, keeps its own life)."""
+    import os
+    import sys
+    import threading
+    from pathlib import Path
+
+    if Path(sys.argv[0]).name != "gspo" and not sys.argv[0].endswith(os.path.join("gspo_cli", "__main__.py")):
+        return
+
+    def leave() -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+    timer = threading.Timer(after_s, leave)
+    timer.daemon = True
+    timer.start()
 
 
 def _lost_during(watch, info) -> list[dict[str, Any]]:
