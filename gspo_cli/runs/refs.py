@@ -112,7 +112,7 @@ def checkpoint_ref(path: Path, ref: str) -> ModelRef:
 
     step = _step_of(path)
     run = path.parent.parent if step is not None and path.parent.name == "checkpoints" else None
-    if is_verl_checkpoint(path) or (path / "actor").is_dir():  # verl's layout; export checks the shards
+    if is_verl_checkpoint(path):
         return ModelRef(path, run, step, kind="verl")
     check_hf_folder(path, ref)
     return ModelRef(path, run, step)

@@ -109,7 +109,10 @@ def test_export_picks_the_newest_step_verl_finished_saving(gspo_home):
 
     ckpt = gspo_home / "runs" / "r" / "checkpoints"
     for step in (2, 4, 6):
-        (ckpt / f"global_step_{step}" / "actor").mkdir(parents=True)
+        actor = ckpt / f"global_step_{step}" / "actor"
+        actor.mkdir(parents=True)
+        # verl's FSDPCheckpointManager writes this beside the shards; it is what marks verl's layout
+        (actor / "fsdp_config.json").write_text('{"FSDP_version": 2, "world_size": 2}')
     (ckpt / "latest_checkpointed_iteration.txt").write_text("4")  # the save of step 6 never finished
     assert resolve("r", None) == (ckpt / "global_step_4", 4)
     assert resolve("latest", None) == (ckpt / "global_step_4", 4)
