@@ -154,19 +154,13 @@ def _gspo(row: Row) -> Result:
 
 
 def _verl(row: Row) -> Result:
-    from verl.utils.reward_score import default_compute_score
+    from gspo_cli.rewards.choice import verl_compute_score  # the reward a `reward.verifier: verl` run trains with
 
     try:
-        res = default_compute_score(row.data_source, row.response, row.ground_truth)
+        res = verl_compute_score(row.data_source, row.response, row.ground_truth)
     except Exception as e:  # noqa: BLE001 - e.g. NotImplementedError for a data_source verl does not know
         return Result(False, None, "error", f"{type(e).__name__}: {e}"[:200])
-    if isinstance(res, dict):
-        acc = bool(res["acc"]) if "acc" in res else float(res.get("score", 0)) > 0
-        pred = res.get("pred")
-        if pred is None:
-            return Result(acc, None)
-        return Result(acc, "" if str(pred) == "[INVALID]" else str(pred))  # math_dapo's "found nothing"
-    return Result(float(res) > 0, None)
+    return Result(res["acc"], res["pred"])
 
 
 def _math_verify(row: Row) -> Result:
