@@ -12,7 +12,7 @@ TORCH_INDEX ?=
 TORCH_INDEX_ARGS := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: install test lint demo bench clean
+.PHONY: install test test-fast lint demo bench clean
 
 install: $(STAMP)
 
@@ -29,8 +29,16 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
+# Progress a person can read: one line per test file with its [done/total] count (not a screen of bare dots).
+PYTEST := $(VENV)/bin/pytest -p no:cacheprovider -o console_output_style=count
+# The unit tier: no Ray head, no multi-minute runs (markers in pyproject.toml; README "Two commands" gives times).
+FAST := -m "not slow and not ray and not multinode"
+
 test: install
-	$(VENV)/bin/pytest -q
+	$(PYTEST)
+
+test-fast: install
+	$(PYTEST) $(FAST)
 
 lint: install
 	$(VENV)/bin/ruff check gspo_cli tests benchmarks
