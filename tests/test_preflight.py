@@ -139,14 +139,26 @@ def test_rollout_kv_cache_per_token():
     mem = preflight.estimate_memory(preset, QWEN3_TABLE["32b"], 64 * preflight.GiB)
     # KV cache: 2 (K,V) x 64 layers x 8/4 KV heads per rank x 128 x 2 B per token
     assert mem["kv_bytes_per_token"] == 2 * 64 * 2 * 128 * 2
-    assert mem["peak_phase"] == "rollout" and set(mem["phases"]) == {"rollout", "old_log_prob", "update"}
+    assert mem["peak_phase"] == "rollout" and set(mem["phases"]) == {"rollout", "update_weights", "old_log_prob", "update"}
+
+
+def test_host_memory_over_the_nodes_ram_is_refused():
+    host = fired(report(["cluster.host_memory_gib=256"]), "host memory")
+    assert host.status == "error" and "305.1 GiB" in host.message and "of 256 GiB per node" in host.message
+    assert "tensor_parallel_size" in host.fix
+    assert fired(report(["cluster.host_memory_gib=1536"]), "host memory").status == "ok"
+    # TP 8 halves the sleeping vLLM copies: 16 x 2P/8 + AdamW = 183.1 GiB
+    assert "183.1 GiB" in fired(report(["rollout.tensor_parallel_size=8"]), "host memory").message
 
 
 def test_reference_dry_run_states_phases_and_run_length():
     rep = report([], data=DataFacts(train_rows=17373, val_rows=30, train_rows_in=1791700))
     actor = fired(rep, "actor memory")
-    assert actor.status == "ok" and actor.message.startswith("largest phase rollout: ~48.8 GiB per device of 64.0 GiB")
-    assert "update 18.2 GiB" in actor.message and "old_log_prob 8.4 GiB" in actor.message
+    assert actor.status == "ok" and actor.message.startswith("largest phase rollout: ~44.8 GiB per device of 64.0 GiB")
+    assert "update 16.3 GiB" in actor.message and "old_log_prob 8.9 GiB" in actor.message
+    assert "update_weights 22.2 GiB" in actor.message
+    host = fired(rep, "host memory")  # the preset does not state the nodes' RAM: reported, not judged
+    assert host.status == "info" and "host per node: old_log_prob 305.1 GiB" in host.message
     length = fired(rep, "run length")
     assert "670 steps x 256 prompts x n 16" in length.message and "sampled ~158 times" in length.message  # drop_last: 670 x 256 of 17,373
     assert "6,998 steps per epoch, 69,980 steps" in length.message

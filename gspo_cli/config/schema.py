@@ -30,6 +30,9 @@ class ClusterSection(Section):
     device: Literal["npu", "cuda", "cpu", "auto"] = "auto"
     # Hardware profile for memory estimates and doctor checks (a3, a2-910b, h100, h200, cpu); None = unknown.
     profile: str | None = None
+    # Host RAM of one node in GiB: preflight refuses a layout whose offloaded state and sleeping vLLM weights need
+    # more (gspo env doctor --preset prints each node's). None = unknown: host memory is reported, not checked.
+    host_memory_gib: PositiveFloat | None = None
     # Ray address; None = RAY_ADDRESS, else the embedded local head on 127.0.0.1.
     address: str | None = None
     # The python that runs job entrypoints on the cluster (the embedded local head uses this interpreter).

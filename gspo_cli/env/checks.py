@@ -315,6 +315,26 @@ def nofile_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
                   fix=limits_fix(want))]
 
 
+def memory_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
+    """This node's RAM against the preset's `cluster.host_memory_gib`, which preflight judges the layout by."""
+    mem = facts.get("memory") or {}
+    have = mem.get("total_gib")
+    if have is None:
+        return [Check("node.memory", SKIP, mem.get("error", "not probed"))] if mem and preset is not None else []
+    said = preset_attr(preset, "cluster", "host_memory_gib")
+    if preset is None:
+        return [Check("node.memory", OK, f"{have:g} GiB RAM")]
+    if said is None:
+        return [Check("node.memory", WARN, f"{have:g} GiB RAM; the preset does not say its nodes' RAM, so preflight "
+                      "cannot check host memory (offloaded state, vLLM weights asleep at level 1)",
+                      ["cluster.host_memory_gib"], f"set cluster.host_memory_gib: {have:g} (the smallest node's)")]
+    if have + 0.5 < said:
+        return [Check("node.memory", ERROR, f"{have:g} GiB RAM, but the preset says {said:g} GiB per node: preflight "
+                      "judged the layout against more memory than this node has", ["cluster.host_memory_gib"],
+                      f"set cluster.host_memory_gib: {have:g} and rerun gspo train --dry-run")]
+    return [Check("node.memory", OK, f"{have:g} GiB RAM, preset says {said:g} GiB per node")]
+
+
 def local_checks(facts: dict[str, Any], preset: Any = None) -> list[Check]:
     """Every check that needs only this host's facts (and the preset)."""
     from gspo_cli.env.var_checks import env_checks  # it builds on this module's helpers
@@ -323,7 +343,7 @@ def local_checks(facts: dict[str, Any], preset: Any = None) -> list[Check]:
     checks = [
         *cann_checks(facts, npu), *driver_checks(facts, npu), *npu_checks(facts, preset, npu),
         *stack_checks(facts, preset, npu), *env_checks(facts, preset, npu), *home_checks(facts, preset),
-        *nofile_checks(facts, preset),
+        *nofile_checks(facts, preset), *memory_checks(facts, preset),
     ]
     return checks
 

@@ -354,6 +354,19 @@ def probe_python(host: Host, python: str | None = None, timeouts: dict[str, floa
 # ------------------------------------------------------------------ everything
 
 
+def probe_memory(host: Host) -> dict[str, Any]:
+    """This node's RAM (`MemTotal` of /proc/meminfo) in GiB; the host-memory verdict of preflight needs it."""
+    path = host.path("/proc/meminfo")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return {"total_gib": None, "error": f"cannot read {host.unroot(path)}: {exc.strerror or exc}"}
+    m = re.search(r"^MemTotal:\s+(\d+) kB", text, re.MULTILINE)
+    if not m:
+        return {"total_gib": None, "error": f"no MemTotal line in {host.unroot(path)}"}
+    return {"total_gib": round(int(m.group(1)) / 1024**2, 1)}
+
+
 def collect_facts(host: Host | None = None, *, python: str | None = None, with_python: bool = True,
                   extra_env: tuple[str, ...] = ()) -> dict[str, Any]:
     """All probes for one host, the slow ones (subprocesses) in parallel."""
@@ -381,6 +394,7 @@ def collect_facts(host: Host | None = None, *, python: str | None = None, with_p
         "ld_preload": probe_preload(host),
         "gspo_home": probe_gspo_home(host),
         "nofile": probe_nofile(host),
+        "memory": probe_memory(host),
         "env": env_snapshot(host.env, extra_env),
         "seconds": round(time.monotonic() - start, 3),
     }

@@ -54,6 +54,7 @@ def make_host(
     env: dict[str, str] | None = None,
     home_fs: str = "nfs4",
     nofile: tuple[str, str] = ("65536", "65536"),  # soft, hard open-files limit in /proc/self/limits
+    mem_total_kb: int | None = 1_610_612_736,  # /proc/meminfo MemTotal (1,536 GiB); None = no meminfo file
 ) -> Host:
     root = tmp / "root"
     bin_dir = tmp / "bin"
@@ -87,6 +88,8 @@ def make_host(
     (root / "proc/self").mkdir(parents=True, exist_ok=True)
     (root / "proc/self/limits").write_text("Limit                     Soft Limit           Hard Limit           Units\n"
                                            f"Max open files            {nofile[0]:<20} {nofile[1]:<20} files\n")
+    if mem_total_kb is not None:
+        (root / "proc/meminfo").write_text(f"MemTotal:       {mem_total_kb} kB\nMemFree:        1048576 kB\n")
     (root / "proc/mounts").write_text(f"/dev/sda1 / ext4 rw 0 0\nfiler:/share /mnt/share {home_fs} rw 0 0\n")
     (root / "mnt/share/gspo").mkdir(parents=True)
     if jemalloc:

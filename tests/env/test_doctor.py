@@ -16,6 +16,7 @@ def run(host, preset):
 
 
 def clean_preset(**sets):
+    sets.setdefault("cluster.host_memory_gib", 1536)
     p = load_preset("qwen3-32b", [f"{k}={v}" for k, v in sets.items()])
     p.env.vars = dict(CLEAN_VARS)
     return p
@@ -27,6 +28,7 @@ CLEAN_A3 = {
     "ray.npu_detect": "ok", "python.version": "ok", "stack.verl": "ok", "stack.torch_npu": "ok",
     "stack.matrix": "ok", "env.task_queue": "ok", "env.ld_preload": "ok", "env.jemalloc": "ok",
     "env.ifname.HCCL_SOCKET_IFNAME": "ok", "env.hccl_timeout": "ok", "gspo.home": "ok", "node.nofile": "ok",
+    "node.memory": "ok",
 }
 
 
@@ -295,3 +297,15 @@ def test_low_open_files_limit_fails_with_the_fix(host_factory):
     assert "hard limit 4096 is below 32768" in row.message and "limits.conf" in row.fix
     host = host_factory(stack=STACK_023, nofile=("unlimited", "unlimited"))
     assert run(host, clean_preset())[2]["node.nofile"] == "ok"
+
+
+def test_node_memory_against_the_presets_host_memory(host_factory):
+    """Preflight judges host memory by cluster.host_memory_gib; doctor checks that this node has that much."""
+    host = host_factory(stack=STACK_023, mem_total_kb=1_056_964_608)  # 1,008 GiB
+    row = {c.name: c for c in run(host, clean_preset())[1]}["node.memory"]
+    assert row.status == "error" and "1008 GiB RAM, but the preset says 1536 GiB" in row.message
+    assert row.fix == "set cluster.host_memory_gib: 1008 and rerun gspo train --dry-run"
+    unset = {c.name: c for c in run(host, clean_preset(**{"cluster.host_memory_gib": "null"}))[1]}["node.memory"]
+    assert unset.status == "warn" and unset.fix.startswith("set cluster.host_memory_gib: 1008")
+    gone = host_factory(stack=STACK_023, mem_total_kb=None)
+    assert {c.name: c.status for c in run(gone, clean_preset())[1]}["node.memory"] == "skip"

@@ -1,29 +1,41 @@
-"""Per-device memory of one verl 0.9.1 GSPO step, phase by phase, the way verl places things.
+"""Device and host memory of one verl 0.9.1 GSPO step, phase by phase, the way verl places things.
 
-verl colocates the FSDP actor and the vLLM rollout on every device and runs a step in three phases:
+Every term cites the verl 0.9.1 line that puts it there (paths under `verl/`). verl colocates the FSDP2 actor and
+the vLLM rollout on every device; one step runs four phases:
 
-1. `rollout`: vLLM generates. It claims `gpu_memory_utilization x device` (weights / TP, KV cache, its own
-   activations). Weight sync streams the actor's shards through one bucket of `update_weights_bucket_megabytes`.
-   The actor's state stays where offload left it: on the host with `param_offload` / `optimizer_offload`,
-   otherwise resident (fp32 params 4 B and AdamW 8 B per parameter / world; gradients are freed, because the
-   train context's exit calls `optimizer.zero_grad()`, which sets them to None).
-2. `old_log_prob`: the actor's forward pass over the rollout. verl's eval context loads only the parameters
-   (`BaseEngineCtx._context_switch`: `model=param_offload, optimizer=False, grad=False`,
-   verl/workers/engine/base.py). vLLM sleeps (`free_cache_engine`, vllm_async_server.sleep) and frees its memory.
-3. `update`: the train context loads parameters, gradients and AdamW state onto the device for the phase
-   (`model=param_offload, optimizer=optimizer_offload, grad=param_offload`), so all 16 B per parameter / world
-   are on the device during the update whatever the offload flags: offload means "on the host between phases,
-   on the device during its phase".
+1. `rollout`: vLLM generates. It claims `gpu_memory_utilization x device` (weights / TP, KV cache, activations).
+   The actor's state is where offload left it: on the host with `param_offload` / `optimizer_offload`, else on the
+   device (fp32 params 4 B and AdamW 8 B per parameter / world). Gradients are gone: the train context's exit
+   calls `optimizer.zero_grad()` (workers/engine/fsdp/transformer_impl.py:1138), which frees them.
+2. `update_weights`: the sync from the actor into vLLM (workers/engine_workers.py:768-823): vLLM's weights are
+   resumed first (the KV cache stays released until step 4 of that function), FSDP2 hands over one full tensor at
+   a time (`param.to(device).full_tensor()`, fp32, transformer_impl.py:1030; no whole-model staging for FSDP2,
+   :989), and they travel through one bucket of `update_weights_bucket_megabytes` on the device when the platform
+   supports IPC (workers/rollout/vllm_rollout/bucketed_weight_transfer.py:183; else host shared memory, :191).
+   The bucket exists only here, not while vLLM generates.
+3. `old_log_prob`: the actor's forward pass. The eval context loads only the parameters
+   (workers/engine/base.py:321), vLLM sleeps and frees its device memory; entropy is always computed here
+   (`calculate_entropy=True`, trainer/ppo/ray_trainer.py:1300).
+4. `update`: the train context loads parameters, gradients and AdamW onto the device
+   (workers/engine/base.py:323-327), so all 16 B per parameter / world are there whatever the offload flags.
+   Entropy is computed only with `entropy_coeff != 0` or `calculate_entropy` (ray_trainer.py:1336,
+   trainer/ppo/v1/trainer_base.py:1831; transformer_impl.py:1397).
 
-Per micro-batch, both actor phases also hold: the bf16 all-gather of one FSDP unit (two with forward prefetch;
-the update also holds its unsharded gradient), one decoder layer's working activations, and the full-vocab bf16
-logits of the micro-batch's tokens on this rank (verl's `_forward_micro_batch` materialises `output.logits`
-before `entropy_from_logits_with_chunking` walks it in fp32 chunks of 2048 rows), plus the fp32 entropy chunk.
-The update also keeps the checkpointed layer inputs and the logits' gradient.
+Per micro-batch, both actor phases hold one gathered FSDP unit and, with forward prefetch, the next
+(utils/fsdp_utils.py:605-613). FSDP2 wraps every decoder layer and, when embeddings are untied, `embed_tokens` and
+`lm_head` as units of their own (`_select_fsdp2_wrap_targets`, fsdp_utils.py:558-569); tied embeddings live in the
+root unit, which is never resharded after forward (fsdp_utils.py:600). Either way a vocab x hidden unit is the
+largest, and its backward holds the bf16 gathered weight plus the fp32 gradient FSDP reduces
+(`reduce_dtype` fp32 by default, transformer_impl.py:394/455). Then one decoder layer's working activations, the
+micro-batch's full-vocab bf16 logits (`_forward_micro_batch` materialises them) and, when entropy is computed, the
+fp32 entropy chunk of 2048 rows. The update also keeps the checkpointed layer inputs and the logits' gradient.
 
-Tokens per rank and micro-batch: `ppo_max_token_len_per_gpu` (update) / `log_prob_max_token_len_per_gpu`
-(old_log_prob) with dynamic batch size (verl packs `max_token_len x SP` tokens and splits them over the Ulysses
-group), else micro-batch x ceil(seq / SP). Estimates, not a profiler: they catch a config that cannot fit.
+Host memory per node: offloaded fp32 params and AdamW between the phases that use them, and vLLM's weights while
+it sleeps at level 1, which keeps them in host RAM: verl uses level 1 on Ascend (third_party/vllm/__init__.py:41-43,
+vllm_async_server.py:1303) and level 2 (weights discarded) on CUDA with vLLM >= 0.18 (__init__.py:46-48).
+
+Tokens per rank and micro-batch: `ppo_max_token_len_per_device` (update) / `log_prob_max_token_len_per_device`
+(old_log_prob) with dynamic batch size, else micro-batch x ceil(seq / SP). Estimates, not a profiler.
 """
 
 from __future__ import annotations
@@ -33,7 +45,7 @@ from typing import Any
 
 from gspo_cli.engines.verl.model_facts import GiB, MiB, ModelFacts
 
-PHASES = ("rollout", "old_log_prob", "update")
+PHASES = ("rollout", "update_weights", "old_log_prob", "update")
 ENTROPY_CHUNK = 2048  # verl's entropy_from_logits_chunk_size default
 RUNTIME_RESERVE = 1 * GiB  # what vLLM's budget leaves for its activations and graphs before the KV cache
 
@@ -43,10 +55,15 @@ class Phase:
     name: str
     parts: dict[str, int]
     where: str  # one line: what is on the device in this phase and why
+    host_parts: dict[str, int] = field(default_factory=dict)  # per node
 
     @property
     def total(self) -> int:
         return sum(self.parts.values())
+
+    @property
+    def host_total(self) -> int:
+        return sum(self.host_parts.values())
 
 
 @dataclass
@@ -54,27 +71,39 @@ class MemoryEstimate:
     params: int
     world: int
     phases: dict[str, Phase]
-    host_offload_bytes_per_node: int
     rollout: dict[str, Any] = field(default_factory=dict)  # vLLM: weights / TP, KV cache figures
     device_bytes: int | None = None
+    sleep_level: int = 2
 
     @property
     def peak(self) -> Phase:
-        """The largest phase (the first of equals in step order)."""
+        """The largest phase on the device (the first of equals in step order)."""
         return max(self.phases.values(), key=lambda p: p.total)
+
+    @property
+    def host_peak(self) -> Phase:
+        """The phase with the most host memory per node."""
+        return max(self.phases.values(), key=lambda p: p.host_total)
+
+    @property
+    def host_offload_bytes_per_node(self) -> int:
+        return self.host_peak.host_total
 
     def to_json(self) -> dict[str, Any]:
         update = self.phases["update"]
         return {
             "params": self.params,
-            "phases": {n: {"total_bytes": p.total, "parts": dict(p.parts), "where": p.where}
+            "phases": {n: {"total_bytes": p.total, "parts": dict(p.parts), "where": p.where,
+                           "host_bytes_per_node": p.host_total, "host_parts": dict(p.host_parts)}
                        for n, p in self.phases.items()},
             "peak_phase": self.peak.name,
             "peak_bytes": self.peak.total,
             # Kept for scripts that read the single actor figure: the update phase, the actor's largest.
             "actor_total_bytes": update.total,
             "actor_bytes": dict(update.parts),
+            "host_peak_phase": self.host_peak.name,
             "host_offload_bytes_per_node": self.host_offload_bytes_per_node,
+            "vllm_sleep_level": self.sleep_level,
             "device_bytes": self.device_bytes,
             **self.rollout,
         }
@@ -92,25 +121,35 @@ def micro_tokens(preset, phase: str) -> int:
     return (a.ppo_micro_batch_size_per_device or 1) * -(-seq // sp)
 
 
-def _per_micro_batch(preset, m: ModelFacts, tokens: int, *, backward: bool) -> dict[str, int]:
+def vllm_sleep_level(preset) -> int:
+    """1 on Ascend (weights kept in host RAM while vLLM sleeps), 2 elsewhere (third_party/vllm/__init__.py:41-48)."""
+    return 1 if preset.cluster.device == "npu" or (preset.cluster.profile or "").startswith(("a2", "a3")) else 2
+
+
+def _entropy_bytes(preset, m: ModelFacts, tokens: int) -> int:
+    if preset.actor.entropy_from_logits_with_chunking:
+        return 3 * min(tokens, ENTROPY_CHUNK) * m.vocab_size * 4  # fp32 chunk, its softmax, their product
+    return 2 * tokens * m.vocab_size * 2  # softmax and product over the whole bf16 tensor
+
+
+def _per_micro_batch(preset, m: ModelFacts, tokens: int, *, backward: bool, entropy: bool) -> dict[str, int]:
     """What one micro-batch adds on top of the sharded state (bytes)."""
     a = preset.actor
-    gathered = 2 * m.layer_params * (2 if a.forward_prefetch else 1)
+    vocab_unit = m.vocab_size * m.hidden_size  # lm_head / embed_tokens unit, or the tied root unit
+    unit = max(vocab_unit, m.layer_params)
     kv_width = 2 * m.num_key_value_heads * m.head_dim
-    working = tokens * (2 * m.hidden_size + kv_width + 3 * m.intermediate_size) * 2
     logits = tokens * m.vocab_size * 2
-    if a.entropy_from_logits_with_chunking:
-        entropy = 3 * min(tokens, ENTROPY_CHUNK) * m.vocab_size * 4  # fp32 chunk, its softmax, their product
-    else:
-        entropy = 2 * tokens * m.vocab_size * 2  # softmax and product over the whole bf16 tensor
-    parts = {"gathered_layers_bf16": gathered, "layer_activations": working, "logits_bf16": logits,
-             "entropy_fp32": entropy}
+    parts = {"gathered_unit_bf16": 2 * unit,
+             "prefetched_layer_bf16": 2 * m.layer_params if a.forward_prefetch else 0,
+             "layer_activations": tokens * (2 * m.hidden_size + kv_width + 3 * m.intermediate_size) * 2,
+             "logits_bf16": logits,
+             "entropy_fp32": _entropy_bytes(preset, m, tokens) if entropy else 0}
     if backward:
         per_token_layer = m.hidden_size * 2 * (1 if preset.model.enable_gradient_checkpointing else 16)
-        parts["gathered_grads_bf16"] = gathered
+        parts["unit_grad_fp32_reduce"] = 4 * unit
         parts["checkpointed_activations"] = tokens * per_token_layer * m.num_hidden_layers
         parts["logits_grad_bf16"] = logits
-    return parts
+    return {k: v for k, v in parts.items() if v}
 
 
 def _rollout_figures(preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
@@ -127,32 +166,52 @@ def _rollout_figures(preset, m: ModelFacts, device_bytes: int | None) -> dict[st
     return out
 
 
+def _host_parts(preset, offloaded: dict[str, int], vllm_weights: int, sleeping: bool, level: int) -> dict[str, int]:
+    """Host memory per node: this phase's offloaded actor state, and vLLM's weights if asleep at level 1."""
+    ranks = preset.cluster.devices_per_node
+    parts = {k: v * ranks for k, v in offloaded.items() if v}
+    if sleeping and level == 1:
+        parts["vllm_weights_asleep_level1"] = vllm_weights * ranks
+    return parts
+
+
 def estimate(preset, m: ModelFacts, device_bytes: int | None) -> MemoryEstimate:
-    """The three phases of one step on one device (see the module docstring for where each figure comes from)."""
+    """The four phases of one step on one device and on the host (see the module docstring for each term)."""
     a, r = preset.actor, preset.rollout
     world = preset.cluster.world_size
     shard = m.params / world
     params, grads, adamw = int(4 * shard), int(4 * shard), int(8 * shard)
     resident = {"params_fp32": 0 if a.param_offload else params, "optimizer_adamw": 0 if a.optimizer_offload else adamw}
-    rollout_parts = {"vllm_budget": int(r.gpu_memory_utilization * device_bytes) if device_bytes else 0,
-                     "weight_sync_bucket": r.update_weights_bucket_megabytes * MiB, **resident}
-    if not device_bytes:  # no device size: the budget is unknown, count the weights vLLM must hold at least
-        rollout_parts["vllm_budget"] = int(2 * m.params / r.tensor_parallel_size)
-    old = {"params_fp32": params, "optimizer_adamw": resident["optimizer_adamw"],
-           **_per_micro_batch(preset, m, micro_tokens(preset, "old_log_prob"), backward=False)}
-    update = {"params_fp32": params, "grads_fp32": grads, "optimizer_adamw": adamw,
-              **_per_micro_batch(preset, m, micro_tokens(preset, "update"), backward=True)}
+    offloaded = {"params_fp32": params if a.param_offload else 0, "optimizer_adamw": adamw if a.optimizer_offload else 0}
+    vllm_weights = int(2 * m.params / r.tensor_parallel_size)
+    level = vllm_sleep_level(preset)
+    budget = int(r.gpu_memory_utilization * device_bytes) if device_bytes else vllm_weights
+    entropy_in_update = preset.algorithm.entropy_coeff != 0
     phases = {
-        "rollout": Phase("rollout", rollout_parts, "vLLM's gpu_memory_utilization share + weight-sync bucket"
-                         + ("" if a.param_offload and a.optimizer_offload else " + actor state not offloaded")),
-        "old_log_prob": Phase("old_log_prob", old, "params loaded for the forward; vLLM asleep"),
-        "update": Phase("update", update, "params, grads and AdamW loaded for the update"
-                        + (" (offloaded between phases)" if a.param_offload or a.optimizer_offload else "")),
+        "rollout": Phase("rollout", {"vllm_budget": budget, **resident},
+                         "vLLM's gpu_memory_utilization share" + ("" if a.param_offload and a.optimizer_offload
+                                                                  else " + actor state not offloaded"),
+                         _host_parts(preset, offloaded, vllm_weights, False, level)),
+        "update_weights": Phase("update_weights", {
+            "vllm_weights": vllm_weights, "weight_sync_bucket": r.update_weights_bucket_megabytes * MiB,
+            "full_tensor_fp32": 4 * m.vocab_size * m.hidden_size, **resident},
+            "vLLM weights resumed, KV cache still released; one full tensor at a time through the bucket",
+            _host_parts(preset, offloaded, vllm_weights, False, level)),
+        "old_log_prob": Phase("old_log_prob", {
+            "params_fp32": params, "optimizer_adamw": resident["optimizer_adamw"],
+            **_per_micro_batch(preset, m, micro_tokens(preset, "old_log_prob"), backward=False, entropy=True)},
+            "params loaded for the forward; vLLM asleep",
+            _host_parts(preset, {"optimizer_adamw": offloaded["optimizer_adamw"]}, vllm_weights, True, level)),
+        "update": Phase("update", {
+            "params_fp32": params, "grads_fp32": grads, "optimizer_adamw": adamw,
+            **_per_micro_batch(preset, m, micro_tokens(preset, "update"), backward=True, entropy=entropy_in_update)},
+            "params, grads and AdamW loaded for the update"
+            + (" (offloaded between phases)" if a.param_offload or a.optimizer_offload else ""),
+            _host_parts(preset, {}, vllm_weights, True, level)),
     }
-    host = (params + grads if a.param_offload else 0) + (adamw if a.optimizer_offload else 0)
     return MemoryEstimate(params=m.params, world=world, phases=phases,
-                          host_offload_bytes_per_node=host * preset.cluster.devices_per_node,
-                          rollout=_rollout_figures(preset, m, device_bytes), device_bytes=device_bytes)
+                          rollout=_rollout_figures(preset, m, device_bytes), device_bytes=device_bytes,
+                          sleep_level=level)
 
 
 def gib(n: float) -> str:
@@ -163,3 +222,10 @@ def phase_line(phase: Phase) -> str:
     """`update 15.2 GiB (params_fp32 2.0, grads_fp32 2.0, ...)`: the parts over 0.05 GiB, largest first."""
     big = sorted(((k, v) for k, v in phase.parts.items() if v >= 0.05 * GiB), key=lambda kv: -kv[1])
     return f"{phase.name} {gib(phase.total)} (" + ", ".join(f"{k} {v / GiB:.1f}" for k, v in big) + ")"
+
+
+def host_line(est: MemoryEstimate) -> str:
+    """`host per node: old_log_prob 305.0 GiB (vllm_weights_asleep_level1 244.1, optimizer_adamw 61.0)`."""
+    p = est.host_peak
+    big = sorted(((k, v) for k, v in p.host_parts.items() if v >= 0.05 * GiB), key=lambda kv: -kv[1])
+    return f"host per node: {p.name} {gib(p.host_total)} (" + ", ".join(f"{k} {v / GiB:.1f}" for k, v in big) + ")"

@@ -263,14 +263,30 @@ def _actor_memory_check(preset, est: memory.MemoryEstimate, profile: DeviceProfi
     dev, peak = profile.memory_bytes, est.peak
     level = "ok" if peak.total <= 0.9 * dev else ("warn" if peak.total <= dev else "error")
     phases = "; ".join(memory.phase_line(p) for p in est.phases.values())
-    host = est.host_offload_bytes_per_node
     return Check("actor memory", level, f"largest phase {peak.name}: ~{memory.gib(peak.total)} per device of "
-                 f"{memory.gib(dev)} ({profile.label}); {phases}"
-                 + (f"; {memory.gib(host)} host memory per node for offload" if host else ""),
+                 f"{memory.gib(dev)} ({profile.label}); {phases}",
                  ["actor.param_offload", "actor.optimizer_offload", "cluster.nnodes", "rollout.gpu_memory_utilization"],
                  None if level == "ok" else "lower rollout.gpu_memory_utilization (rollout phase), raise SP or use "
                  "more devices (update phase: params, grads and AdamW are on the device then even with offload); "
                  "enable actor.param_offload / optimizer_offload (rollout phase)")
+
+
+def _host_memory_check(preset, est: memory.MemoryEstimate) -> Check:
+    """Host RAM per node at its largest phase against `cluster.host_memory_gib` (doctor prints each node's)."""
+    need, node_gib = est.host_offload_bytes_per_node, preset.cluster.host_memory_gib
+    keys = ["cluster.host_memory_gib", "actor.param_offload", "actor.optimizer_offload", "rollout.tensor_parallel_size"]
+    line = memory.host_line(est) + (f"; vLLM sleep level {est.sleep_level}" if need else "")
+    if not need:
+        return Check("host memory", "ok", "nothing offloaded to host RAM", keys)
+    if node_gib is None:
+        return Check("host memory", "info", f"{line}; node RAM unknown: set cluster.host_memory_gib "
+                     "(`gspo env doctor --preset P` checks each node's)", keys)
+    have = node_gib * GiB
+    level = "ok" if need <= 0.9 * have else ("warn" if need <= have else "error")
+    return Check("host memory", level, f"{line} of {node_gib:g} GiB per node", keys,
+                 None if level == "ok" else "turn actor.optimizer_offload / param_offload off where the device has "
+                 "room, raise rollout.tensor_parallel_size (fewer vLLM weight copies asleep in host RAM), or use "
+                 "nodes with more RAM")
 
 
 def _rollout_memory_checks(preset, est: memory.MemoryEstimate, dev: int) -> list[Check]:
@@ -306,8 +322,8 @@ def _memory_checks(preset, model: ModelFacts) -> tuple[list[Check], dict[str, An
                       f"{', '.join(DEVICE_PROFILES)}: memory checked only as estimates", ["cluster.profile"],
                       "set cluster.profile"),
                 Check("actor memory", "info", f"largest actor phase {est.peak.name} ~{memory.gib(est.peak.total)} "
-                      "per device", ["actor.param_offload"])], {"memory": est.to_json()}
-    checks = [_actor_memory_check(preset, est, profile)]
+                      "per device", ["actor.param_offload"]), _host_memory_check(preset, est)], {"memory": est.to_json()}
+    checks = [_actor_memory_check(preset, est, profile), _host_memory_check(preset, est)]
     if preset.rollout.name == "vllm":
         checks += _rollout_memory_checks(preset, est, profile.memory_bytes)
     return checks, {"memory": est.to_json()}
