@@ -188,6 +188,11 @@ def show(run: Path) -> dict[str, Any]:
 
 
 def remove(run: Path) -> None:
+    """Delete a run folder; `run` must come from `names.existing_run` (inside runs/, with a run's marker)."""
+    from gspo_cli.runs.names import is_run
+
+    if run.is_symlink() or not is_run(run):  # a second check: never remove a folder that is not a run
+        raise ConfigError(f"{run} is not a run folder; nothing removed", "gspo runs list shows the runs")
     status = status_of(run, 0, None)["status"]
     if status == "running":
         raise ConfigError(f"run {run.name} is running (its job, pid {state.read(run).get('pid')}, is alive)",

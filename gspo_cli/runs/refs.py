@@ -54,17 +54,12 @@ def run_names(preset=None) -> list[str]:
 
 
 def resolve_run(ref: str, preset=None) -> Path:
-    """A run folder from a path, `latest`, or a run name under the runs dir."""
-    path = Path(ref).expanduser()
-    if path.is_dir():
-        return path
+    """A run folder from `latest`, a run name, or a path inside the runs dir (the rule in `runs/names.py`)."""
+    from gspo_cli.runs import names
+
     if ref == "latest":
         return layout.latest_run(preset)
-    run = layout.run_dir(ref, preset)
-    if not run.is_dir():
-        raise ConfigError(f"no run {ref!r} (looked for a folder and in {layout.runs_dir(preset)})",
-                          _runs_hint(preset))
-    return run
+    return names.existing_run(ref, preset)
 
 
 def _runs_hint(preset=None) -> str:
@@ -156,6 +151,16 @@ def _split_ref(ref: str) -> tuple[str, str]:
     return head, tail
 
 
+def _is_run_name(text: str) -> bool:
+    from gspo_cli.runs import names
+
+    try:
+        names.check_name(text)
+    except ConfigError:
+        return False
+    return True
+
+
 def resolve_models(ref: str, preset=None) -> list[ModelRef]:
     """Every model a `--model` reference names (several for RUN:all and step lists), checked cheaply."""
     ref = ref.strip()
@@ -173,7 +178,7 @@ def resolve_models(ref: str, preset=None) -> list[ModelRef]:
         run = path
     elif head == "latest":
         run = layout.latest_run(preset)
-    elif layout.run_dir(head, preset).is_dir() and "/" not in head:
+    elif _is_run_name(head) and layout.run_dir(head, preset).is_dir():
         run = layout.run_dir(head, preset)
     elif not spec and HUB_ID.match(head) and not head.startswith((".", "~")):
         return [ModelRef(Path(head), None, None, kind="hub")]

@@ -10,15 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from gspo_cli.errors import ConfigError, DataError
+from gspo_cli.runs.names import run_dir_for
 
 JOB_COMMAND = "train"
 
 
 def run_name_for(req) -> str:
-    name = req.run_name or req.preset.trainer.experiment_name or req.preset.name
-    if not name or "/" in name or name.startswith("."):
-        raise ConfigError(f"bad run name {name!r}", "a run name is a plain folder name, e.g. tiny-try2")
-    return name
+    from gspo_cli.runs.names import check_name
+
+    return check_name(req.run_name or req.preset.trainer.experiment_name or req.preset.name)
 
 
 def prepare_run(req) -> Path:
@@ -39,7 +39,7 @@ def prepare_run(req) -> Path:
         raise DataError(f"prepared data missing: {', '.join(missing)}",
                         f"run: gspo prepare-data --preset {req.preset_ref}")
     _check_manifests(preset)
-    run_dir = layout.run_dir(run_name_for(req), preset).resolve()
+    run_dir = run_dir_for(run_name_for(req), preset).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     data = _absolute_paths(to_jsonable(preset))
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(data, sort_keys=False))
@@ -97,7 +97,7 @@ def _already_complete(req) -> bool:
     from gspo_cli.console import err
 
     t = req.preset.trainer
-    run_dir = layout.run_dir(run_name_for(req), req.preset)
+    run_dir = run_dir_for(run_name_for(req), req.preset)
     steps = layout.list_steps(run_dir)
     if t.resume_mode == "disable" or not t.total_training_steps or not steps or steps[-1] < t.total_training_steps:
         return False

@@ -77,15 +77,15 @@ class Plan:
         }
 
 
-def _resolve_resume(run: str) -> tuple[Path, Path, int]:
-    """(run_dir, newest global_step folder, step) of an existing run."""
+def _resolve_resume(run: str, preset=None) -> tuple[Path, Path, int]:
+    """(run_dir, newest global_step folder, step) of an existing run (a name, or a run folder inside runs/)."""
     from gspo_cli import layout
+    from gspo_cli.runs.names import existing_run
 
-    candidate = Path(run).expanduser()
-    run_dir = candidate if candidate.is_dir() else layout.run_dir(run)
-    if not run_dir.is_dir():
-        raise ConfigError(f"--resume {run!r}: no such run (looked in {layout.runs_dir()})",
-                          "pass a run name from `ls $GSPO_HOME/runs` or a run folder")
+    try:
+        run_dir = existing_run(run, preset)
+    except ConfigError as exc:
+        raise ConfigError(f"--resume: {exc.message}", exc.hint) from None
     steps = layout.list_steps(run_dir)
     if not steps:
         raise ConfigError(f"--resume {run!r}: {layout.checkpoints_dir(run_dir)} has no complete global_step_N "
@@ -97,6 +97,7 @@ def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, re
     """(loaded preset, run name, run folder, checkpoint to resume from or None) of a new or resumed run."""
     from gspo_cli import layout
     from gspo_cli.config import presets
+    from gspo_cli.runs.names import run_dir_for
 
     if resume:
         run_dir, resume_from, _ = _resolve_resume(resume)
@@ -109,11 +110,11 @@ def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, re
     loaded = presets.load(preset_name, sets)
     # the same rule as the native engine, except the default: a new timestamped run each time
     run_name = run_name or loaded.preset.trainer.experiment_name or layout.new_run_name(loaded.preset.name)
-    run_dir = layout.run_dir(run_name, loaded.preset)
+    run_dir = run_dir_for(run_name, loaded.preset)  # the one run-name rule (runs/names.py), as the native engine
     resume_from = None
     if layout.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
         # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
-        _, resume_from, _ = _resolve_resume(str(run_dir))
+        _, resume_from, _ = _resolve_resume(str(run_dir), loaded.preset)
     return loaded, run_name, run_dir, resume_from
 
 
