@@ -44,7 +44,8 @@ class ClusterSection(Section):
 
 
 class ModelSection(Section):
-    # HF hub id, a local folder, or `builtin:tiny` (the random-init tiny Qwen3 of the native engine).
+    # HF hub id, a local folder, or `builtin:tiny` / `builtin:tiny-qwen3-vllm` (random-init tiny Qwen3s,
+    # models/tiny.py).
     path: str
     dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
     trust_remote_code: bool = False

@@ -70,9 +70,9 @@ def hf_folder(model_ref) -> Path:
     """An HF folder for the model: as is, the built-in tiny model, or a verl checkpoint exported first."""
     path = model_ref.path
     if getattr(model_ref, "kind", "hf") == "builtin":
-        from gspo_cli.models.tiny import ensure_tiny_model
+        from gspo_cli.models.loading import resolve_model_path
 
-        return ensure_tiny_model()
+        return Path(resolve_model_path(str(path)))
     if getattr(model_ref, "kind", "hf") == "hub":
         return path  # a hub id: transformers downloads it (or finds it in its cache)
     from gspo_cli.models import verl_checkpoint as verl_export  # light: paths and a subprocess call

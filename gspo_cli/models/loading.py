@@ -1,4 +1,5 @@
-"""Load the policy and its tokenizer from `model.path`: `builtin:tiny`, a local HF folder, or a hub id."""
+"""Load the policy and its tokenizer from `model.path`: `builtin:NAME` (models/tiny.py), a local HF folder, or a
+hub id."""
 
 from __future__ import annotations
 
@@ -9,15 +10,23 @@ from gspo_cli.errors import ConfigError
 BUILTIN_PREFIX = "builtin:"
 
 
+def builtin_name(path: str) -> str:
+    """`tiny` of `builtin:tiny`, checked against the built-in models (no torch imported)."""
+    from gspo_cli.models.tiny import BUILTIN_MODELS
+
+    name = path[len(BUILTIN_PREFIX):]
+    if name not in BUILTIN_MODELS:
+        raise ConfigError(f"unknown built-in model {path!r}",
+                          "the built-in models are " + ", ".join(f"builtin:{n}" for n in BUILTIN_MODELS))
+    return name
+
+
 def resolve_model_path(path: str) -> str:
-    """A loadable path or hub id; `builtin:tiny` is built (once, cached under $GSPO_HOME/models)."""
+    """A loadable path or hub id; `builtin:NAME` is built (once, cached under $GSPO_HOME/models)."""
     if path.startswith(BUILTIN_PREFIX):
-        name = path[len(BUILTIN_PREFIX):]
-        if name != "tiny":
-            raise ConfigError(f"unknown built-in model {path!r}", "the built-in model is builtin:tiny")
         from gspo_cli.models.tiny import ensure_tiny_model
 
-        return str(ensure_tiny_model())
+        return str(ensure_tiny_model(name=builtin_name(path)))
     local = Path(path).expanduser()
     return str(local) if local.exists() else path  # else a hub id: transformers downloads it when it can
 

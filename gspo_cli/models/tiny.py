@@ -1,14 +1,19 @@
-"""The built-in tiny model (`model.path: builtin:tiny`): a random-init Qwen3 and a word-level tokenizer.
+"""The built-in tiny models (`model.path: builtin:tiny` / `builtin:tiny-qwen3-vllm`): random-init Qwen3s and a
+word-level tokenizer.
 
 Both are built offline and deterministically (fixed seed, fixed training corpus) and saved as a normal HF
 folder (config.json, model.safetensors, tokenizer.json + tokenizer_config.json with a Qwen-style chat
 template, generation_config.json), so loading, generation, saving and eval run the real transformers code
-paths. The folder is cached at `$GSPO_HOME/models/tiny-v<VERSION>-<recipe digest>`.
+paths. The folder is cached at `$GSPO_HOME/models/<name>-v<VERSION>-<recipe digest>`.
 
-The tokenizer keeps the vocabulary tiny on purpose: whole integers 0..MAX_NUMBER are single tokens (longer ones split into
-such pieces: 81 -> 8 1, 123 -> 12 3), so a
-correct arith answer is one token followed by `<|im_end|>`, and the random-init policy already hits it now and
-then (the GRPO signal is never all-zero at the start). Anything outside the arith alphabet maps to `[UNK]`.
+Two shapes share the tokenizer and the recipe (`SHAPES`):
+- `tiny`: hidden 64, head_dim 16, for the native engine (fast on a laptop CPU).
+- `tiny-qwen3-vllm`: hidden 128, 4 heads x head_dim 32, for the verl/vLLM path on CPU: vLLM's CPU attention
+  serves head sizes 32..512 only, so `tiny` (head_dim 16) does not load there.
+
+The tokenizer keeps the vocabulary tiny on purpose: whole integers 0..MAX_NUMBER are single tokens (longer ones
+split into such pieces: 81 -> 8 1, 123 -> 12 3), so a correct arith answer is one token followed by `<|im_end|>`,
+and the random-init policy already hits it now and then (the GRPO signal is never all-zero at the start). Anything outside the arith alphabet maps to `[UNK]`.
 """
 
 from __future__ import annotations
@@ -45,21 +50,31 @@ MODEL_SHAPE = dict(
     # quarter of the variance is question-dependent while the initial policy is still near-uniform.
     initializer_range=0.1,
 )
+# The smallest Qwen3 vLLM-CPU serves: head_dim 32 is its lowest supported head size; everything else as `tiny`.
+VLLM_SHAPE = {**MODEL_SHAPE, "hidden_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32}
+SHAPES = {"tiny": MODEL_SHAPE, "tiny-qwen3-vllm": VLLM_SHAPE}
+BUILTIN_MODELS = tuple(SHAPES)  # `builtin:<name>` for each
 
 
-def recipe_digest() -> str:
+def _shape(name: str) -> dict:
+    if name not in SHAPES:
+        raise ValueError(f"unknown built-in model {name!r}; known: {', '.join(SHAPES)}")
+    return SHAPES[name]
+
+
+def recipe_digest(name: str = "tiny") -> str:
     """Short hash of everything the built folder depends on: a changed recipe gets a new cache folder even when
     nobody remembers to bump VERSION (it was missed once)."""
     import hashlib
     import json
 
     recipe = {"version": VERSION, "seed": SEED, "max_number": MAX_NUMBER, "special": SPECIAL_TOKENS,
-              "template": CHAT_TEMPLATE, "shape": MODEL_SHAPE, "split": PRETOKENIZE, "corpus": _corpus()}
+              "template": CHAT_TEMPLATE, "shape": _shape(name), "split": PRETOKENIZE, "corpus": _corpus()}
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:10]
 
 
-def default_dir() -> Path:
-    return layout.gspo_home() / "models" / f"tiny-v{VERSION}-{recipe_digest()}"
+def default_dir(name: str = "tiny") -> Path:
+    return layout.gspo_home() / "models" / f"{name}-v{VERSION}-{recipe_digest(name)}"
 
 
 def _corpus() -> list[str]:
@@ -88,14 +103,14 @@ def build_tokenizer():
         pad_token=PAD,
         eos_token=EOS,
         additional_special_tokens=[BOS_CHAT],
-        model_max_length=MODEL_SHAPE["max_position_embeddings"],
+        model_max_length=MODEL_SHAPE["max_position_embeddings"],  # the same in every shape
         padding_side="left",
     )
     fast.chat_template = CHAT_TEMPLATE
     return fast
 
 
-def build_model(tokenizer, seed: int = SEED):
+def build_model(tokenizer, seed: int = SEED, name: str = "tiny"):
     import torch
     from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
 
@@ -105,7 +120,7 @@ def build_model(tokenizer, seed: int = SEED):
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
-        **MODEL_SHAPE,
+        **_shape(name),
     )
     config.dtype = torch.float32
     with torch.random.fork_rng(devices=[]):
@@ -117,13 +132,15 @@ def build_model(tokenizer, seed: int = SEED):
     return model
 
 
-def ensure_tiny_model(dest: str | os.PathLike | None = None) -> Path:
-    """The tiny model folder, built on first use (atomically, so a crash never leaves half a folder)."""
-    dest = Path(dest) if dest is not None else default_dir()
+def ensure_tiny_model(dest: str | os.PathLike | None = None, name: str = "tiny") -> Path:
+    """The folder of built-in model `name`, built on first use (atomically, so a crash never leaves half a
+    folder)."""
+    _shape(name)
+    dest = Path(dest) if dest is not None else default_dir(name)
     if (dest / "config.json").is_file() and (dest / "tokenizer.json").is_file():
         return dest
     tokenizer = build_tokenizer()
-    model = build_model(tokenizer)
+    model = build_model(tokenizer, name=name)
     with atomic_dir(dest) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)

@@ -27,19 +27,21 @@ def facts(preset):
     path = preset.model.path
     if path.startswith("builtin:"):
         from gspo_cli.models import tiny
+        from gspo_cli.models.loading import builtin_name
 
-        folder = tiny.default_dir()
+        name = builtin_name(path)
+        folder = tiny.default_dir(name)
         if (folder / "config.json").is_file():
             return preflight.model_facts(str(folder))
-        return _tiny_facts(preflight)
+        return _tiny_facts(preflight, name)
     return preflight.model_facts(path)
 
 
-def _tiny_facts(preflight):
-    """The built-in tiny model's shape before it has been built once (its vocabulary: 37 word-level tokens)."""
+def _tiny_facts(preflight, name: str = "tiny"):
+    """A built-in model's shape before it has been built once (its vocabulary: 37 word-level tokens)."""
     from gspo_cli.models import tiny
 
-    s = tiny.MODEL_SHAPE
+    s = tiny.SHAPES[name]
     return preflight.ModelFacts("tiny", s["hidden_size"], s["num_hidden_layers"], s["num_attention_heads"],
                                 s["num_key_value_heads"], s["head_dim"], s["intermediate_size"], 37, True, "builtin")
 

