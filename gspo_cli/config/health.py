@@ -92,6 +92,17 @@ class ThroughputRule(_Rule):
     patience: int = Field(default=3, ge=1)
 
 
+class RewardErrorsRule(_Rule):
+    """Any reward/errors or reward/timeouts in a step (a response the verifier could not score): warn at the first."""
+
+
+class RewardErrorRateRule(_Rule):
+    """(reward/errors + reward/timeouts) / reward/scored above `max_rate` in a step: the reward is broken, stop."""
+
+    action: Action = "stop"
+    max_rate: float = Field(default=0.05, ge=0, le=1)
+
+
 class StallRule(BaseModel):
     """No new step for max(`factor` x median step interval, `floor_s`) while the training process is alive (the
     signature of a hung collective); before the first step of an attempt the limit is `startup_s`."""
@@ -122,6 +133,8 @@ class HealthSection(BaseModel):
     reward_flat: RewardFlatRule = Field(default_factory=RewardFlatRule)
     val_drop: ValDropRule = Field(default_factory=ValDropRule)
     throughput: ThroughputRule = Field(default_factory=ThroughputRule)
+    reward_errors: RewardErrorsRule = Field(default_factory=RewardErrorsRule)
+    reward_error_rate: RewardErrorRateRule = Field(default_factory=RewardErrorRateRule)
     stall: StallRule = Field(default_factory=StallRule)
 
     @model_validator(mode="after")

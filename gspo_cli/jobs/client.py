@@ -55,8 +55,9 @@ def job_env(preset: Any) -> dict[str, str]:
     # Our jobs report progress as events; tqdm bars of transformers/huggingface_hub would only clutter the log.
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     # Fault injection for tests of run health (gspo_cli/engines/native/faults.py) travels with the job.
-    if os.environ.get("GSPO_FAULT"):
-        env["GSPO_FAULT"] = os.environ["GSPO_FAULT"]
+    for key in ("GSPO_FAULT", "GSPO_REWARD_FAULT", "GSPO_REWARD_TIMEOUT_S"):  # fault injection, reward time limit
+        if os.environ.get(key):
+            env[key] = os.environ[key]
     return env
 
 

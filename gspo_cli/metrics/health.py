@@ -34,6 +34,9 @@ CLIPFRAC = "actor/pg_clipfrac"
 TRUNCATION = "response_length/clip_ratio"
 REWARD = "critic/score/mean"
 THROUGHPUT = "perf/throughput"
+REWARD_ERRORS, REWARD_TIMEOUTS, REWARD_SCORED = "reward/errors", "reward/timeouts", "reward/scored"
+# Rules that judge every step from the first: a NaN or a broken reward is never part of warming up.
+NO_WARMUP = ("nonfinite", "reward_errors", "reward_error_rate")
 
 # loss mode -> (low, high) default clip-fraction band (docs/health.md derives these from the GSPO paper).
 CLIP_BANDS = {"gspo": (0.02, 0.5), "gspo_token": (0.02, 0.5), "vanilla": (0.0, 0.05)}
@@ -222,6 +225,36 @@ def throughput(history: History, cfg, ctx: Context) -> Violation | None:
     return None
 
 
+def _reward_failures(data: dict[str, Any]) -> tuple[float, float, float] | None:
+    """(errors, timeouts, scored) of one step, or None when the step has no reward counts."""
+    if not _finite(data.get(REWARD_ERRORS)) and not _finite(data.get(REWARD_TIMEOUTS)):
+        return None
+    errors = float(data.get(REWARD_ERRORS) or 0) if _finite(data.get(REWARD_ERRORS)) else 0.0
+    timeouts = float(data.get(REWARD_TIMEOUTS) or 0) if _finite(data.get(REWARD_TIMEOUTS)) else 0.0
+    scored = float(data[REWARD_SCORED]) if _finite(data.get(REWARD_SCORED)) else 0.0
+    return errors, timeouts, scored
+
+
+def reward_errors(history: History, cfg, ctx: Context) -> Violation | None:
+    counts = _reward_failures(history[-1][1])
+    if counts is None or counts[0] + counts[1] == 0:
+        return None
+    errors, timeouts, scored = counts
+    return Violation(errors + timeouts, 0, f"the verifier failed on {errors:g} response(s) and timed out on "
+                                           f"{timeouts:g} of {scored:g} (scored wrong; see the first error in the log)")
+
+
+def reward_error_rate(history: History, cfg, ctx: Context) -> Violation | None:
+    counts = _reward_failures(history[-1][1])
+    if counts is None or counts[2] <= 0:
+        return None
+    rate = (counts[0] + counts[1]) / counts[2]
+    if rate > cfg.max_rate:
+        return Violation(rate, cfg.max_rate, f"{rate:.0%} of this step's responses could not be scored "
+                                             f"(errors {counts[0]:g}, time-outs {counts[1]:g}): the reward is broken")
+    return None
+
+
 RULES: dict[str, Callable[[History, Any, Context], Violation | None]] = {
     "nonfinite": nonfinite,
     "grad_norm_spike": grad_norm_spike,
@@ -231,6 +264,8 @@ RULES: dict[str, Callable[[History, Any, Context], Violation | None]] = {
     "reward_flat": reward_flat,
     "val_drop": val_drop,
     "throughput": throughput,
+    "reward_errors": reward_errors,
+    "reward_error_rate": reward_error_rate,
 }
 
 
@@ -290,7 +325,7 @@ class Monitor:
 
     def _judge(self, name: str, rule, step: int) -> Event | None:
         rule_cfg = getattr(self.cfg, name)
-        if rule_cfg.action == "off" or (name != "nonfinite" and step <= self.cfg.warmup_steps):
+        if rule_cfg.action == "off" or (name not in NO_WARMUP and step <= self.cfg.warmup_steps):
             return None
         violation = rule(self.history, rule_cfg, self.ctx)
         if violation is None:

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from gspo_cli.rewards.extract import extract
+from gspo_cli.rewards.guard import RewardTimeout, guarded, limit_s
 from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_value
 
 CORRECT, INCORRECT = 1.0, -1.0
@@ -159,22 +160,35 @@ def get_scorer(data_source: str | None) -> Scorer:
 _STYLE_OF: dict[Scorer, str] = {_math_dapo: "dapo", _boxed: "boxed"}
 
 
-def explain(data_source: Any, solution_str: Any, ground_truth: Any) -> Verdict:
-    """The verdict `compute_score` gives, with how it was reached (for reports such as `gspo score`)."""
+def _score(data_source: Any, solution_str: Any, ground_truth: Any) -> Verdict:
+    """The verdict of the scorer for data_source; raises RewardTimeout when math-verify's worker overran."""
     scorer = get_scorer(_as_text(data_source))
     style = _STYLE_OF.get(scorer)
-    try:
-        if style is None:  # a scorer without an extraction step (arith): its own verdict
-            res = scorer(_as_text(solution_str), _as_text(ground_truth))
-            return Verdict(bool(res["acc"]), res["pred"], "exact" if res["pred"] else "no_answer")
-        return verdict(_as_text(solution_str), _as_text(ground_truth), style)
-    except Exception:  # noqa: BLE001 - as compute_score: a broken item is a wrong answer
-        return Verdict(False, "", "error")
+    if style is None:  # a scorer without an extraction step (arith): its own verdict
+        res = scorer(_as_text(solution_str), _as_text(ground_truth))
+        return Verdict(bool(res["acc"]), res["pred"], "exact" if res["pred"] else "no_answer")
+    v = verdict(_as_text(solution_str), _as_text(ground_truth), style,
+                fallback_timeout_s=min(FALLBACK_TIMEOUT_S, limit_s()))
+    if v.how == "math_verify_timeout":
+        raise RewardTimeout
+    return v
+
+
+def explain(data_source: Any, solution_str: Any, ground_truth: Any) -> Verdict:
+    """The verdict `compute_score` gives, with how it was reached (for reports such as `gspo score`); a scoring
+    exception is how="error", an overrun how="timeout" (both counted in guard.TALLY)."""
+    v, error, timeout = guarded(lambda: _score(data_source, solution_str, ground_truth), None)
+    if v is None:
+        return Verdict(False, "", "error" if error else "timeout")
+    return v
 
 
 def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None, **_: Any) -> dict:
-    """verl `custom_reward_function` entry: {"score": 1.0 | -1.0, "acc": bool, "pred": str}. Never raises."""
-    try:
-        return get_scorer(_as_text(data_source))(_as_text(solution_str), _as_text(ground_truth))
-    except Exception:  # noqa: BLE001 - a broken item is a wrong answer, never a crashed training step
-        return _result(False, "")
+    """verl `custom_reward_function` entry: {"score": 1.0 | -1.0, "acc": bool, "pred": str, "reward_errors": 0|1,
+    "reward_timeouts": 0|1}. Never raises: an exception or overrun scores wrong and is counted (guard.py), and
+    the two counts travel with the result (verl keeps extra keys per response: rollout dumps, val-aux metrics)."""
+    v, error, timeout = guarded(lambda: _score(data_source, solution_str, ground_truth), None)
+    out = _result(v.acc, v.pred) if v is not None else _result(False, "")
+    out["reward_errors"] = float(error)
+    out["reward_timeouts"] = float(timeout)
+    return out

@@ -160,7 +160,7 @@ def test_registry_and_arith():
 
 def test_result_shape():
     r = compute_score("math_dapo", "Answer: 12", "12", extra_info={"x": 1})
-    assert r == {"score": 1.0, "acc": True, "pred": "12"}
+    assert r == {"score": 1.0, "acc": True, "pred": "12", "reward_errors": 0.0, "reward_timeouts": 0.0}
     r = compute_score(None, None, None)
-    assert r == {"score": -1.0, "acc": False, "pred": ""}
+    assert r == {"score": -1.0, "acc": False, "pred": "", "reward_errors": 0.0, "reward_timeouts": 0.0}
     assert compute_score("math_dapo", b"Answer: 3", 3)["acc"]

@@ -50,6 +50,7 @@ from gspo_cli.layout import metrics_file, train_file, val_file
 from gspo_cli.metrics.jsonl import MetricsWriter
 from gspo_cli.models.device import resolve_device
 from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
+from gspo_cli.rewards.guard import TALLY as REWARD_TALLY
 
 
 @contextmanager
@@ -218,7 +219,9 @@ class NativeTrainer:
                 batch = generate(self.model, self.tokenizer, rows, self.sampling, self.device,
                                  data.max_prompt_length, truncation=data.truncation, n=self.preset.rollout.n)
             with _timer(timing, "reward"):
+                counted = REWARD_TALLY.snapshot()  # the reward layer counts scoring errors; the step logs them
                 scores, accs = score_responses(rows, batch, algorithm.overlong_penalty, self.sampling.max_tokens)
+                metrics.update(REWARD_TALLY.since(counted))
             response_mask = batch.response_mask
             old_log_probs = None
             if not self.single_pass(len(batch)):
