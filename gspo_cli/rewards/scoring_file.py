@@ -206,6 +206,8 @@ class Tally:
     extract_unknown: int = 0  # rows whose verifier does not report what it extracted (verl's float scorers)
     reasons: Counter = field(default_factory=Counter)  # how each verdict was reached (gspo) or "-"
     by_source: Counter = field(default_factory=Counter)
+    errors: int = 0  # rows whose scoring raised (counted, scored wrong: reward/errors in training)
+    timeouts: int = 0  # rows whose scoring overran the per-response limit (reward/timeouts)
     peer_correct: int = 0
     peer_errors: int = 0
     agree: Counter = field(default_factory=Counter)  # (ours, peer) -> rows
@@ -217,6 +219,8 @@ class Tally:
         self.extracted += bool(ours.pred)
         self.extract_unknown += ours.pred is None
         self.reasons[ours.how or "-"] += 1
+        self.errors += ours.how == "error"
+        self.timeouts += ours.how == "timeout"
         self.by_source[row.data_source] += 1
         if peer is None:
             return
@@ -261,6 +265,7 @@ def summary(tally: Tally, *, path: Path, verifier: str, compare: str | None, def
     out: dict[str, Any] = {
         "file": str(path), "verifier": verifier, "rows": n, "correct": tally.correct, "accuracy": tally.correct / n,
         "extracted": tally.extracted, "default_data_source": default_ds,
+        "reward_errors": tally.errors, "reward_timeouts": tally.timeouts,
         "extraction_rate": tally.extracted / (n - tally.extract_unknown) if n > tally.extract_unknown else None,
         "data_sources": dict(tally.by_source.most_common()), "how": dict(tally.reasons.most_common()),
         "seconds": round(seconds, 3),

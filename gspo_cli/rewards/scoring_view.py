@@ -30,6 +30,10 @@ def headline(s: dict[str, Any]) -> Table:
     rate = s["extraction_rate"]
     t.add_row("extraction rate", f"{_pct(rate)} ({s['extracted']:,} rows state a final answer)" if rate is not None
               else "n/a (this verifier does not report what it extracted)")
+    if "reward_errors" in s:
+        bad = s["reward_errors"] + s["reward_timeouts"]
+        t.add_row("scoring errors", f"{s['reward_errors']:,} exceptions, {s['reward_timeouts']:,} time-outs"
+                  + (" [red](scored wrong; the first is printed above)[/]" if bad else ""))
     sources = ", ".join(f"{escape(k)}: {v:,}" for k, v in s["data_sources"].items())
     t.add_row("data sources", f"{sources} (rows without one: {escape(s['default_data_source'])})")
     return t
