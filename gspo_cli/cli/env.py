@@ -25,9 +25,17 @@ def doctor(
     address: str | None = options.address("Ray GCS address HEAD:PORT (with --cluster)."),
     json_out: bool = options.json_out(),
     sets: list[str] | None = options.sets("cluster.nnodes=2"),
+    explain: str | None = typer.Option(None, "--explain", metavar="ID", help="Print one failure signature "
+                                       "(detection, cause, fix, sources; ids in docs/failures.md) and exit."),
 ) -> None:
     """A table of checks (ok / warn / error / skip) with what was found and how to fix it. Exit 1 if any is an
     error."""
+    if explain:
+        from gspo_cli import signatures
+        from gspo_cli.console import out
+
+        out.print(signatures.explain(signatures.get(explain)), highlight=False, markup=False, soft_wrap=True)
+        return
     from gspo_cli.env.doctor import diagnose
 
     loaded = _load(preset, sets)

@@ -75,6 +75,20 @@ def show(
 
     err.print(f"[dim]{loaded.source.path}[/]")
     out.print(Syntax(text, "yaml", background_color="default"))
+    _print_traps(loaded.preset)
+
+
+def _print_traps(preset) -> None:
+    """The preset's configuration traps (errors and warnings only): what `gspo train` would refuse or warn about."""
+    from rich.markup import escape
+
+    from gspo_cli.console import err, styled
+    from gspo_cli.engines.verl.traps import checks
+
+    for c in checks(preset):
+        if c.status in ("error", "warn"):
+            err.print(f"{styled(c.status)} {escape(c.name)}: {escape(c.message)}"
+                      + (f"\n  fix: {escape(c.fix)}" if c.fix else ""))
 
 
 @app.command("copy")

@@ -176,7 +176,9 @@ class RolloutSection(Section):
     temperature: float = Field(default=1.0, ge=0)
     top_p: Probability = 1.0
     top_k: int = -1
-    # Use the rollout engine's log-probs as old log-probs (verl rollout.calculate_log_probs).
+    # verl rollout.calculate_log_probs: the rollout engine also returns its log-probs. In verl 0.9.1 they become
+    # the old log-probs only in rollout-correction bypass mode; otherwise the actor recomputes the old log-probs
+    # and verl logs the train/rollout gap (training/rollout_probs_diff_*), which the `mismatch` health rule reads.
     calculate_log_probs: bool = False
     update_weights_bucket_megabytes: PositiveInt = 512
     log_prob_max_token_len_per_device: PositiveInt | None = None

@@ -10,7 +10,9 @@ from typing import Any
 
 from gspo_cli.checks import ERROR, OK, SKIP, WARN, Check, has_errors
 from gspo_cli.env import matrix
+from gspo_cli.env.known_bad import known_bad_checks
 from gspo_cli.env.matrix import find_row, in_range, same_release
+from gspo_cli.signatures import tagged
 
 HBM_BUSY_FRACTION = 0.10  # more HBM than this in use before the job starts: someone else is on the device
 
@@ -38,6 +40,7 @@ def stack_versions(facts: dict[str, Any]) -> dict[str, str | None]:
         "torch_npu": meta.get("torch-npu") or tnpu.get("version"), "torch_npu_cann": tnpu.get("cann"),
         "vllm": meta.get("vllm"), "vllm_ascend": meta.get("vllm-ascend"),
         "transformers": meta.get("transformers"), "ray": meta.get("ray"), "verl": meta.get("verl"),
+        "numpy": meta.get("numpy"),
         "cann": facts["cann"].get("version"), "driver": facts["driver"].get("version"),
     }
 
@@ -115,8 +118,25 @@ def npu_checks(facts: dict[str, Any], preset: Any, npu_expected: bool) -> list[C
                       fix="install the driver (npu-smi ships with it) and add /usr/local/bin to PATH")]
     devs = n["devices"]
     board = (n.get("board") or {}).get("kind")
-    return [*_device_checks(devs, board), *_npu_fit_checks(devs, board, preset), *_link_checks(facts),
-            _ray_npu_detect(facts, devs)]
+    return [*_device_checks(devs, board), stale_process_check(n.get("processes") or []),
+            *npu_fit_checks(devs, board, preset), *_link_checks(facts), _ray_npu_detect(facts, devs)]
+
+
+def stale_process_check(procs: list[dict]) -> Check:
+    """Processes on the devices (npu-smi's process section), named with the command that stops them: a leftover
+    of an earlier run makes HCCL init fail (\"Maybe the last training process is running\") or the run OOM."""
+    if not procs:
+        return Check("npu.processes", OK, "no process holds an NPU")
+    pids = sorted({p["pid"] for p in procs})
+    where: dict[int, list[str]] = {}
+    for p in procs:
+        where.setdefault(p["pid"], []).append(f"{p['npu']}/{p['chip']}")
+    held = ", ".join(f"{pid} on {' '.join(sorted(set(where[pid])))}" for pid in pids)
+    mb = sum(p["memory_mb"] or 0 for p in procs)
+    return Check("npu.processes", WARN, tagged("npu-stale-process", f"{len(pids)} process(es) hold NPUs "
+                 f"({mb} MB): PID {held}"),
+                 fix=f"if they are left from an earlier run: kill {' '.join(map(str, pids))} (or `ray stop` on this "
+                 "node), wait 10 s, rerun doctor")
 
 
 def _device_checks(devs: list[dict], board: str | None) -> list[Check]:
@@ -141,15 +161,27 @@ def _device_checks(devs: list[dict], board: str | None) -> list[Check]:
     return out
 
 
-def _npu_fit_checks(devs: list[dict], board: str | None, preset: Any) -> list[Check]:
+def _count_check(devs: list[dict], board: str | None, want: Any) -> Check:
+    """Devices are npu-smi's Chip rows: dies on A3 (two per card), cards on A2; torch_npu, Ray and verl count
+    the same way, so cluster.devices_per_node is the die count on A3."""
+    cards = len({d["npu"] for d in devs})
+    unit = f" ({cards} cards x {len(devs) // cards} dies)" if cards and cards != len(devs) else ""
+    msg = f"{len(devs)} devices{unit} here, preset expects {want} per node"
+    if len(devs) == want:
+        return Check("npu.count", OK, msg)
+    if unit and want == cards:
+        return Check("npu.count", ERROR, tagged("a3-dies-vs-cards", msg + ": the preset counts cards, but every "
+                     "die is a device"), fix=f"--set cluster.devices_per_node={len(devs)} (dies, not cards)")
+    return Check("npu.count", ERROR, msg, fix="pick a preset for this node shape, or --set "
+                 f"cluster.devices_per_node={len(devs)}")
+
+
+def npu_fit_checks(devs: list[dict], board: str | None, preset: Any) -> list[Check]:
     """The node's device count and board against the preset's cluster shape and profile."""
     out: list[Check] = []
     want = preset_attr(preset, "cluster", "devices_per_node")
     if preset is not None and devs:
-        out.append(Check("npu.count", OK if len(devs) == want else ERROR,
-                         f"{len(devs)} devices here, preset expects {want} per node",
-                         fix="" if len(devs) == want else "pick a preset for this node shape, or --set "
-                         f"cluster.devices_per_node={len(devs)}"))
+        out.append(_count_check(devs, board, want))
     profile = preset_attr(preset, "cluster", "profile")
     if preset is not None and board and profile and profile.startswith(("a2", "a3")):
         same = profile.startswith(board)
@@ -190,9 +222,15 @@ def _ray_npu_detect(facts: dict[str, Any], devs: list[dict]) -> Check:
                  f"(passes --resources '{{\"NPU\": {len(devs)}}}')")
 
 
+def _dist_names(v: dict[str, Any]) -> dict[str, str | None]:
+    """stack_versions' keys as pip distribution names (known_bad's table)."""
+    names = {"torch_npu": "torch-npu", "vllm_ascend": "vllm-ascend"}
+    return {names.get(k, k): val for k, val in v.items()}
+
+
 def stack_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
     v = stack_versions(facts)
-    out = _python_checks(facts, v) + _verl_checks(v, preset)
+    out = _python_checks(facts, v) + _verl_checks(v, preset) + known_bad_checks(_dist_names(v))
     if not npu:
         return out
     out.append(_torch_npu_check(facts, v))

@@ -2,7 +2,7 @@
 
 Handles the A2 (910B, one chip per NPU), A3 (two dies per NPU, `Chip  Phy-ID`) and the wider 26.x layouts, and
 pairs written without a space (`62308/ 65536`). Each device is two table rows: `NPU Name | Health | ...` then
-`Chip [Phy-ID] | Bus-Id | ... HBM-Usage`. The process table after the device table is ignored.
+`Chip [Phy-ID] | Bus-Id | ... HBM-Usage`. The process table after the device table is read by `parse_processes`.
 """
 
 from __future__ import annotations
@@ -67,6 +67,26 @@ def parse_info(text: str) -> dict[str, Any]:
             })
             pending = None
     return {"version": version, "devices": devices}
+
+
+def parse_processes(text: str) -> list[dict[str, Any]]:
+    """The process section of `npu-smi info` (`NPU Chip | Process id | Process name | Process memory(MB)`): one
+    entry per process per device; `No running processes found in NPU n` rows are skipped."""
+    out: list[dict[str, Any]] = []
+    started = False
+    for raw in text.splitlines():
+        cells = _cells(raw)
+        if cells is None:
+            continue
+        if "Process id" in " ".join(cells):
+            started = True
+            continue
+        m = re.match(r"^(\d+)\s+(\d+)$", cells[0]) if started else None
+        if m and len(cells) >= 4 and cells[1].isdigit():
+            mem = re.match(r"\d+", cells[3])
+            out.append({"npu": int(m.group(1)), "chip": int(m.group(2)), "pid": int(cells[1]),
+                        "name": cells[2], "memory_mb": int(mem.group(0)) if mem else None})
+    return out
 
 
 def parse_board(text: str) -> dict[str, Any]:

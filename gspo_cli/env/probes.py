@@ -20,7 +20,7 @@ from typing import Any
 from gspo_cli.env.host import Host
 from gspo_cli.env.matrix import vkey
 from gspo_cli.env.node_setup import probe_nofile
-from gspo_cli.env.npusmi import parse_board, parse_info
+from gspo_cli.env.npusmi import parse_board, parse_info, parse_processes
 
 NETWORK_FS = {
     "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "glusterfs", "fuse.glusterfs", "ceph", "fuse.ceph",
@@ -202,7 +202,8 @@ def probe_npu(host: Host) -> dict[str, Any]:
     parsed = parse_info(res.out)
     board_res = host.run(["npu-smi", "info", "-t", "board", "-i", "0", "-c", "0"])
     board = parse_board(board_res.out) if board_res.ok else {"kind": None}
-    return {"smi": True, "smi_version": parsed["version"], "devices": parsed["devices"], "board": board}
+    return {"smi": True, "smi_version": parsed["version"], "devices": parsed["devices"], "board": board,
+            "processes": parse_processes(res.out)}
 
 
 def probe_davinci(host: Host) -> int:
@@ -291,7 +292,7 @@ try:
         from importlib import metadata
         out["python"] = platform.python_version()
         out["executable"] = sys.executable
-        for dist in ("torch", "torch-npu", "vllm", "vllm-ascend", "transformers", "ray", "verl"):
+        for dist in ("torch", "torch-npu", "vllm", "vllm-ascend", "transformers", "ray", "verl", "numpy"):
             try:
                 out[dist] = metadata.version(dist)
             except Exception:

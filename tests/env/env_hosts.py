@@ -23,8 +23,9 @@ STACK_011 = {"torch": "2.7.1", "torch-npu": "2.7.1.post1", "vllm": "0.11.0", "vl
 
 
 def a3_idle(text: str = A3_INFO) -> str:
-    """The A3 capture with the busy dies' HBM usage set back to idle."""
-    return re.sub(r"\b(5\d{4}|6\d{4})/ 65536", "3100 / 65536", text)
+    """The A3 capture with the busy dies' HBM usage set back to idle and its process rows removed."""
+    text = re.sub(r"\b(5\d{4}|6\d{4})/ 65536", "3100 / 65536", text)
+    return re.sub(r"(?m)^\| \d+\s+\d+\s+\| \d+\s+\|.*\n", "", text)
 
 
 def _exe(path: Path, body: str) -> None:

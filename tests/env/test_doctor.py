@@ -25,6 +25,7 @@ def clean_preset(**sets):
 CLEAN_A3 = {
     "cann.install": "ok", "cann.set_env": "ok", "cann.nnal": "ok", "cann.hccl": "ok", "driver.version": "ok",
     "npu.smi": "ok", "npu.health": "ok", "npu.hbm": "ok", "npu.count": "ok", "npu.board": "ok", "npu.link": "ok",
+    "npu.processes": "ok", "stack.known_bad": "ok",
     "ray.npu_detect": "ok", "python.version": "ok", "stack.verl": "ok", "stack.torch_npu": "ok",
     "stack.matrix": "ok", "env.task_queue": "ok", "env.ld_preload": "ok", "env.jemalloc": "ok",
     "env.ifname.HCCL_SOCKET_IFNAME": "ok", "env.hccl_timeout": "ok", "gspo.home": "ok", "node.nofile": "ok",
@@ -112,6 +113,11 @@ def test_busy_hbm_and_down_link(host_factory):
     _, checks, status = run(host, clean_preset())
     assert status["npu.hbm"] == "warn" and status["npu.link"] == "error"
     assert "5=DOWN" in {c.name: c.message for c in checks}["npu.link"]
+    # the real capture's process section: 8 PIDs on NPUs 2-7, named with the command that stops them
+    (stale,) = [c for c in checks if c.name == "npu.processes"]
+    assert stale.status == "warn" and "[npu-stale-process]" in stale.message
+    assert "2268921 on 2/0" in stale.message and "2268924 on 2/0 2/1" in stale.message
+    assert stale.fix.startswith("if they are left from an earlier run: kill 2268921 2268924 2268925 2268928 2905025")
 
 
 def test_obsolete_variables_on_vllm_ascend_023(host_factory, preset):
@@ -184,7 +190,8 @@ def test_no_ascend_host(tmp_path):
     (tmp_path / "bin").mkdir()
     host = Host(root=tmp_path, env={"PATH": str(tmp_path / "bin"), "HOME": "/home/u", "GSPO_HOME": "/g"})
     facts, checks, status = run(host, None)
-    assert status == {"cann": "skip", "npu": "skip", "python.version": "ok", "stack.verl": "ok", "gspo.home": "ok"}
+    assert status == {"cann": "skip", "npu": "skip", "python.version": "ok", "stack.verl": "ok", "gspo.home": "ok",
+                      "stack.known_bad": "ok"}
     _, checks, status = run(host, load_preset("qwen3-32b"))
     for cid in ("cann.install", "driver.version", "npu.smi", "stack.torch_npu", "stack.vllm_ascend"):
         assert status[cid] == "error"
@@ -309,3 +316,30 @@ def test_node_memory_against_the_presets_host_memory(host_factory):
     assert unset.status == "warn" and unset.fix.startswith("set cluster.host_memory_gib: 1008")
     gone = host_factory(stack=STACK_023, mem_total_kb=None)
     assert {c.name: c.status for c in run(gone, clean_preset())[1]}["node.memory"] == "skip"
+
+
+def test_known_bad_vllm_ascend_011_with_vllms_torch(host_factory):
+    """vllm-ascend#5710: `pip install vllm==0.11.0` after vllm-ascend leaves torch 2.8.0 next to torch_npu 2.7.1."""
+    host = host_factory(cann="8.3.RC2", stack={**STACK_011, "torch": "2.8.0"})
+    _, checks, status = run(host, clean_preset())
+    (bad,) = [c for c in checks if c.name == "stack.known_bad"]
+    assert bad.status == "error" and "[stack-known-bad]" in bad.message and "vllm-ascend/issues/5710" in bad.message
+    assert "vllm==0.11.0 first, then vllm-ascend" in bad.fix
+
+
+def test_known_bad_numpy_1_and_practice_doc_transformers_with_verl_091(host_factory):
+    host = host_factory(stack={**STACK_023, "verl": "0.9.1", "numpy": "1.26.4", "transformers": "5.3.0",
+                               "ray": "2.55.1"})
+    _, checks, _ = run(host, clean_preset())
+    found = [c.message for c in checks if c.name == "stack.known_bad"]
+    assert any(m.startswith("numpy 1.x with verl 0.9.1") for m in found)
+    assert any(m.startswith("verl's GSPO practice-doc pins") for m in found)
+
+
+def test_a3_dies_counted_as_cards(host_factory):
+    """A3: npu-smi's 16 Chip rows are 8 cards x 2 dies; a preset that says 8 per node counts cards."""
+    host = host_factory(stack=STACK_023)
+    _, checks, status = run(host, clean_preset(**{"cluster.devices_per_node": 8, "rollout.tensor_parallel_size": 8}))
+    (count,) = [c for c in checks if c.name == "npu.count"]
+    assert count.status == "error" and "16 devices (8 cards x 2 dies)" in count.message
+    assert "[a3-dies-vs-cards]" in count.message and "cluster.devices_per_node=16" in count.fix

@@ -4,7 +4,8 @@ Engine-independent. `gather(preset)` reads the model's `config.json` (local path
 the prepared-data manifest; `evaluate(preset, facts, data)` is pure and returns a `Report` of checks (error /
 warn / ok / info) and estimates. Errors block launch; warnings are shown.
 
-Memory is estimated per phase of a step (rollout, old-log-prob, update) as verl 0.9.1 places things
+Configuration traps (settings verl accepts that do not do what the preset says: the GSPO loss's aggregation,
+bypass mode, clip ratios, inert keys) come first, from `traps`. Memory is estimated per phase of a step (rollout, old-log-prob, update) as verl 0.9.1 places things
 (`gspo_cli.engines.verl.memory`); the verdict is on the largest phase. Run length (steps per epoch, total
 steps, samples per problem, the raw file's equivalent) comes from `run_length`.
 """
@@ -331,7 +332,9 @@ def _memory_checks(preset, model: ModelFacts) -> tuple[list[Check], dict[str, An
 
 def evaluate(preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
     """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so)."""
-    checks = _cluster_checks(preset) + _head_checks(preset, model) + _batch_checks(preset)
+    from gspo_cli.engines.verl import traps
+
+    checks = traps.checks(preset) + _cluster_checks(preset) + _head_checks(preset, model) + _batch_checks(preset)
     checks += _token_checks(preset, model)
     step_check, estimates = _step_facts(preset)
     checks.append(step_check)

@@ -1,0 +1,221 @@
+"""The failure-signature catalog: the ways verl + vLLM-Ascend runs really fail, as data.
+
+Each `Signature` says how gspo recognises one failure (detection), what it tells the user (message), how to fix
+it, where the report came from (sources: issue threads, verl source lines) and which function detects it
+(`detector`, "module:function"). The detectors live where they run:
+  preflight  gspo_cli/engines/verl/traps.py      (`gspo train --dry-run`, `gspo train`, `gspo presets show`)
+  doctor     gspo_cli/env/known_bad.py, checks.py (`gspo env doctor`)
+  run        gspo_cli/metrics/health.py (rules over metrics.jsonl) and gspo_cli/jobs/failures.py (the job wrapper's
+             classifier of a finished attempt)
+A check or message that comes from a signature names its id, so `gspo env doctor --explain ID` finds the rest.
+docs/failures.md is generated from this module (docs/gen_failures.py; tests/test_signatures.py keeps it equal).
+No imports beyond the standard library: `gspo --help` may load this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STAGES = ("preflight", "doctor", "run")
+VERL = "https://github.com/verl-project/verl"
+VLLM_ASCEND = "https://github.com/vllm-project/vllm-ascend"
+VERL_091 = f"{VERL}/blob/v0.9.1"
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    stage: str  # preflight | doctor | run
+    title: str
+    detection: str  # what gspo looks at
+    message: str  # what the user is told (the cause)
+    fix: str
+    sources: tuple[str, ...]
+    detector: str  # "module:function" that detects it
+    action: str = ""  # run stage: what the wrapper does (restart / stop / warn)
+
+
+CATALOG: tuple[Signature, ...] = (
+    # ------------------------------------------------------------ preflight: configuration traps
+    Signature(
+        "gspo-token-mean", "preflight", "GSPO loss aggregated with token-mean",
+        "algorithm.loss_mode gspo/gspo_token and the loss_agg_mode verl will use (algorithm.loss_agg_mode, or an "
+        "overrides.verl entry for actor_rollout_ref.actor.loss_agg_mode) is token-mean without the preset setting "
+        "algorithm.loss_agg_mode: token-mean itself",
+        "verl 0.9.1's GSPO loss aggregates with actor.loss_agg_mode, whose default is token-mean (0.9.0 hard-coded "
+        "seq-mean-token-mean): a GSPO run that leaves it to verl trains a token-weighted objective, not the "
+        "paper's per-sequence mean",
+        "set algorithm.loss_agg_mode: seq-mean-token-mean (the paper; every built-in GSPO preset does), or write "
+        "algorithm.loss_agg_mode: token-mean in the preset if that objective is intended",
+        (f"{VERL_091}/verl/trainer/ppo/core_algos.py (compute_policy_loss_gspo: agg_loss(loss_agg_mode=...))",
+         f"{VERL_091}/verl/trainer/config/actor/actor.yaml (loss_agg_mode: token-mean)",
+         f"{VERL}/issues/957"),
+        "gspo_cli.engines.verl.traps:loss_agg_checks"),
+    Signature(
+        "gspo-bypass-mode", "preflight", "rollout-correction bypass mode replaces the GSPO loss",
+        "algorithm.rollout_correction.bypass_mode=true in overrides.verl with loss_mode gspo/gspo_token",
+        "verl's apply_bypass_mode sets policy_loss.loss_mode to bypass_mode (token-level PPO-clip or REINFORCE on "
+        "rollout log-probs): the GSPO loss is silently not used",
+        "remove algorithm.rollout_correction.bypass_mode (the old log-probs are then recomputed by the actor and "
+        "the GSPO loss runs); to monitor the train/rollout gap keep rollout.calculate_log_probs: true",
+        (f"{VERL_091}/verl/trainer/ppo/rollout_corr_helper.py (apply_bypass_mode)", f"{VERL}/pull/3694"),
+        "gspo_cli.engines.verl.traps:bypass_checks"),
+    Signature(
+        "gspo-ppo-clip", "preflight", "GRPO-style clip ratios under the GSPO loss",
+        "loss_mode gspo/gspo_token with clip_ratio_low or clip_ratio_high above 0.01",
+        "GSPO clips a length-normalised sequence ratio, which stays within ~1e-3 of 1: the paper's range is "
+        "3e-4 / 4e-4, about 1000x tighter than GRPO's 0.2 / 0.28; with PPO-style ratios nothing is ever clipped "
+        "and the trust region is gone",
+        "use clip_ratio_low: 3.0e-4, clip_ratio_high: 4.0e-4 (GSPO paper, Sec. 5.1), or loss_mode: vanilla for "
+        "PPO-style clipping",
+        ("https://github.com/huggingface/trl/issues/3834", f"{VERL}/pull/2775"),
+        "gspo_cli.engines.verl.traps:clip_checks"),
+    Signature(
+        "verl-inert-key", "preflight", "a key verl 0.9.1 accepts but never reads on this path",
+        "compiled overrides that verl 0.9.1 does not read here: actor.grad_clip (the FSDP engine reads "
+        "actor.optim.clip_grad), actor.clip_ratio_c under the GSPO loss, ref.* without a reference policy, "
+        "actor_rollout_ref.nccl_timeout, actor.entropy_checkpointing with entropy_coeff 0; warned when set to a "
+        "value other than the live key's",
+        "the value is accepted by verl's schema and then ignored: the setting you changed is not the one in effect",
+        "change the live key the dry-run names instead (for gspo presets: the preset key that compiles to it)",
+        (f"{VERL_091}/verl/workers/config/optimizer.py (clip_grad; grad_clip deprecated)",
+         f"{VERL_091}/verl/trainer/ppo/core_algos.py (clip_ratio_c: compute_policy_loss_vanilla only)",
+         f"{VERL_091}/verl/workers/config/critic.py (the only reader of nccl_timeout)"),
+        "gspo_cli.engines.verl.traps:inert_checks"),
+    # ------------------------------------------------------------ doctor: environment
+    Signature(
+        "stack-known-bad", "doctor", "a torch / torch_npu / vllm / vllm-ascend / transformers / numpy combination "
+        "known to break",
+        "installed versions matched against gspo_cli/env/known_bad.py (one row per reported combination)",
+        "the row's cause (e.g. vllm 0.11.0 pulls torch 2.8.0 while vllm-ascend 0.11.0 and its torch_npu need "
+        "torch 2.7.1; verl 0.9.1 needs numpy>=2 and transformers>=5.5.3,<5.11)",
+        "the row's fix (install vllm first, then vllm-ascend, so torch matches torch_npu; pin numpy / "
+        "transformers inside verl's range)",
+        (f"{VLLM_ASCEND}/issues/5710", f"{VERL}/issues/5123", f"{VERL}/issues/4027", f"{VLLM_ASCEND}/pull/476",
+         "verl 0.9.1 METADATA (Requires-Dist)"),
+        "gspo_cli.env.known_bad:known_bad_checks"),
+    Signature(
+        "npu-stale-process", "doctor", "processes of an earlier run still hold NPUs",
+        "the process section of `npu-smi info` lists processes on devices before a run starts",
+        "an earlier training or vLLM process still owns the device; HCCL then fails to initialise (\"Failed to "
+        "initialize the HCCP process. Reason: Maybe the last training process is running\") or the run OOMs",
+        "stop the listed PIDs (kill PID ...; wait 10 s as CANN advises), or `ray stop` on that node, then rerun "
+        "`gspo env doctor`",
+        (f"{VERL}/pull/332", f"{VERL}/issues/3947"),
+        "gspo_cli.env.checks:stale_process_check"),
+    Signature(
+        "a3-dies-vs-cards", "doctor", "A3 devices counted as cards",
+        "an Atlas A3 node (two dies per card in `npu-smi info`) whose die count is twice the preset's "
+        "cluster.devices_per_node",
+        "on A3 one card holds two dies and each die is one device to torch_npu, Ray and verl: \"16 NPUs per "
+        "node\" means 8 cards x 2 dies; a preset that counts cards uses half the node",
+        "set cluster.devices_per_node to the die count (16 on an 8-card A3 node); on A2 it is the card count",
+        ("real `npu-smi info` of an A3 node: /work/shared/fixtures/ascend/npu_smi_info_a3_ascend910_25.3.rc1.txt "
+         "(NPU 0-7, Chip 0-1 each: 16 devices)", "tests/env/fixtures (A2: one Chip row per NPU)"),
+        "gspo_cli.env.checks:npu_fit_checks"),
+    # ------------------------------------------------------------ run: health rules and failure classes
+    Signature(
+        "run-mismatch-growing", "run", "train/rollout log-prob gap growing",
+        "training/rollout_probs_diff_mean (or _max) above its early baseline (median of the first steps) by "
+        "trainer.health.mismatch.factor",
+        "the rollout engine's log-probs drift away from the trainer's for the same tokens; reports tie a growing "
+        "gap to a later collapse (reward and entropy fall)",
+        "look at the rollout/trainer numerics first (dtype, vLLM graph mode, kernels); lower the lr; consider "
+        "verl's rollout correction (importance weights, not bypass mode)",
+        (f"{VERL}/pull/3694", f"{VERL_091}/verl/utils/debug/metrics.py (training/rollout_probs_diff_*)"),
+        "gspo_cli.metrics.health:mismatch", action="warn"),
+    Signature(
+        "run-rollout-long-tail", "run", "generation dominates the step",
+        "timing_s/gen above trainer.health.rollout_share.max_share of timing_s/step (vLLM rollout only)",
+        "the rollout (and its long tail of long responses) takes most of each step: the training devices idle",
+        "run `gspo plan --preset P` for the layout; levers: rollout.max_num_seqs, rollout.tensor_parallel_size, "
+        "rollout.gpu_memory_utilization (KV cache), cudagraph mode, data.max_response_length",
+        (f"{VERL}/issues/6747",),
+        "gspo_cli.metrics.health:rollout_share", action="warn"),
+    Signature(
+        "run-resume-no-step", "run", "a run that ends with exit code 0 having run no new step",
+        "the training process exits 0, wrote no new step this attempt, and the run has fewer steps than "
+        "trainer.total_training_steps",
+        "verl resumed at an epoch boundary and its dataloader yielded nothing (the saved state marks the epoch "
+        "as exhausted), or the epochs ran out before total_training_steps: the job looks finished but trained "
+        "nothing",
+        "check `gspo runs show RUN` for the last step; verl 0.9.1's PPO trainer has the fix of #5725, so on it "
+        "raise trainer.total_epochs (the epochs ran out); on older verl resume from the previous checkpoint",
+        (f"{VERL}/issues/7401", f"{VERL}/pull/7974", f"{VERL}/pull/5725", f"{VERL}/issues/5013"),
+        "gspo_cli.jobs.failures:silent_exit", action="fail"),
+    Signature(
+        "run-hccl-stale-process", "run", "HCCL init fails: the last training process is still running",
+        "EJ0001 \"Failed to initialize the HCCP process. Reason: Maybe the last training process is running\"",
+        "a process of an earlier run still holds the NPU, so HCCL cannot open its communicator",
+        "`gspo env doctor` lists the PIDs holding NPUs; stop them, wait 10 s, rerun",
+        (f"{VERL}/pull/332",),
+        "gspo_cli.jobs.failures:classify", action="stop"),
+    Signature(
+        "run-hccl-init", "run", "HCCL communicator init error (hcclCommInitRootInfoConfig)",
+        "\"HCCL function error: hcclCommInitRootInfoConfig(...), error code is N\" before the first step",
+        "the ranks could not build the HCCL communicator (multi-node: device NICs, HCCL_IF_IP / "
+        "HCCL_SOCKET_IFNAME, a stale process on a device, mismatched CANN across nodes); it repeats on restart",
+        "run `gspo env doctor --cluster` (device NIC links, CANN versions, stale processes); check "
+        "HCCL_SOCKET_IFNAME / HCCL_IF_IP point at the interface the nodes reach each other on",
+        (f"{VERL}/issues/3947", f"{VERL}/pull/332", f"{VLLM_ASCEND}/issues/3196"),
+        "gspo_cli.jobs.failures:classify", action="stop"),
+    Signature(
+        "run-hccl-timeout", "run", "HCCL collective timed out mid-run",
+        "EI0006 \"Getting socket times out\" / HcclAllreduce error during a run",
+        "a rank stopped answering inside a collective (a slow or dead peer); the job can continue from its last "
+        "checkpoint",
+        "restarted from the last checkpoint automatically; if it repeats, raise HCCL_EXEC_TIMEOUT / "
+        "HCCL_CONNECT_TIMEOUT and look for the rank that failed first",
+        (f"{VLLM_ASCEND}/issues/486",),
+        "gspo_cli.jobs.failures:classify", action="restart"),
+    Signature(
+        "run-npu-oom-sleep", "run", "NPU out of memory with vLLM-Ascend sleep mode",
+        "\"NPU out of memory\" in a log whose traceback passes vLLM's sleep / wake_up",
+        "vLLM-Ascend's sleep mode did not give back the rollout's memory before the actor phase (or it grows "
+        "each sleep/wake cycle), so the next phase runs out of NPU memory; it repeats on restart",
+        "lower rollout.gpu_memory_utilization; set PYTORCH_NPU_ALLOC_CONF=expandable_segments:False (sleep mode "
+        "does not work with virtual memory); use a vllm-ascend release with the sleep-mode memory fixes",
+        (f"{VLLM_ASCEND}/issues/977", f"{VLLM_ASCEND}/issues/9563", "https://github.com/modelscope/ms-swift/issues/6636"),
+        "gspo_cli.jobs.failures:classify", action="stop"),
+    Signature(
+        "run-ray-actor-died", "run", "a Ray actor died",
+        "ActorDiedError / \"The actor died unexpectedly\" / RayActorError in the driver's log",
+        "a worker process (trainer rank or rollout server) was lost: a crash, a node loss, or the host's OOM "
+        "killer; the job can continue from its last checkpoint unless the host ran out of memory",
+        "restarted from the last checkpoint; if the log says the memory monitor or OOM killer killed it, lower "
+        "host memory use (actor offload, fewer dataloader workers) - that is stopped, not retried",
+        ("https://docs.ray.io/en/latest/ray-core/fault_tolerance/actors.html",),
+        "gspo_cli.jobs.failures:classify", action="restart"),
+)
+
+BY_ID = {s.id: s for s in CATALOG}
+
+
+def get(sig_id: str) -> Signature:
+    """The signature with this id; a ConfigError naming the ids when there is none."""
+    if sig_id in BY_ID:
+        return BY_ID[sig_id]
+    from gspo_cli.errors import ConfigError
+
+    raise ConfigError(f"no failure signature {sig_id!r}", f"one of: {', '.join(BY_ID)} (docs/failures.md)")
+
+
+def counts() -> dict[str, int]:
+    return {stage: sum(s.stage == stage for s in CATALOG) for stage in STAGES}
+
+
+def explain(sig: Signature) -> str:
+    """The plain-text card `gspo env doctor --explain ID` prints."""
+    lines = [f"{sig.id} ({sig.stage}): {sig.title}", f"  detection: {sig.detection}", f"  cause:     {sig.message}",
+             f"  fix:       {sig.fix}"]
+    if sig.action:
+        lines.append(f"  action:    {sig.action}")
+    lines.append(f"  detector:  {sig.detector}")
+    lines += [f"  source:    {s}" for s in sig.sources]
+    return "\n".join(lines)
+
+
+def tagged(sig_id: str, text: str) -> str:
+    """A message that names its signature (`gspo env doctor --explain ID` finds the rest)."""
+    assert sig_id in BY_ID, sig_id
+    return f"{text} [{sig_id}]"
