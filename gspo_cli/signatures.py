@@ -170,7 +170,7 @@ CATALOG: tuple[Signature, ...] = (
         "gspo_cli.jobs.failures:classify", action="restart"),
     Signature(
         "run-npu-oom-sleep", "run", "NPU out of memory with vLLM-Ascend sleep mode",
-        "\"NPU out of memory\" in a log whose traceback passes vLLM's sleep / wake_up",
+        "\"NPU out of memory\" in a log that also shows vLLM's wake_up (or a traceback frame in sleep)",
         "vLLM-Ascend's sleep mode did not give back the rollout's memory before the actor phase (or it grows "
         "each sleep/wake cycle), so the next phase runs out of NPU memory; it repeats on restart",
         "lower rollout.gpu_memory_utilization; set PYTORCH_NPU_ALLOC_CONF=expandable_segments:False (sleep mode "
@@ -184,7 +184,7 @@ CATALOG: tuple[Signature, ...] = (
         "killer; the job can continue from its last checkpoint unless the host ran out of memory",
         "restarted from the last checkpoint; if the log says the memory monitor or OOM killer killed it, lower "
         "host memory use (actor offload, fewer dataloader workers) - that is stopped, not retried",
-        ("https://docs.ray.io/en/latest/ray-core/fault_tolerance/actors.html",),
+        (f"{VERL}/issues/1633", f"{VERL}/issues/275", "https://docs.ray.io/en/latest/ray-core/fault_tolerance/actors.html"),
         "gspo_cli.jobs.failures:classify", action="restart"),
 )
 

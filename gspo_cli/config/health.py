@@ -103,6 +103,26 @@ class RewardErrorRateRule(_Rule):
     max_rate: float = Field(default=0.05, ge=0, le=1)
 
 
+class MismatchRule(_Rule):
+    """training/rollout_probs_diff_mean (verl, with rollout.calculate_log_probs; the native engine logs the same
+    name) above `factor` x its early baseline (median of the first `baseline_steps` steps that have it), or
+    training/rollout_probs_diff_max above `factor` x its own baseline: the train/rollout log-prob gap is growing
+    (verl#3694; a growing gap precedes collapses). Gaps below `floor` never fire (bf16 noise)."""
+
+    factor: float = Field(default=3.0, gt=1)
+    baseline_steps: int = Field(default=10, ge=1)
+    floor: float = Field(default=1e-3, ge=0)
+    patience: int = Field(default=3, ge=1)
+
+
+class RolloutShareRule(_Rule):
+    """timing_s/gen above `max_share` of timing_s/step with the vLLM rollout: generation (its long tail) dominates
+    the step (verl#6747: 72% on 910B); the message points at `gspo plan` and the rollout levers."""
+
+    max_share: float = Field(default=0.7, gt=0, lt=1)
+    patience: int = Field(default=5, ge=1)
+
+
 class StallRule(BaseModel):
     """No new step for max(`factor` x median step interval, `floor_s`) while the training process is alive (the
     signature of a hung collective); before the first step of an attempt the limit is `startup_s`."""
@@ -135,6 +155,8 @@ class HealthSection(BaseModel):
     throughput: ThroughputRule = Field(default_factory=ThroughputRule)
     reward_errors: RewardErrorsRule = Field(default_factory=RewardErrorsRule)
     reward_error_rate: RewardErrorRateRule = Field(default_factory=RewardErrorRateRule)
+    mismatch: MismatchRule = Field(default_factory=MismatchRule)
+    rollout_share: RolloutShareRule = Field(default_factory=RolloutShareRule)
     stall: StallRule = Field(default_factory=StallRule)
 
     @model_validator(mode="after")

@@ -10,6 +10,8 @@
   fatal      anything else (a Python exception we do not know to be transient): not retried, since a
              deterministic bug would only repeat.
 The patterns match the texts these failures print (verl, Ray, torch, HCCL); tests/jobs hold recorded examples.
+Failures with a known cause are matched first (`SIGNATURES`: ids of gspo_cli/signatures.py, docs/failures.md)
+and say their cause and fix; `silent_exit` catches an exit 0 that ran no step.
 """
 
 from __future__ import annotations
@@ -33,6 +35,42 @@ _CONFIG = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _ERROR_LINE = re.compile(r"\b(\w+\.)*\w*(Error|Exception)(\(\w+\))?: ")
+# Ray's memory monitor killed the worker (ray.exceptions.OutOfMemoryError). Not "OOM killer": Ray's generic
+# ActorDiedError text lists "(1) the process was killed by the OOM killer" as a possible cause in every case.
+_HOST_OOM = re.compile(r"ray\.exceptions\.OutOfMemoryError|node running low on memory|NODE_OUT_OF_MEMORY")
+
+# (signature id, pattern, kind, cause and fix). First match wins; all are checked before the generic classes.
+SIGNATURES: tuple[tuple[str, re.Pattern, str, str], ...] = (
+    ("run-hccl-stale-process", re.compile(r"Maybe the last training process is running"), "config",
+     "HCCL could not start: a process of an earlier run still holds the NPU; fix: `gspo env doctor` names the "
+     "PIDs, stop them, wait 10 s, rerun"),
+    ("run-hccl-init", re.compile(r"hcclCommInitRootInfo(Config)?\("), "config",
+     "the ranks could not build the HCCL communicator (restarting repeats it); fix: `gspo env doctor --cluster` "
+     "(device NIC links, CANN versions, stale processes), HCCL_SOCKET_IFNAME / HCCL_IF_IP on the interface the "
+     "nodes reach each other on"),
+    ("run-npu-oom-sleep", re.compile(r"(?s)(wake_up|, in sleep\b).*NPU out of memory|NPU out of memory.*(wake_up|, in sleep\b)"),
+     "config", "NPU out of memory around vLLM-Ascend's sleep/wake_up: sleep mode did not give the rollout's memory "
+     "back (restarting repeats it); fix: lower rollout.gpu_memory_utilization, set "
+     "PYTORCH_NPU_ALLOC_CONF=expandable_segments:False, use a vllm-ascend with the sleep-mode memory fixes"),
+    ("run-hccl-timeout", re.compile(r"EI0006|Getting socket times out|Hccl\w+, error code is"), "transient",
+     "an HCCL collective timed out (a rank stopped answering); restarting from the last checkpoint; if it "
+     "repeats, raise HCCL_EXEC_TIMEOUT / HCCL_CONNECT_TIMEOUT and find the rank that failed first"),
+    ("run-ray-actor-died", re.compile(r"ActorDiedError|The actor died unexpectedly|RayActorError"), "transient",
+     "a Ray actor (trainer rank or rollout server) died; restarting from the last checkpoint"),
+)
+
+
+def known_failure(lines: list[str]) -> tuple[str, str, str] | None:
+    """(signature id, kind, cause with fix) of the first known failure in the log tail, or None."""
+    text = "\n".join(lines)
+    for sig_id, pattern, kind, cause in SIGNATURES:
+        if pattern.search(text):
+            if sig_id == "run-ray-actor-died" and _HOST_OOM.search(text):
+                return sig_id, "config", ("a Ray actor was killed for host memory (Ray's memory monitor / the OOM "
+                                           "killer); restarting repeats it; fix: lower host memory use (actor "
+                                           "offload, fewer workers) or give the node more memory")
+            return sig_id, kind, cause
+    return None
 
 
 @dataclass
@@ -81,6 +119,9 @@ def classify(code: int, lines: list[str], *, stopped_by: str | None = None, made
         return "stopped", f"health rule {stopped_by} stopped the run"
     if code == 2:
         return "config", f"configuration or data error: {last_error(lines)}"
+    if known := known_failure(lines):
+        sig_id, kind, cause = known
+        return kind, f"{cause}: {last_error(lines)} [{sig_id}]"
     if _OOM.search(text):
         if made_progress:
             return "transient", f"out of memory after steps had completed: {last_error(lines)}"
@@ -93,6 +134,21 @@ def classify(code: int, lines: list[str], *, stopped_by: str | None = None, made
     if _CONFIG.search(text):
         return "config", last_error(lines)
     return "fatal", last_error(lines) or f"exit code {code}"
+
+
+def silent_exit(attempt: Attempt, total_steps: int | None, best_step: int | None) -> tuple[str, str] | None:
+    """An attempt that exited 0 without a new step while the run is short of `total_steps`: (kind, cause), else
+    None [run-resume-no-step]. verl exits 0 when its dataloader yields nothing (an epoch-boundary resume, verl#7401
+    / #5725) or its epochs run out before total_training_steps (verl#5013)."""
+    if attempt.code != 0 or attempt.steps > 0 or not total_steps:
+        return None
+    reached = max(s for s in (best_step, attempt.resume_step, 0) if s is not None)
+    if reached >= total_steps:
+        return None
+    return "config", (f"the training process exited 0 without running a step (from step {reached} of {total_steps}): "
+                      "verl's dataloader yielded nothing (a resume at an epoch boundary, verl#7401/#5725) or the "
+                      "epochs ran out before total_training_steps (verl#5013); fix: raise trainer.total_epochs, "
+                      "or resume from the previous checkpoint [run-resume-no-step]")
 
 
 def backoff_s(consecutive: int, base_s: float, max_s: float) -> float:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gspo_cli.jobs import events
-from gspo_cli.jobs.failures import Attempt, backoff_s, classify
+from gspo_cli.jobs.failures import Attempt, backoff_s, classify, silent_exit
 from gspo_cli.metrics.health import HEALTH_FILE, Context, Event, Monitor, append_event
 from gspo_cli.metrics.jsonl import Tail
 
@@ -79,6 +79,9 @@ class Supervisor:
         while True:
             attempt = self._attempt(len(self.attempts), resume_step)
             self.attempts.append(attempt)
+            if attempt.code == 0 and (silent := silent_exit(attempt, self.total_steps, self._reached(best))):
+                attempt.code, (attempt.kind, attempt.cause) = 1, silent
+                return self._give_up(attempt)
             if attempt.code == 0:
                 return 0
             if attempt.last_step is not None and attempt.last_step > best:
@@ -95,6 +98,11 @@ class Supervisor:
                 extra={"attempt": attempt.number, "cause": attempt.cause, "excerpt": attempt.excerpt[-10:],
                        "resume_step": resume_step, "backoff_s": delay}))
             time.sleep(delay)
+
+    def _reached(self, best: int) -> int | None:
+        """The furthest step the run has: this job's attempts or the last complete checkpoint (an earlier job)."""
+        saved = self.child.resume_step()
+        return max((s for s in (best, saved) if s is not None and s >= 0), default=None)
 
     def _give_up(self, attempt: Attempt) -> int:
         code = attempt.code if attempt.code and attempt.code > 0 else 1

@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gspo_cli.metrics import gap_rules
+
 History = list[tuple[int, dict[str, Any]]]
 HEALTH_FILE = "health.jsonl"  # runs/<run>/health.jsonl
 
@@ -48,12 +50,14 @@ class Context:
 
     loss_mode: str = "gspo"
     off_policy: bool = False  # more than one policy update per step (ppo_epochs > 1 or several mini-batches)
+    rollout: str = "vllm"  # rollout.name (rollout_share's levers are vLLM's); preset: for its `gspo plan` hint
+    preset: str = "PRESET"
 
     @classmethod
     def from_preset(cls, preset) -> Context:
         actor, data = preset.actor, preset.data
         updates = actor.ppo_epochs * (data.train_batch_size // actor.ppo_mini_batch_size)
-        return cls(loss_mode=preset.algorithm.loss_mode, off_policy=updates > 1)
+        return cls(preset.algorithm.loss_mode, updates > 1, preset.rollout.name, preset.name)
 
 
 @dataclass(frozen=True)
@@ -255,6 +259,14 @@ def reward_error_rate(history: History, cfg, ctx: Context) -> Violation | None:
     return None
 
 
+def mismatch(history: History, cfg, ctx: Context) -> Violation | None:  # [run-mismatch-growing]
+    return Violation(*hit) if (hit := gap_rules.mismatch(history, cfg)) else None
+
+
+def rollout_share(history: History, cfg, ctx: Context) -> Violation | None:  # [run-rollout-long-tail]
+    return Violation(*hit) if (hit := gap_rules.rollout_share(history, cfg, ctx.rollout, ctx.preset)) else None
+
+
 RULES: dict[str, Callable[[History, Any, Context], Violation | None]] = {
     "nonfinite": nonfinite,
     "grad_norm_spike": grad_norm_spike,
@@ -266,6 +278,8 @@ RULES: dict[str, Callable[[History, Any, Context], Violation | None]] = {
     "throughput": throughput,
     "reward_errors": reward_errors,
     "reward_error_rate": reward_error_rate,
+    "mismatch": mismatch,
+    "rollout_share": rollout_share,
 }
 
 

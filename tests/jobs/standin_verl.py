@@ -9,6 +9,11 @@ file, and misbehaves in its first attempt (GSPO_ATTEMPT=0; in every attempt with
 STANDIN_FAULT says:
   hccl@S  print the error text a real HCCL all-reduce timeout printed (vllm-ascend issue #486) and exit 1
   hang@S  stop writing metrics and sleep, alive, as a rank stuck in a collective
+  log@S   print the file $STANDIN_LOG (a real excerpt, tests/fixtures/signatures/) and exit 1
+  mismatch@S  from step S on, training/rollout_probs_diff_mean/_max grow (x2 per step), as before a collapse
+  zero    print the start line and exit 0 without a step, as verl does when its dataloader yields nothing
+Normal steps carry the train/rollout gap verl logs with calculate_log_probs (training/rollout_probs_diff_*) at a
+steady bf16-noise level and timing_s/gen at 45% of the step.
 """
 
 from __future__ import annotations
@@ -38,18 +43,27 @@ def main(argv: list[str]) -> int:
     fault = os.environ.get("STANDIN_FAULT", "") if first_attempt or os.environ.get("STANDIN_ALWAYS") else ""
     kind, _, at = fault.partition("@")
     print(f"stand-in trainer (not verl): steps {start + 1}..{total}", flush=True)
+    if kind == "zero":
+        return 0
     with open(os.environ["VERL_FILE_LOGGER_PATH"], "wb", buffering=0) as log:
         for step in range(start + 1, total + 1):
-            if kind and step == int(at):
+            if kind in ("hccl", "hang", "log") and step == int(at):
                 if kind == "hccl":
                     print(HCCL_ERROR, file=sys.stderr, flush=True)
+                    return 1
+                if kind == "log":
+                    print(Path(os.environ["STANDIN_LOG"]).read_text(), file=sys.stderr, flush=True)
                     return 1
                 while True:
                     time.sleep(3600)
             time.sleep(0.2)
+            grow = 2.0 ** (step - int(at) + 2) if kind == "mismatch" and step >= int(at) else 1.0
             data = {"critic/score/mean": 0.1 * step, "actor/pg_loss": 0.01, "actor/grad_norm": 0.3,
                     "actor/entropy": 0.5, "actor/pg_clipfrac": 0.1, "response_length/mean": 100.0,
-                    "response_length/clip_ratio": 0.0, "perf/throughput": 1000.0, "timing_s/step": 0.2}
+                    "response_length/clip_ratio": 0.0, "perf/throughput": 1000.0, "timing_s/step": 0.2,
+                    "timing_s/gen": 0.09, "training/rollout_probs_diff_valid": 1,
+                    "training/rollout_probs_diff_mean": (0.004 + 0.0005 * (step * 7 % 3)) * grow,
+                    "training/rollout_probs_diff_max": (0.2 + 0.01 * (step % 4)) * grow}
             log.write((f'{{"step": {step}, "data": ' + str(data).replace("'", '"') + "}\n").encode())
             if save_freq > 0 and step % save_freq == 0:
                 (ckpt / f"global_step_{step}").mkdir(parents=True, exist_ok=True)

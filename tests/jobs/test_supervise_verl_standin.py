@@ -79,5 +79,5 @@ def test_restart_budget_spent_fails_with_a_summary_of_every_attempt(tmp_path, ca
     assert len(failed["attempts"]) == 2 and failed["attempts"][1].startswith("attempt 2 (from step 2): no step")
     err = capsys.readouterr().err
     assert "attempt 1 (from the start): steps 1-2, exit code 1, transient" in err
-    assert err.rstrip().splitlines()[-1].startswith("verl exited with code 1: communication or node failure")
+    assert err.rstrip().splitlines()[-1].startswith("verl exited with code 1: an HCCL collective timed out")
     assert [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")] == [1, 2]

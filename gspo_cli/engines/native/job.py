@@ -60,7 +60,8 @@ def main(argv: list[str]) -> int:
         return [sys.executable, "-u", "-m", "gspo_cli.jobs.entry", ATTEMPT_COMMAND, *argv]
 
     child = Child(name="native trainer", run_dir=run_dir, metrics=metrics, command=command, cwd=Path.cwd(),
-                  before_attempt=before_attempt, resume_step=last_checkpoint)
+                  before_attempt=before_attempt, resume_step=last_checkpoint,
+                  total_steps=preset.trainer.total_training_steps)  # an exit 0 short of it is a failure
     from gspo_cli.runs import state
 
     # job_state.json: running, then how it ended (`gspo runs list`)
