@@ -20,7 +20,7 @@ def fitted_profiles() -> tuple[dict, dict]:
     fitted = {}
     pts = calibration.points()
     for family, (names, factors) in calibration.FIT_PLAN.items():
-        fit_pts = [p for p in pts if p.role == "fit" and p.profile in names]
+        fit_pts = [p for p in pts if p.role == "fit" and p.profile == names[0]]
         values = calibration.fit_factors(profiles[names[0]], factors, fit_pts, start=calibration.FIT_START)
         fitted[family] = values
         for name in names:

@@ -15,6 +15,7 @@ from gspo_cli.errors import ConfigError
 
 _KL = "the native engine has no reference model, so no KL term; use trainer.engine: verl"
 _FSDP = "the native engine trains one unsharded model on one device; use trainer.engine: verl"
+_ASYNC = "the native engine generates and trains in turn on one device (sync); use trainer.engine: verl for async modes"
 _VLLM = "the native engine generates with HF transformers (rollout.name: hf); use trainer.engine: verl for vLLM"
 _DYN = ("the native engine splits batches by actor.ppo_micro_batch_size_per_device, not by tokens; "
         "use that key, or trainer.engine: verl")
@@ -64,6 +65,8 @@ ENGINES: dict[str, EngineSupport] = {
             "trainer.loggers": "the native engine always writes runs/<run>/metrics.jsonl and prints progress; "
                                "use trainer.engine: verl for other loggers",
             "overrides.verl": "verl overrides reach only the verl engine; set trainer.engine: verl or remove them",
+            "trainer.mode": _ASYNC, "trainer.rollout_share": _ASYNC, "trainer.parameter_sync_step": _ASYNC,
+            "cluster.host_memory_gib": _FSDP,
         },
     ),
 }

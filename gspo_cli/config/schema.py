@@ -218,6 +218,18 @@ class TrainerSection(Section):
     health: HealthSection = Field(default_factory=HealthSection)
     max_restarts: NonNegInt = 2
     restart: RestartSection = Field(default_factory=RestartSection)
+    # verl's V1 trainer mode (trainer.v1.trainer_mode). sync: generate, then train, every step on-policy.
+    # colocate_async: same devices; unfinished responses are paused at the step's end and resumed with the new
+    # weights (partial rollout), so the step does not wait for its longest response. separate_async: a share of
+    # the devices only generates while the rest trains; weights move every parameter_sync_step updates. Both
+    # async modes train on samples up to a few policy versions old: GSPO's clip is ~1000x tighter than PPO's,
+    # so watch actor/pg_clipfrac (gspo plan prints the predicted gain and this risk).
+    mode: Literal["sync", "colocate_async", "separate_async"] = "sync"
+    # separate_async: the share of the cluster that generates (whole nodes when nnodes > 1, else devices).
+    rollout_share: Probability = 0.5
+    # separate_async: optimizer updates between weight syncs; verl requires
+    # train_batch_size == parameter_sync_step x ppo_mini_batch_size.
+    parameter_sync_step: PositiveInt = 4
     # Native engine: validation generates at most this many sequences per generate call
     # (prompts per call = this // rollout.val.n, at least 1).
     val_sequences_per_batch: PositiveInt = 256

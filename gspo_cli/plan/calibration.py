@@ -21,6 +21,9 @@ from gspo_cli.plan.workload import Lengths, ModelShape, Workload
 MINDSPEED_DAPO = "https://github.com/Ascend/MindSpeed-RL docs/algorithms/dapo.md (性能数据 table)"
 CANN_RECIPES = "https://github.com/hicann/cann-recipes-train llm_rl/qwen3/README.md (Qwen3-32B 首步推理时间)"
 ISSUE_17 = "gspo issue #17 (H200 native-engine measurement quoted in the issue text)"
+VERL_6747 = "https://github.com/verl-project/verl/issues/6747 (timing_s at step 94)"
+FULLY_ASYNC = ("verl docs/advance/fully_async.md (H20 tables: colocate sync vs fully_async_policy; scripts "
+               "verl/experimental/fully_async_policy/shell/dapo_7b_math_fsdp2_*.sh)")
 HERE = "measured here: GSPO_HOME=/tmp/plan_home gspo train --preset tiny --local (2 shared CPU cores, noisy)"
 
 
@@ -34,6 +37,8 @@ def dense_shape(name, hidden, layers, heads, kv_heads, inter, vocab, tied, head_
 QWEN3_32B = dense_shape("Qwen3-32B", 5120, 64, 64, 8, 25600, 151936, False)
 QWEN25_32B = dense_shape("Qwen2.5-32B", 5120, 64, 40, 8, 27648, 152064, False)
 QWEN3_06B = dense_shape("Qwen3-0.6B", 1024, 28, 16, 8, 3072, 151936, True)
+QWEN25_05B = dense_shape("Qwen2.5-0.5B", 896, 24, 14, 2, 4864, 151936, True, head_dim=64)
+QWEN25_MATH_7B = dense_shape("Qwen2.5-Math-7B", 3584, 28, 28, 4, 18944, 152064, False)
 TINY = dense_shape("tiny", 64, 2, 4, 2, 256, 37, True, head_dim=16)
 
 
@@ -44,7 +49,7 @@ class Point:
     source: str
     profile: str
     workload: Workload
-    quantity: str  # a phase name (seconds), "step_s" or "tokens_per_device_per_s"
+    quantity: str  # a phase name (seconds), "step_s", "tokens_per_device_per_s" or "speedup_vs_sync"
     measured: float
     role: str  # fit | held-out
     note: str = ""
@@ -57,6 +62,36 @@ def _msrl(ident, shape, profile, nodes, per_node, tp, util, max_resp, batched, t
                  mini_batches=8)
     return Point(ident, f"MindSpeed-RL DAPO {shape.name}, {nodes * per_node} x {profile.upper()}, GBS 256 n 16, "
                  f"2K/{max_resp // 1024}K", MINDSPEED_DAPO, profile, w, "tokens_per_device_per_s", tps, role, note)
+
+
+def _a2_points() -> list[Point]:
+    w = Workload(QWEN25_05B, 1, 1, "verl", "vllm", 16, 1, 256, 1024, Lengths(0.4, 0.3, 0.02,
+                 "assumption: GSM8K prompts ~100 tokens, Qwen2.5-0.5B-Instruct answers ~300, the longest of 16 at the "
+                 "1024 limit"), gpu_memory_utilization=0.3, enforce_eager=True)
+    return [Point("verl6747-a2-gen", "verl 0.7.1 GRPO Qwen2.5-0.5B, 1 x 910B, 16 prompts n 1, 256/1K", VERL_6747, "a2",
+                  w, "gen", 31.27, "fit", "eager assumed (vllm-ascend graph mode not on by default there)")]
+
+
+def _async_points() -> list[Point]:
+    """verl's fully_async H20 runs: the colocated sync step's phases and the async speedup, held out."""
+    lengths = Lengths(0.05, 2048 / 28672, 0.005, "assumption: Qwen2.5-Math-7B DAPO responses ~2K of 28K early on")
+    out = []
+    for cards, sync_s, gen, old, update, async_s in ((32, 790.10, 357.41, 107.71, 269.80, 294.77),
+                                                      (64, 365.28, 150.72, 70.26, 133.41, 189.26),
+                                                      (128, 356.30, 177.85, 53.92, 113.81, 150.63)):
+        w = Workload(QWEN25_MATH_7B, cards // 8, 8, "verl", "vllm", 512, 16, 2048, 28672, lengths, tp=4, sp=4,
+                     gpu_memory_utilization=0.8, micro_tokens=2 * 30720, mini_batches=16, test_freq=20)
+        what = f"verl DAPO Qwen2.5-Math-7B, {cards} x H20, 512 x n 16, 2K/28K"
+        # the 32-card training phases fit verl's GPU training MFU; 64 and 128 cards, every gen and step, and the async
+        # runs are held out
+        out += [Point(f"fa-{cards}/{q}", what + ", colocate sync", FULLY_ASYNC, "h20", w, q, v,
+                      "fit" if cards == 32 and q in ("old_log_prob", "update_actor") else "held-out")
+                for q, v in (("gen", gen), ("old_log_prob", old), ("update_actor", update), ("step_s", sync_s))]
+        split = replace(w, mode="separate_async", parameter_sync_step=4, old_log_prob=False)  # rollout log-probs
+        out.append(Point(f"fa-{cards}/async", what + f", fully_async {cards // 2}:{cards // 2} vs sync",
+                         FULLY_ASYNC, "h20", split, "speedup_vs_sync", sync_s / async_s, "held-out",
+                         "fully_async_policy (staleness 0.5, partial rollout) modelled as V1 separate_async"))
+    return out
 
 
 def _tiny(ident, prompts, n, mini, micro, measured: dict, role) -> list[Point]:
@@ -96,6 +131,7 @@ def points() -> list[Point]:
               15.6, "fit"),
         Point("h200-update", "same run: update", ISSUE_17, "h200", h200, "update_actor", 2.5, "fit"),
     ]
+    out += _a2_points() + _async_points()
     out += _tiny("tiny-a", 32, 16, 32, None, {"gen": 0.1905, "update_actor": 0.3161, "reward": 0.0122,
                                               "step_s": 0.5322, "response_mean": 1.19, "clip": 0.017}, "fit")
     out += _tiny("tiny-c", 128, 8, 32, 64, {"gen": 0.2733, "old_log_prob": 0.1597, "update_actor": 1.1947,
@@ -117,6 +153,8 @@ def predicted(point: Point, prof: Profile) -> float:
         return pred.step_s
     if point.quantity == "tokens_per_device_per_s":
         return pred.tokens_per_device_per_s
+    if point.quantity == "speedup_vs_sync":  # the same workload run sync, colocated, over this mode's step
+        return step_model.predict(replace(point.workload, mode="sync"), prof).step_s / pred.step_s
     return pred.phases[point.quantity]
 
 
@@ -126,17 +164,21 @@ def log_error(point: Point, prof: Profile) -> float:
 
 
 # Which factors each built-in profile family fits, on which profiles' fit points.
+# A family fits its factors on the fit points of its first profile and gives them to all its profiles; families
+# are fitted in this order (a2 after ascend: A2 keeps A3's bandwidth and MFU and fits its own decode overhead).
 FIT_PLAN = {
     "ascend": (("a3", "a2"), ("decode_bw_eff", "mfu_train")),
-    "gpu": (("h200", "h100"), ("hf_layer_overhead_s", "mfu_train")),
-    "cpu": (("cpu",), ("mfu_prefill", "mfu_train", "hf_layer_overhead_s", "train_layer_overhead_s",
-                       "reward_s_per_response", "step_fixed_s")),
+    "a2": (("a2",), ("vllm_layer_overhead_s",)),
+    "gpu": (("h200", "h100", "h20"), ("hf_layer_overhead_s", "native_mfu_train")),
+    "gpu-verl": (("h20", "h200", "h100"), ("mfu_train",)),
+    "cpu": (("cpu",), ("mfu_prefill", "native_mfu_train", "hf_layer_overhead_s", "train_layer_overhead_s",
+                       "reward_s_per_response")),
 }
 
 
 # Where the fit starts (not the shipped values, so benchmarks/plan_fit.py reproduces the shipped factors): with
 # more factors than independent measurements (the CPU family) the minimum is a valley, and the start picks the point.
-FIT_START = {"decode_bw_eff": 0.6, "mfu_train": 0.3, "mfu_prefill": 0.4, "vllm_layer_overhead_s": 1e-4, "hf_layer_overhead_s": 1e-3,
+FIT_START = {"decode_bw_eff": 0.6, "mfu_train": 0.3, "native_mfu_train": 0.3, "mfu_prefill": 0.4, "vllm_layer_overhead_s": 1e-4, "hf_layer_overhead_s": 1e-3,
              "train_layer_overhead_s": 1e-3, "reward_s_per_response": 1e-3, "step_fixed_s": 0.1}
 
 

@@ -19,7 +19,7 @@ from gspo_cli.plan.workload import from_preset, lengths_from
 LENGTH_KEYS = ("prompt_length/mean", "response_length/mean", "response_length/clip_ratio")
 # Which factors a run can correct: decode overhead, training MFU and overhead, reward, fixed cost.
 FACTORS = {"vllm": ("vllm_layer_overhead_s", "mfu_train", "reward_s_per_response", "step_fixed_s"),
-           "hf": ("hf_layer_overhead_s", "mfu_train", "reward_s_per_response", "step_fixed_s")}
+           "hf": ("hf_layer_overhead_s", "native_mfu_train", "reward_s_per_response")}
 
 
 @dataclass

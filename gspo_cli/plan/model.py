@@ -15,18 +15,27 @@ directly with a run's metrics:
   micro-batch overlapped with compute, Ulysses all-to-all when SP > 1.
 - update_actor: forward + backward (3x forward; 4x with gradient checkpointing), all-gather + reduce-scatter
   per micro-batch, AdamW, and the offload transfers of params, grads and optimizer states.
-- other: fixed per-step cost (dispatch, balancing, advantages).
+- other: fixed per-step cost (dispatch, balancing, advantages), per engine: verl's from the profile, the native
+  engine's from its own timing_s (`profiles.NATIVE_STEP_FIXED_S`).
+- testing, save_checkpoint: validation (a generation pass over the val set) every test_freq steps and a checkpoint
+  (fp32 params + AdamW, 12 B per parameter, written by every rank) every save_freq steps, spread over those steps.
+
+verl's V1 trainer modes (`trainer.v1.trainer_mode`, workload.mode): `colocate_async` pauses unfinished responses at
+the step's end and resumes them with the new weights (partial rollout), so the step stops waiting for its longest
+response: gen loses its tail. `separate_async` generates on a share of the devices while the rest trains; the
+step is the longer of the two sides plus the weight sync (`hidden_s` is the overlap).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from gspo_cli.plan.profiles import Profile
+from gspo_cli.plan.profiles import NATIVE_STEP_FIXED_S, Profile
 from gspo_cli.plan.workload import Workload
 
 GiB = 1024**3
-PHASES = ("gen", "update_weights", "reward", "old_log_prob", "ref", "update_actor", "other")
+PHASES = ("gen", "update_weights", "reward", "old_log_prob", "ref", "update_actor", "testing", "save_checkpoint",
+          "other")
 
 
 @dataclass
@@ -36,10 +45,12 @@ class Prediction:
     step_tokens: float = 0.0
     devices: int = 1
     gen_bound: str = ""  # memory-bandwidth | compute | overhead | long-tail
+    hidden_s: float = 0.0  # phase seconds that overlap others (separate_async: generation beside training)
+    staleness: int = 0  # policy versions a trained sample may lag behind (0: on-policy)
 
     @property
     def step_s(self) -> float:
-        return sum(self.phases.values())
+        return sum(self.phases.values()) - self.hidden_s
 
     @property
     def tokens_per_device_per_s(self) -> float:
@@ -54,6 +65,7 @@ class Prediction:
 
     def to_json(self) -> dict:
         return {"step_s": round(self.step_s, 4), "phases": {k: round(v, 4) for k, v in self.phases.items()},
+                "overlap_s": round(self.hidden_s, 4), "staleness_updates": self.staleness,
                 "tokens_per_device_per_s": round(self.tokens_per_device_per_s, 3), "bottleneck": self.bottleneck,
                 "details": {k: round(v, 4) for k, v in self.details.items()}}
 
@@ -126,7 +138,7 @@ def gen_s(w: Workload, prof: Profile) -> tuple[float, dict[str, float], str]:
     if tail_steps * t_tail > busy_steps * t_busy:
         bound = "long-tail"
     detail = {"gen_prefill_s": prefill, "gen_decode_busy_s": busy_steps * t_busy, "gen_tail_s": tail_steps * t_tail,
-              "gen_concurrency": conc}
+              "gen_concurrency": conc, "gen_tail_tokens": tail_steps * tail_batch, "gen_busy_step_s": t_busy}
     return prefill + decode, detail, bound
 
 
@@ -166,7 +178,8 @@ def forward_pass_s(w: Workload, prof: Profile, *, train: bool) -> float:
     tokens = w.trajectories * seq / w.devices
     passes = w.ppo_epochs if train else 1
     mult = (4.0 if w.grad_ckpt else 3.0) if train else 1.0
-    compute = passes * mult * tokens * fwd_flops_per_token(w, seq / 2) / (prof.peak_flops * prof.mfu_train)
+    mfu = prof.mfu_train if w.engine == "verl" else prof.native_mfu_train
+    compute = passes * mult * tokens * fwd_flops_per_token(w, seq / 2) / (prof.peak_flops * mfu)
     micros = passes * _micro_batches(w, tokens, seq)
     overhead = micros * m.layers * prof.train_layer_overhead_s * (3.0 if train else 1.0)
     comm = 0.0
@@ -196,7 +209,28 @@ def update_actor_s(w: Workload, prof: Profile) -> float:
     return forward_pass_s(w, prof, train=True) + adamw + offload_s(w, prof, train=True)
 
 
-def predict(w: Workload, prof: Profile) -> Prediction:
+def testing_s(w: Workload, prof: Profile) -> float:
+    """Validation every test_freq steps: one generation pass over the val set, spread over those steps."""
+    if w.test_freq <= 0 or w.val_trajectories <= 0:
+        return 0.0
+    val = replace(w, prompts=w.val_trajectories, n=1, mode="sync")
+    return gen_s(val, prof)[0] / w.test_freq
+
+
+def save_s(w: Workload, prof: Profile) -> float:
+    """A checkpoint every save_freq steps: each rank writes its fp32 params + AdamW shard (12 B per parameter),
+    a node's ranks share its link to the file system; spread over those steps."""
+    if w.save_freq <= 0:
+        return 0.0
+    per_node = 12 * w.model.params / w.devices * w.devices_per_node
+    return per_node / prof.ckpt_write_bytes_s / w.save_freq
+
+
+def other_s(w: Workload, prof: Profile) -> float:
+    return prof.step_fixed_s if w.engine == "verl" else NATIVE_STEP_FIXED_S
+
+
+def _sync_phases(w: Workload, prof: Profile) -> tuple[dict[str, float], dict[str, float], str]:
     gen, gen_detail, bound = gen_s(w, prof)
     fwd = forward_pass_s(w, prof, train=False) + offload_s(w, prof, train=False)
     phases = {
@@ -206,8 +240,62 @@ def predict(w: Workload, prof: Profile) -> Prediction:
         "old_log_prob": fwd if w.old_log_prob else 0.0,
         "ref": fwd if w.ref else 0.0,
         "update_actor": update_actor_s(w, prof),
-        "other": prof.step_fixed_s,
+        "testing": testing_s(w, prof),
+        "save_checkpoint": save_s(w, prof),
+        "other": other_s(w, prof),
     }
     details = gen_detail | {"offload_update_s": offload_s(w, prof, train=True),
                             "offload_forward_s": offload_s(w, prof, train=False) if w.old_log_prob else 0.0}
-    return Prediction(phases, details, w.step_tokens(), w.devices, bound)
+    return phases, details, bound
+
+
+def split_pools(w: Workload) -> tuple[Workload, Workload]:
+    """separate_async: (rollout side, training side), whole nodes when there are several (as compile splits)."""
+    if w.nodes > 1:
+        r_nodes = min(w.nodes - 1, max(1, round(w.nodes * w.rollout_share)))
+        return replace(w, nodes=r_nodes), replace(w, nodes=w.nodes - r_nodes)
+    r_dev = min(w.devices_per_node - 1, max(1, round(w.devices_per_node * w.rollout_share)))
+    return replace(w, devices_per_node=r_dev), replace(w, devices_per_node=w.devices_per_node - r_dev)
+
+
+def predict(w: Workload, prof: Profile) -> Prediction:
+    if w.mode == "separate_async" and w.devices > 1:
+        return _predict_separate(w, prof)
+    phases, details, bound = _sync_phases(w, prof)
+    staleness = 0
+    if w.mode == "colocate_async":  # partial rollout: the step no longer waits for the longest responses
+        phases["gen"] -= details["gen_tail_s"] - _resumed_s(details)
+        details["gen_tail_s_resumed_next_step"] = details.pop("gen_tail_s")
+        bound, staleness = ("long-tail resumed" if bound == "long-tail" else bound), 1
+    return Prediction(phases, details, w.step_tokens(), w.devices, bound, staleness=staleness)
+
+
+def _resumed_s(detail: dict[str, float]) -> float:
+    """The tail's tokens, resumed next step inside the full batch: extra busy decode steps at full concurrency."""
+    return detail["gen_tail_tokens"] / max(1.0, detail["gen_concurrency"]) * detail["gen_busy_step_s"]
+
+
+def _predict_separate(w: Workload, prof: Profile) -> Prediction:
+    """Generation (with partial rollout) on the rollout pool beside old-log-prob + update on the training pool."""
+    gen_side, train_side = split_pools(w)
+    gen, gen_detail, bound = gen_s(gen_side, prof)
+    gen -= gen_detail.pop("gen_tail_s") - _resumed_s(gen_detail)  # partial rollout: resumed after the sync
+    fwd = forward_pass_s(train_side, prof, train=False) + offload_s(train_side, prof, train=False)
+    phases = {
+        "gen": gen,
+        "update_weights": collective_s(w, prof, w.weight_bytes * w.model.params),  # trainer -> rollout pool
+        "reward": w.trajectories * prof.reward_s_per_response,
+        "old_log_prob": fwd if w.old_log_prob else 0.0,
+        "ref": fwd if w.ref else 0.0,
+        "update_actor": update_actor_s(train_side, prof),
+        "testing": testing_s(gen_side, prof),
+        "save_checkpoint": save_s(train_side, prof),
+        "other": other_s(w, prof),
+    }
+    rollout_side = phases["gen"] + phases["reward"]
+    training_side = phases["old_log_prob"] + phases["ref"] + phases["update_actor"]
+    details = gen_detail | {"rollout_devices": gen_side.devices, "train_devices": train_side.devices,
+                            "rollout_side_s": rollout_side, "train_side_s": training_side}
+    bound = "generation" if rollout_side > training_side else "training"
+    return Prediction(phases, details, w.step_tokens(), w.devices, bound, hidden_s=min(rollout_side, training_side),
+                      staleness=w.parameter_sync_step)

@@ -19,8 +19,8 @@ GB = 1e9
 TB = 1e12
 
 HARDWARE_FIELDS = ("memory_gib", "hbm_bytes_s", "peak_flops", "intra_node_bytes_s", "inter_node_bytes_s",
-                   "host_bytes_s")
-FACTOR_FIELDS = ("decode_bw_eff", "mfu_prefill", "mfu_train", "comm_eff", "vllm_layer_overhead_s",
+                   "host_bytes_s", "ckpt_write_bytes_s")
+FACTOR_FIELDS = ("decode_bw_eff", "mfu_prefill", "mfu_train", "native_mfu_train", "comm_eff", "vllm_layer_overhead_s",
                  "graph_overhead_factor", "hf_layer_overhead_s", "train_layer_overhead_s", "step_fixed_s",
                  "reward_s_per_response")
 
@@ -36,16 +36,18 @@ class Profile:
     intra_node_bytes_s: float  # one direction, per rank, inside a node (NVLink, HCCS, UB)
     inter_node_bytes_s: float  # one direction, per rank, across nodes (IB / RoCE NICs shared by the node)
     host_bytes_s: float  # host <-> device (PCIe), used by offload
+    ckpt_write_bytes_s: float = 2 * GB  # one node's writes to the checkpoint file system (prior unless sourced)
     # efficiency factors (dimensionless unless named _s)
     decode_bw_eff: float = 0.6  # achieved / peak HBM bandwidth while decoding
     mfu_prefill: float = 0.4  # MFU of prefill and of compute-bound decode
-    mfu_train: float = 0.3  # MFU of forward/backward in old_log_prob and update_actor
+    mfu_train: float = 0.3  # MFU of forward/backward in old_log_prob and update_actor (verl FSDP / framework runs)
+    native_mfu_train: float = 0.3  # the same for the native engine (one process, HF model, small batches)
     comm_eff: float = 0.7  # achieved / peak interconnect bandwidth of collectives
     vllm_layer_overhead_s: float = 0.0  # per decoder layer per decode step, eager vLLM (kernel launch, host)
     graph_overhead_factor: float = 0.3  # fraction of that overhead left with graph capture on
     hf_layer_overhead_s: float = 0.0  # per layer per decode step of HF generate (native engine)
     train_layer_overhead_s: float = 0.0  # per layer per micro-batch forward (backward costs 2x)
-    step_fixed_s: float = 0.0  # per step: dispatch, batch balancing, advantage, logging
+    step_fixed_s: float = 0.0  # per verl step: dispatch, batch balancing, advantage, logging (native: see below)
     reward_s_per_response: float = 0.002  # rule-based verifier, one host process
     sources: dict[str, str] = field(default_factory=dict)
     caveat: str = ""  # what the calibration says about trusting this profile, shown with every prediction
@@ -71,11 +73,17 @@ _A3 = ("Ascend 910C = two dies: 780 TFLOPS BF16, 128 GB HBM, 3.2 TB/s per chip (
        "-e-mais-rapido-que-o-nvidia-gb200-nvl72-mas-consome-muito-mais-energia/amp); halved per die")
 _A2 = ("Ascend 910B: ~320 TFLOPS FP16, 64 GB HBM2e (https://boardor.com/blog/huawei-ascend-910b-outperforms-h20-910c-"
        "approaches-h100); HBM bandwidth 1.6 TB/s is the commonly quoted 910B figure, not from a Huawei datasheet")
+# The native engine's fixed cost per step: timing_s/step minus its timed phases (gen, reward, old_log_prob,
+# update_actor), i.e. advantages, the LR scheduler and metric collection in one Python process. Measured with
+# `gspo train --preset tiny --local` here (benchmarks/plan_native_overhead.py): median over steps 3.. of a 40-step
+# run. It is host-side Python, so it does not scale with the device; it replaces the verl `step_fixed_s` (5 s on
+# GPU profiles) that the model used to add to native runs (issue #25: held-out H200 native steps +45% / +75%).
+NATIVE_STEP_FIXED_S = 0.0046  # median of 38 steps: 0.0046 s (min 0.0011, max 0.024); timing_s/adv alone 0.0018
 _FIT = "fitted by benchmarks/plan_fit.py to the points marked 'fit' in gspo_cli/plan/calibration.py"
 _PRIOR = "prior (not fitted: no measured point separates it); typical of published LLM serving/training runs"
 
 # Ascend factors are shared by A2 and A3 (same CANN / vllm-ascend stack): fitted on A3 points, A2 is held out.
-_ASCEND_FACTORS = dict(decode_bw_eff=0.771, mfu_prefill=0.4, mfu_train=0.148, comm_eff=0.6,
+_ASCEND_FACTORS = dict(decode_bw_eff=0.771, mfu_prefill=0.4, mfu_train=0.148, native_mfu_train=0.148, comm_eff=0.6,
                        vllm_layer_overhead_s=5e-5, graph_overhead_factor=0.3, hf_layer_overhead_s=0.002,
                        train_layer_overhead_s=0.0005, step_fixed_s=10.0, reward_s_per_response=0.002)
 _ASCEND_SOURCES = {
@@ -86,25 +94,37 @@ _ASCEND_SOURCES = {
         "prior: the verl Ascend GSPO guide reports 15-20% faster rollout with ACL graph FULL_DECODE_ONLY",
     "hf_layer_overhead_s": _PRIOR + " (no NPU HF-generate point)", "train_layer_overhead_s": _PRIOR,
     "step_fixed_s": _PRIOR + " (Ray dispatch, balance, adv of a verl step)", "reward_s_per_response": _PRIOR,
+    "native_mfu_train": "no native-engine NPU point: the verl/MindSpeed value (prior)",
 }
+# A2 (910B) decodes far slower per step than its bandwidth says: verl#6747 measured 31 s of generation for 16
+# GSM8K responses of a 0.5B model on one 910B (~30 ms per decode step for 24 layers), sglang#23565 reports a 910B
+# TPOT 2-3x an H20's. The per-layer decode overhead is what separates A2 from A3 in the published points, so A2
+# gets its own, fitted on the verl#6747 rollout; bandwidth and MFU stay shared with A3.
+_A2_FACTORS = dict(vllm_layer_overhead_s=1.236e-3)
+_A2_SOURCES = {"vllm_layer_overhead_s": "fitted by benchmarks/plan_fit.py to verl#6747 (910B, Qwen2.5-0.5B GRPO, "
+               "timing_s/gen 31.27 s); graph capture factor shared with A3"}
+_NV_H20 = ("NVIDIA H20: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS dense BF16, NVLink 900 GB/s (figures as widely reported; "
+           "no public datasheet)")
 # GPU factors: fitted on the issue's H200 point (native engine, HF generate); vLLM ones are priors.
-_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.114, comm_eff=0.75,
+_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.643, native_mfu_train=0.1136, comm_eff=0.75,
                     vllm_layer_overhead_s=0.0002, graph_overhead_factor=0.25, hf_layer_overhead_s=0.00103,
                     train_layer_overhead_s=0.0002, step_fixed_s=5.0, reward_s_per_response=0.002)
 _GPU_SOURCES = {
     "hf_layer_overhead_s": _FIT + " (issue #17: Qwen3-0.6B shape, one H200, 15.6 s HF generation)",
-    "mfu_train": _FIT + " (issue #17: same run, 2.5 s update; small-model MFU, low for 32B-class updates)",
+    "native_mfu_train": _FIT + " (issue #17: same run, 2.5 s update; small-model MFU of the native engine)",
+    "mfu_train": _FIT + " (verl fully_async.md: colocate sync Qwen2.5-Math-7B on 32 x H20; 64 and 128 held out)",
     "decode_bw_eff": _PRIOR, "mfu_prefill": _PRIOR, "comm_eff": _PRIOR, "vllm_layer_overhead_s": _PRIOR,
     "graph_overhead_factor": _PRIOR, "train_layer_overhead_s": _PRIOR, "step_fixed_s": _PRIOR,
     "reward_s_per_response": _PRIOR,
 }
-_CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.0977, mfu_train=0.336, comm_eff=1.0, vllm_layer_overhead_s=0.0,
-                    graph_overhead_factor=1.0, hf_layer_overhead_s=0.0124, train_layer_overhead_s=0.00172,
+_CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.0970, mfu_train=0.336, native_mfu_train=0.3208, comm_eff=1.0, vllm_layer_overhead_s=0.0,
+                    graph_overhead_factor=1.0, hf_layer_overhead_s=0.01279, train_layer_overhead_s=0.001498,
                     step_fixed_s=0.0545, reward_s_per_response=1.84e-05)
 _CPU_SOURCES = {k: _FIT + " (native tiny runs tiny-a and tiny-c on this 2-core CPU, noisy shared machine)" for k in
-                ("mfu_prefill", "mfu_train", "hf_layer_overhead_s", "train_layer_overhead_s",
-                 "reward_s_per_response", "step_fixed_s")}
+                ("mfu_prefill", "native_mfu_train", "hf_layer_overhead_s", "train_layer_overhead_s",
+                 "reward_s_per_response")}
 _CPU_SOURCES.update({k: _PRIOR for k in ("decode_bw_eff", "comm_eff")})
+_CPU_SOURCES.update({k: _PRIOR + " (verl on CPU: no measured point yet)" for k in ("mfu_train", "step_fixed_s")})
 
 BUILTIN: dict[str, Profile] = {
     "a3": Profile("a3", "Atlas A3 (one 910C die)", 64, 1.6 * TB, 390e12, 196 * GB, 25 * GB, 32 * GB,
@@ -116,13 +136,13 @@ BUILTIN: dict[str, Profile] = {
                       **_ASCEND_SOURCES},
                   caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 3%, DAPO first rollout within 5%"),
     "a2": Profile("a2", "Atlas A2 910B", 64, 1.6 * TB, 320e12, 56 * GB, 25 * GB, 32 * GB,
-                  **_ASCEND_FACTORS, sources={
+                  **(_ASCEND_FACTORS | _A2_FACTORS), sources={
                       "hardware": _A2, "intra_node_bytes_s": "HCCS 392 GB/s per 8-card node mesh, ~56 GB/s per "
                       "link (Atlas 800T A2 spec as commonly quoted)", "inter_node_bytes_s":
                       "8 x 200 GE RoCE per node = 25 GB/s per card", "host_bytes_s": "PCIe 4.0/5.0 x16, assumed",
-                      **_ASCEND_SOURCES},
-                  caveat="A2 is held out of the fit: its one published point (MindSpeed-RL Qwen2.5-32B, 64 x A2) "
-                         "ran 3x slower than predicted; treat A2 figures as optimistic"),
+                      **_ASCEND_SOURCES, **_A2_SOURCES},
+                  caveat="A2 shares the A3 bandwidth/MFU factors; its decode overhead per layer is fitted on one "
+                         "published A2 rollout (verl#6747) and the MindSpeed-RL A2 point is held out (docs/plan.md)"),
     "h100": Profile("h100", "NVIDIA H100 SXM", 80, 3.35 * TB, 989e12, 450 * GB, 50 * GB, 55 * GB,
                     **_GPU_FACTORS, sources={"hardware": _NV_H100, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU",
                                              "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES},
@@ -132,6 +152,10 @@ BUILTIN: dict[str, Profile] = {
                     **_GPU_FACTORS, sources={"hardware": _NV_H200, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU",
                                              "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES},
                     caveat="fitted on one native-engine (HF generate) run; vLLM rollout factors are priors"),
+    "h20": Profile("h20", "NVIDIA H20", 96, 4.0 * TB, 148e12, 450 * GB, 50 * GB, 55 * GB,
+                   **_GPU_FACTORS, sources={"hardware": _NV_H20, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU "
+                                            "(assumed)", "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES},
+                   caveat="GPU factors from one H200 native run; verl's fully_async H20 runs are held out (docs/plan.md)"),
     "cpu": Profile("cpu", "CPU (one process)", 16, 20 * GB, 50e9, 20 * GB, 1 * GB, 20 * GB,
                    **_CPU_FACTORS, sources={"hardware": "order of magnitude for one x86 core group (assumed)",
                                             **_CPU_SOURCES},

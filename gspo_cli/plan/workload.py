@@ -74,6 +74,13 @@ class Workload:
     ref: bool = False  # a reference-policy forward (KL loss)
     weight_bytes: int = 2  # bf16 rollout weights / activations
     kv_capacity_tokens: int | None = None  # per rollout replica, from preflight's estimate when known
+    # verl's V1 trainer mode (trainer.v1.trainer_mode): sync | colocate_async | separate_async
+    mode: str = "sync"
+    rollout_share: float = 0.5  # separate_async: the share of the devices that generate (the rest train)
+    parameter_sync_step: int = 1  # separate_async: updates between weight syncs into the rollout
+    save_freq: int = -1  # checkpoint every N steps (-1: never): its cost is spread over N steps
+    test_freq: int = -1  # validation every N steps (-1: never)
+    val_trajectories: int = 0  # validation prompts x val n
 
     @property
     def devices(self) -> int:
@@ -115,7 +122,20 @@ def from_preset(preset, facts, *, kv_capacity_tokens: int | None = None, lengths
         micro_seqs=a.ppo_micro_batch_size_per_device, mini_batches=mini_batches, ppo_epochs=a.ppo_epochs,
         # verl recomputes old log-probs every step; the native engine skips it on a single on-policy pass.
         old_log_prob=not (native and single_pass), ref=preset.algorithm.use_kl_loss,
-        weight_bytes=4 if preset.model.dtype == "float32" else 2, kv_capacity_tokens=kv_capacity_tokens)
+        weight_bytes=4 if preset.model.dtype == "float32" else 2, kv_capacity_tokens=kv_capacity_tokens,
+        mode=preset.trainer.mode, rollout_share=preset.trainer.rollout_share,
+        parameter_sync_step=preset.trainer.parameter_sync_step, save_freq=preset.trainer.save_freq,
+        test_freq=preset.trainer.test_freq, val_trajectories=_val_trajectories(preset))
+
+
+def _val_trajectories(preset) -> int:
+    """Validation prompts x val n, from the prepared data's manifest when present, else 0 (not counted)."""
+    try:
+        from gspo_cli.data.manifest import val_rows
+        rows = val_rows(preset)
+    except Exception:  # no manifest yet (a plan before prepare-data): validation is not counted
+        rows = None
+    return int(rows or 0) * preset.rollout.val.n
 
 
 def lengths_from(metrics: dict[str, float], max_prompt: int, max_response: int, base: Lengths | None = None) -> Lengths:

@@ -115,7 +115,12 @@ class _Table:
         self.notes: list[str] = []
 
     def put(self, key: str, value: Any, origin: str, *, add: bool = False) -> None:
-        self.out.append(f"{'+' if add else ''}{key}={hydra_value(value)}")
+        """Set `key`; a key set again replaces its earlier value (Hydra refuses a key given twice)."""
+        line = f"{'+' if add else ''}{key}={hydra_value(value)}"
+        if key in self.origins:
+            self.out = [line if override_key(o) == key else o for o in self.out]
+        else:
+            self.out.append(line)
         self.origins[key] = origin
 
 
@@ -260,6 +265,36 @@ def _reward(t: _Table, p) -> None:
         t.notes.append("reward.verifier verl: verl's default_compute_score scores each row by its data_source")
 
 
+def rollout_pool(p) -> tuple[int, int]:
+    """separate_async: (nodes, devices per node) that only generate: whole nodes when the cluster has several."""
+    c, share = p.cluster, p.trainer.rollout_share
+    if c.nnodes > 1:
+        return max(1, round(c.nnodes * share)), c.devices_per_node
+    return 1, max(1, round(c.devices_per_node * share))
+
+
+def _trainer_mode(t: _Table, p) -> None:
+    """verl's V1 trainer mode; sync (verl's default) compiles to nothing, so the upstream scripts still match."""
+    tr = p.trainer
+    if tr.mode == "sync":
+        return
+    t.put("trainer.v1.trainer_mode", tr.mode, "trainer.mode")
+    if tr.mode != "separate_async":
+        return
+    nodes, per_node = rollout_pool(p)
+    t.put("trainer.v1.separate_async.parameter_sync_step", tr.parameter_sync_step, "trainer.parameter_sync_step")
+    # verl sizes the trainer's pool from trainer.nnodes x n_gpus_per_node and the rollout's from these two
+    if p.cluster.nnodes > 1:
+        t.put("trainer.nnodes", p.cluster.nnodes - nodes, "derived: cluster.nnodes - rollout nodes")
+    else:
+        t.put("trainer.n_gpus_per_node", p.cluster.devices_per_node - per_node, "derived: devices - rollout devices")
+    t.put("actor_rollout_ref.rollout.nnodes", nodes, "derived: trainer.rollout_share")
+    t.put("actor_rollout_ref.rollout.n_gpus_per_node", per_node, "derived: trainer.rollout_share")
+    # separate_async refuses the naive (colocated) weight transfer (trainer_separate_async.py:67)
+    t.put("actor_rollout_ref.rollout.checkpoint_engine.backend", "hccl" if _device(p) == "npu" else "nccl",
+          "derived: cluster.device (separate_async needs a collective weight transfer)")
+
+
 def _trainer(t: _Table, p, run_dir: Path, experiment_name: str | None, resume_from) -> None:
     tr = p.trainer
     t.put("trainer.nnodes", p.cluster.nnodes, "cluster.nnodes")
@@ -275,6 +310,7 @@ def _trainer(t: _Table, p, run_dir: Path, experiment_name: str | None, resume_fr
         t.put("trainer.max_actor_ckpt_to_keep", tr.max_ckpt_to_keep, "trainer.max_ckpt_to_keep")
     t.put("trainer.test_freq", tr.test_freq, "trainer.test_freq")
     t.put("trainer.val_before_train", tr.val_before_train, "trainer.val_before_train")
+    _trainer_mode(t, p)
     t.put("trainer.balance_batch", tr.balance_batch, "trainer.balance_batch")
     loggers = list(tr.loggers)
     if "file" not in loggers:
