@@ -2,6 +2,7 @@
 
     python benchmarks/plan_fit.py            # fit, then the table with the fitted factors
     python benchmarks/plan_fit.py --shipped  # the table with the factors shipped in gspo_cli/plan/profiles.py
+    python benchmarks/plan_fit.py --write-docs  # regenerate the calibration table in docs/plan.md (shipped factors)
 
 Fit points set the factors of their profile family (FIT_PLAN in gspo_cli/plan/calibration.py); held-out points
 are only predicted. Paste the printed factors into profiles.py to ship them.
@@ -10,6 +11,7 @@ are only predicted. Paste the printed factors into profiles.py to ship them.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from gspo_cli.plan import calibration
 from gspo_cli.plan.profiles import BUILTIN
@@ -29,23 +31,18 @@ def fitted_profiles() -> tuple[dict, dict]:
 
 
 def main(argv: list[str]) -> None:
+    if "--write-docs" in argv:
+        doc = Path(__file__).resolve().parents[1] / "docs" / "plan.md"
+        doc.write_text(calibration.with_docs_table(doc.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"wrote the calibration table into {doc}")
+        return
     if "--shipped" in argv:
         profiles, fitted = dict(BUILTIN), {}
     else:
         profiles, fitted = fitted_profiles()
     for family, values in fitted.items():
         print(f"{family}: " + ", ".join(f"{k}={v:.6g}" for k, v in values.items()))
-    print("| point | role | what | quantity | predicted | measured | error |")
-    print("|---|---|---|---|---:|---:|---:|")
-    rows = calibration.table(profiles)
-    for r in rows:
-        role = "**held-out**" if r["role"] == "held-out" else "fit"
-        print(f"| {r['point']} | {role} | {r['what']} | {r['quantity']} | {r['predicted']:.4g} | "
-              f"{r['measured']:.4g} | {r['error_pct']:+.0f}% |")
-    print("\nSources and length assumptions:")
-    for r in {r["point"].split("/")[0]: r for r in rows}.values():
-        print(f"- {r['point'].split('/')[0]}: {r['source']}; lengths: {r['lengths']}" +
-              (f"; {r['note']}" if r["note"] else ""))
+    print(calibration.markdown_table(profiles))
 
 
 if __name__ == "__main__":

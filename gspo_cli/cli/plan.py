@@ -117,6 +117,28 @@ def _render_layouts(result) -> None:
                   highlight=False, soft_wrap=True)
     if s.rejected_by:
         out.print("[dim]rejected by: " + ", ".join(f"{k} {v}" for k, v in s.rejected_by.items()) + "[/]")
+    if s.modes:
+        _render_modes(result)
+
+
+def _render_modes(result) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from gspo_cli.console import out
+
+    s, base = result.search, result.search.layouts[0].prediction.step_s if result.search.layouts else 0.0
+    table = Table(title="verl's async trainer modes on layout #1 (trainer.mode; risk: staleness under GSPO's clip)")
+    for col in ("mode", "step s", "vs #1", "stale updates", "bottleneck", "preflight"):
+        table.add_column(col)
+    for lay in s.modes:
+        p = lay.prediction
+        table.add_row(lay.mode, f"{p.step_s:,.0f}", f"{base / p.step_s:.2f}x" if base else "-", str(p.staleness),
+                      escape(p.bottleneck), lay.verdict.status)
+    out.print(table)
+    risks = {w for lay in s.modes for w in lay.verdict.problems if w.startswith("async")}
+    for risk in sorted(risks):
+        out.print(f"  [yellow]risk[/] {escape(risk)}", soft_wrap=True)
 
 
 def _render_calibration(result, saved) -> None:

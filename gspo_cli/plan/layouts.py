@@ -30,8 +30,12 @@ class Layout:
     def sets(self) -> list[str]:
         return [f"{k}={_fmt(v)}" for k, v in self.changes.items()]
 
+    @property
+    def mode(self) -> str:
+        return str(self.changes.get("trainer.mode", "sync"))
+
     def to_json(self) -> dict:
-        return {"sets": self.sets, "step_s": round(self.prediction.step_s, 3),
+        return {"sets": self.sets, "mode": self.mode, "staleness_updates": self.prediction.staleness, "step_s": round(self.prediction.step_s, 3),
                 "tokens_per_device_per_s": round(self.prediction.tokens_per_device_per_s, 3),
                 "bottleneck": self.prediction.bottleneck, "phases": {k: round(v, 3) for k, v in
                                                                      self.prediction.phases.items()},
@@ -45,6 +49,7 @@ class SearchResult:
     evaluated: int = 0
     rejected: int = 0
     rejected_by: dict[str, int] = field(default_factory=dict)  # first error check name -> count
+    modes: list[Layout] = field(default_factory=list)  # verl's async modes on the fastest sync layout
 
 
 def _fmt(v) -> str:
@@ -95,11 +100,38 @@ def _diff(preset, changes: dict[str, object]) -> dict[str, object]:
     return out
 
 
+def mode_variants(preset) -> list[dict[str, object]]:
+    """verl's V1 async modes on top of a layout (separate_async with verl's batch rule and half the devices)."""
+    if preset.trainer.engine != "verl":
+        return []
+    out: list[dict[str, object]] = [{"trainer.mode": "colocate_async"}]
+    d, a = preset.data, preset.actor
+    if d.train_batch_size % a.ppo_mini_batch_size == 0 and preset.cluster.world_size > 1:
+        out.append({"trainer.mode": "separate_async", "trainer.rollout_share": 0.5,
+                    "trainer.parameter_sync_step": d.train_batch_size // a.ppo_mini_batch_size})
+    return out
+
+
 def search(preset, facts, prof, lengths: Lengths | None = None, top: int = 10) -> SearchResult:
-    """Evaluate every candidate layout: preflight's verdict first, the step-time model on the accepted ones."""
+    """Evaluate every candidate layout: preflight's verdict first, the step-time model on the accepted ones; then
+    verl's async modes on the fastest few (each carries preflight's staleness warning as its stated risk)."""
     result = SearchResult([])
-    seen = set()
-    for changes in knob_grid(preset):
+    seen: set = set()
+    _evaluate(preset, facts, prof, lengths, knob_grid(preset), seen, result)
+    best = [dict(lay.changes) for lay in _distinct(list(result.layouts))[:MODE_BASES]] or [{}]
+    modes = [base | mode for base in best for mode in mode_variants(preset)]
+    before = len(result.layouts)
+    _evaluate(preset, facts, prof, lengths, modes, seen, result)
+    result.modes = [lay for lay in result.layouts[before:] if lay.changes.items() >= best[0].items()]
+    result.layouts = _distinct(result.layouts)[:top]
+    return result
+
+
+MODE_BASES = 3  # async modes are tried on this many of the fastest sync layouts
+
+
+def _evaluate(preset, facts, prof, lengths, grid, seen: set, result: SearchResult) -> None:
+    for changes in grid:
         diff = _diff(preset, changes)
         key = tuple(sorted(diff.items()))
         if key in seen:
@@ -115,8 +147,6 @@ def search(preset, facts, prof, lengths: Lengths | None = None, top: int = 10) -
             continue
         work = from_preset(cand, facts, kv_capacity_tokens=verdict.kv_capacity_tokens, lengths=lengths)
         result.layouts.append(Layout(diff, step_model.predict(work, prof), verdict))
-    result.layouts = _distinct(result.layouts)[:top]
-    return result
 
 
 def _distinct(found: list[Layout]) -> list[Layout]:

@@ -31,6 +31,7 @@ class PlanResult:
                "factors": self.profile.factors(), "sources": self.profile.sources, "caveat": self.profile.caveat}
         out["layouts"] = [lay.to_json() for lay in self.search.layouts] if self.search else []
         if self.search:
+            out["modes"] = [lay.to_json() for lay in self.search.modes]
             out["search"] = {"evaluated": self.search.evaluated, "rejected": self.search.rejected,
                              "rejected_by": self.search.rejected_by, "seconds": round(self.search_s, 3)}
         return out
