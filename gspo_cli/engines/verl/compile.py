@@ -265,14 +265,6 @@ def _reward(t: _Table, p) -> None:
         t.notes.append("reward.verifier verl: verl's default_compute_score scores each row by its data_source")
 
 
-def rollout_pool(p) -> tuple[int, int]:
-    """separate_async: (nodes, devices per node) that only generate: whole nodes when the cluster has several."""
-    c, share = p.cluster, p.trainer.rollout_share
-    if c.nnodes > 1:
-        return max(1, round(c.nnodes * share)), c.devices_per_node
-    return 1, max(1, round(c.devices_per_node * share))
-
-
 def _trainer_mode(t: _Table, p) -> None:
     """verl's V1 trainer mode; sync (verl's default) compiles to nothing, so the upstream scripts still match."""
     tr = p.trainer
@@ -281,6 +273,8 @@ def _trainer_mode(t: _Table, p) -> None:
     t.put("trainer.v1.trainer_mode", tr.mode, "trainer.mode")
     if tr.mode != "separate_async":
         return
+    from gspo_cli.engines.verl.modes import rollout_pool
+
     nodes, per_node = rollout_pool(p)
     t.put("trainer.v1.separate_async.parameter_sync_step", tr.parameter_sync_step, "trainer.parameter_sync_step")
     # verl sizes the trainer's pool from trainer.nnodes x n_gpus_per_node and the rollout's from these two

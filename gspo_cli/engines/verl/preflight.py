@@ -330,55 +330,12 @@ def _memory_checks(preset, model: ModelFacts) -> tuple[list[Check], dict[str, An
     return checks, {"memory": est.to_json()}
 
 
-def _mode_checks(preset) -> list[Check]:
-    """verl's V1 async trainer modes: what verl asserts at start-up, and the staleness risk under GSPO's clip."""
-    tr, a, d = preset.trainer, preset.actor, preset.data
-    if tr.mode == "sync":
-        return []
-    keys = ["trainer.mode", "trainer.parameter_sync_step", "trainer.rollout_share"]
-    checks = []
-    if tr.mode == "separate_async":
-        want = tr.parameter_sync_step * a.ppo_mini_batch_size
-        if d.train_batch_size != want:  # verl/trainer/ppo/v1/trainer_separate_async.py:59
-            checks.append(Check("async mode", "error", f"separate_async needs data.train_batch_size == "
-                                f"parameter_sync_step x ppo_mini_batch_size, got {d.train_batch_size} != "
-                                f"{tr.parameter_sync_step} x {a.ppo_mini_batch_size}", keys + ["data.train_batch_size"],
-                                f"set trainer.parameter_sync_step={max(1, d.train_batch_size // a.ppo_mini_batch_size)}"
-                                " (or change actor.ppo_mini_batch_size)"))
-        checks += _pool_checks(preset, keys)
-    stale = f"up to {tr.parameter_sync_step} updates" if tr.mode == "separate_async" else "one update"
-    if preset.algorithm.loss_mode.startswith("gspo"):
-        checks.append(Check("async staleness", "warn", f"trainer.mode {tr.mode}: responses resumed across weight "
-                            f"syncs mix policies {stale} old; GSPO's clip ({preset.algorithm.clip_ratio_low:g}/"
-                            f"{preset.algorithm.clip_ratio_high:g}) is ~1000x tighter than PPO's, so stale sequences "
-                            "are clipped more (watch actor/pg_clipfrac; upstream runs sync)", keys,
-                            "use trainer.mode: sync for the upstream recipe, or lower parameter_sync_step"))
-    return checks
-
-
-def _pool_checks(preset, keys: list[str]) -> list[Check]:
-    """separate_async splits the cluster: both pools non-empty, the rollout pool a whole number of TP groups."""
-    from gspo_cli.engines.verl.compile import rollout_pool
-
-    c, tp = preset.cluster, preset.rollout.tensor_parallel_size
-    nodes, per_node = rollout_pool(preset)
-    train_devices = c.world_size - nodes * per_node
-    where = f"{nodes} node(s) x {per_node} generate, {train_devices} device(s) train"
-    if train_devices < 1:
-        return [Check("async pools", "error", f"separate_async leaves no device to train ({where})", keys,
-                      "lower trainer.rollout_share or add devices")]
-    if per_node % tp:
-        return [Check("async pools", "error", f"the rollout pool ({where}) is not a whole number of TP {tp} groups",
-                      keys + ["rollout.tensor_parallel_size"], "change trainer.rollout_share or the rollout TP")]
-    return [Check("async pools", "ok", where, keys)]
-
-
 def evaluate(preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
     """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so)."""
-    from gspo_cli.engines.verl import traps
+    from gspo_cli.engines.verl import modes, traps
 
     checks = traps.checks(preset) + _cluster_checks(preset) + _head_checks(preset, model) + _batch_checks(preset)
-    checks += _token_checks(preset, model) + _mode_checks(preset)
+    checks += _token_checks(preset, model) + modes.checks(preset)
     step_check, estimates = _step_facts(preset)
     checks.append(step_check)
     if data is not None:
