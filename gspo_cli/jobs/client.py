@@ -73,7 +73,8 @@ def submit(
     """Submit; `label_selector` places the job's driver on a node with those Ray labels (e.g. gspo-node)."""
     job_client = client(target)
     runtime_env = {"env_vars": dict(env_vars or {})}
-    for attempt in range(5):
+    attempt, deadline = 0, time.monotonic() + AGENT_WAIT_S
+    while attempt < 5:
         candidate = job_id if attempt == 0 else f"{job_id}-{attempt + 1}"
         try:
             return job_client.submit_job(
@@ -82,9 +83,18 @@ def submit(
                 **({"entrypoint_label_selector": dict(label_selector)} if label_selector else {}),
             )
         except RuntimeError as exc:
-            if "already exists" not in str(exc):
+            if "already exists" in str(exc):
+                attempt += 1
+            elif "No available agent" in str(exc) and time.monotonic() < deadline:
+                # A head that just started (or is busy) has not registered its dashboard agent yet: Ray says so
+                # with a 500 and "please try again later"; it comes up within seconds.
+                time.sleep(1.0)
+            else:
                 raise ClusterError(f"Ray refused the job: {first_line(exc)}", f"dashboard: {target.dashboard_url}") from None
     raise ClusterError(f"could not find a free submission id for {job_id}", "wait a second and retry")
+
+
+AGENT_WAIT_S = 60.0  # how long a submit waits for the head's job agent to register
 
 
 # ------------------------------------------------------------------ the one call commands make
