@@ -8,7 +8,11 @@ so the job wrapper's health rules and restarts can be tested on real runs (docs/
 
 `hang` and `crash` fire once per run folder (a marker file `.fault-KIND@STEP` in the run records it), so the
 restarted trainer gets past them, and `crash@12,hang@25` meets both in one run; `nan` and `slow` fire in every
-attempt. The variable travels with the Ray job (gspo_cli/jobs/client.job_env).
+attempt. The variable travels with the Ray job (gspo_cli/jobs/client.job_env); `gspo train` checks it before
+anything is launched (`check_env`), so a malformed value is one error line in the CLI, not a failed job.
+
+The trainer itself knows nothing of faults: `with_faults(NativeTrainer)` returns a subclass whose overrides wrap
+the trainer's own steps (the job's `train-attempt` uses it), so the reference loop carries no test scaffolding.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def parse(spec: str | None) -> list[Fault]:
 
 
 class Injector:
-    """The faults of this process; the trainer calls `before_step` and `loss` (no-ops without GSPO_FAULT)."""
+    """The faults of this process and when each fires."""
 
     def __init__(self, run_dir: Path, spec: str | None = None):
         self.run_dir = Path(run_dir)
@@ -74,6 +78,45 @@ class Injector:
         """The loss, or NaN times it at a `nan` step (keeps the graph, so backward yields NaN gradients)."""
         return loss * math.nan if self._at("nan", step) else loss
 
-    def after_step(self, step: int, seconds: float) -> None:
+    def slow_down(self, step: int, seconds: float) -> None:
+        """From a `slow` step on, sleep 3x the step's own duration so far (the step then takes ~4x)."""
         if any(f.kind == "slow" and step >= f.step for f in self.faults):
             time.sleep(3 * seconds)
+
+
+def check_env() -> None:
+    """Refuse a malformed GSPO_FAULT in the CLI, before a run folder or job exists (ConfigError: one line)."""
+    parse(os.environ.get("GSPO_FAULT"))
+
+
+def with_faults(trainer_class, spec: str | None = None):
+    """`trainer_class` itself when GSPO_FAULT (or `spec`) names no fault, else a subclass that injects them:
+    crash/hang before the step's first line, NaN in the policy loss (once per micro-batch, so the logged
+    actor/pg_loss is the NaN that was backpropagated), slow inside the step's timer (its metrics show it)."""
+    faults = parse(os.environ.get("GSPO_FAULT") if spec is None else spec)
+    if not faults:
+        return trainer_class
+    from gspo_cli.algo.losses import PolicyLossOutput
+
+    class FaultInjectingTrainer(trainer_class):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.injector = Injector(self.run_dir, spec)
+            self.step_started = time.perf_counter()
+
+        def train_step(self):
+            self.injector.before_step(self.step + 1)
+            self.step_started = time.perf_counter()
+            return super().train_step()
+
+        def update_policy(self, *args, **kwargs):
+            out = super().update_policy(*args, **kwargs)  # the last phase inside the step's timer
+            self.injector.slow_down(self.step + 1, time.perf_counter() - self.step_started)
+            return out
+
+        def policy_loss(self, *args, **kwargs):
+            policy = super().policy_loss(*args, **kwargs)
+            return PolicyLossOutput(self.injector.loss(self.step + 1, policy.loss), policy.metrics)
+
+    FaultInjectingTrainer.__name__ = FaultInjectingTrainer.__qualname__ = f"FaultInjecting{trainer_class.__name__}"
+    return FaultInjectingTrainer

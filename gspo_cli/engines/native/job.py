@@ -72,6 +72,7 @@ def attempt_main(argv: list[str]) -> int:
     """One attempt: the trainer in this process (resuming from the run's last checkpoint, if any)."""
     req = _request(argv)
     preset = _load(req["config"])
-    from gspo_cli.engines.native.trainer import train
+    from gspo_cli.engines.native.faults import with_faults
+    from gspo_cli.engines.native.trainer import NativeTrainer, train
 
-    return train(preset, Path(req["run_dir"]))
+    return train(preset, Path(req["run_dir"]), with_faults(NativeTrainer))

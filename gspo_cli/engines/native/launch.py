@@ -71,8 +71,10 @@ def entry_args(run_dir: Path) -> list[str]:
 
 def launch(req) -> int:
     from gspo_cli.console import err
+    from gspo_cli.engines.native import faults
     from gspo_cli.jobs import client as jobs
 
+    faults.check_env()  # a malformed GSPO_FAULT: one line here, not a failed job and a trailer to no files
     if req.resume:
         raise ConfigError("--resume is for the verl engine", "the native engine resumes automatically "
                           "(trainer.resume_mode: auto): rerun with the same --run-name")

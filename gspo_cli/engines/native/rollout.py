@@ -25,6 +25,9 @@ class RolloutBatch:
     texts: list[str]  # decoded responses
     row_index: list[int]  # which prompt row each response answers (the GRPO group id)
     truncated: torch.Tensor  # [B] bool: hit max_tokens without EOS
+    # [B, R] log-probs of the sampled tokens as the sampler saw them (logits / temperature), None when greedy:
+    # verl's rollout_log_probs, compared with the trainer's own old log-probs (training/rollout_probs_diff_*)
+    log_probs: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return self.responses.shape[0]
@@ -70,6 +73,12 @@ def generate(model, tokenizer, rows: list[dict], sampling: Sampling, device, max
         cache = prefix.past_key_values
         cache.batch_repeat_interleave(n)
         extra["past_key_values"] = cache
+    recorder = None
+    if sampling.temperature > 0:
+        from transformers import LogitsProcessorList
+
+        recorder = SampledLogProbs(sampling.temperature)
+        extra["logits_processor"] = LogitsProcessorList([recorder])
     out = sample(model, ids, mask, sampling, eos, pad_id(tokenizer, eos), **extra)
     model.train(was_training)
     texts = tokenizer.batch_decode(out.tokens, skip_special_tokens=True)
@@ -77,7 +86,32 @@ def generate(model, tokenizer, rows: list[dict], sampling: Sampling, device, max
     input_ids = torch.cat([ids, out.tokens], dim=-1)
     row_index = [i for i in range(len(rows)) for _ in range(n)]
     return RolloutBatch(input_ids, attention_mask, position_ids_from_mask(attention_mask), out.tokens,
-                        out.mask, ids.shape[1], texts, row_index, out.truncated)
+                        out.mask, ids.shape[1], texts, row_index, out.truncated,
+                        recorder.log_probs(out.tokens) if recorder is not None else None)
+
+
+class SampledLogProbs:
+    """A logits processor that records log p(token) of each sampled token while `generate` runs: it sees the
+    logits of step t (before temperature/top-k/top-p, which generate applies after it) and, one call later,
+    which token step t sampled. Memory O(batch): one distribution is held at a time."""
+
+    def __init__(self, temperature: float):
+        self.temperature = temperature
+        self.previous: torch.Tensor | None = None
+        self.values: list[torch.Tensor] = []
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        if self.previous is not None:
+            self.values.append(self.previous.gather(-1, input_ids[:, -1:]).squeeze(-1))
+        self.previous = torch.log_softmax(scores.float() / self.temperature, dim=-1)
+        return scores
+
+    def log_probs(self, tokens: torch.Tensor) -> torch.Tensor | None:
+        """[B, R] for the generated `tokens` (after the last call, the last token's own distribution)."""
+        if self.previous is None or tokens.shape[1] != len(self.values) + 1:
+            return None
+        last = self.previous.gather(-1, tokens[:, -1:]).squeeze(-1)
+        return torch.stack([*self.values, last], dim=1)
 
 
 def _log_probs_from_logits(logits, responses, temperature: float, with_entropy: bool):

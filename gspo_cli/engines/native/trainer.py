@@ -5,16 +5,23 @@ Run it:
     gspo train --preset tiny --local                                     # the same job in this process
 (the job wrapper, gspo_cli/engines/native/job.py, runs this module's `train` in a child process and watches it).
 
-One step (`NativeTrainer.train_step`), in verl's terms:
-  1. rollout:    `data.train_batch_size` prompts x `rollout.n` sampled responses (HF `generate`);
-  2. reward:     each response scored by the reward registry for its row's data_source (+ DAPO overlong penalty);
-  3. advantage:  GRPO outcome advantage, (score - group mean) / group std, the same for every token;
-  4. old policy: log-probs of the responses under the policy that sampled them;
-  5. update:     `actor.ppo_epochs` x mini-batches of the GSPO loss (below), AdamW, grad clipping, LR warmup.
+One step (`NativeTrainer.train_step`) is one iteration of the GSPO algorithm, in verl's order and names:
+  1. sample_prompts: `data.train_batch_size` prompts;
+  2. rollout:        G = `rollout.n` responses per prompt from the current policy (HF `generate`), which is
+                     pi_old for the rest of the step;
+  3. reward:         each response scored by the reward registry for its row's data_source (+ DAPO overlong
+                     penalty);
+  4. old_log_probs:  log pi_old(y_i,t) of every response token, taken once before any update;
+  5. advantages:     GRPO outcome advantage A_i = (r_i - mean of its group) / std of its group, on every token;
+  6. update_policy:  `actor.ppo_epochs` x mini-batches of `actor.ppo_mini_batch_size` prompts, one AdamW step each
+                     (grad clipping, LR warmup), maximising the GSPO objective below.
 The GSPO loss (Zheng et al. 2025, arXiv:2507.18071) with `algorithm.loss_mode: gspo`: per response i, the
 sequence importance ratio s_i = exp(mean_t [log pi(y_i,t) - log pi_old(y_i,t)]) (a length-normalised geometric
 mean), and loss = -mean_i min(s_i A_i, clip(s_i, 1 - clip_ratio_low, 1 + clip_ratio_high) A_i); the paper's clip
-range is 3e-4 / 4e-4. `gspo_token` and `vanilla` (token-level PPO/GRPO) are the registry's other entries.
+range is 3e-4 / 4e-4. On the first mini-batch s_i = 1; each later one sees a policy that has already moved, so
+s_i drifts from 1 (`actor/seq_ratio_mean`) and the clip drops sequences whose ratio left the range in the
+direction of their advantage (`actor/pg_clipfrac`). `gspo_token` and `vanilla` (token-level PPO/GRPO) are the
+registry's other entries.
 Validation every `test_freq` steps; metrics in verl's names and file format (metrics.jsonl); checkpoints every
 `save_freq` steps; automatic resume from the newest complete checkpoint.
 
@@ -24,7 +31,7 @@ Simplifications against verl (each keeps the loss semantics the tests check agai
   - prompts longer than data.max_prompt_length are truncated on the left only (or refused);
   - rollout is HF `generate` on the training model itself (no vLLM, no separate inference engine);
   - one device, no sequence packing, no dynamic batch sizes, no Ulysses sequence parallelism.
-Fault injection for tests (GSPO_FAULT=KIND@STEP) is gspo_cli/engines/native/faults.py.
+Fault injection for tests (GSPO_FAULT=KIND@STEP) subclasses this trainer from outside: gspo_cli/engines/native/faults.py.
 """
 
 from __future__ import annotations
@@ -40,9 +47,10 @@ from pathlib import Path
 import torch
 
 from gspo_cli.algo import agg_loss, broadcast_to_tokens, compute_policy_loss, grpo_outcome_advantages
+from gspo_cli.algo.losses import PolicyLossOutput
 from gspo_cli.engines.native import checkpoint
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
-from gspo_cli.engines.native.faults import Injector
+from gspo_cli.engines.native.step_metrics import data_metrics, rollout_probs_diff
 from gspo_cli.engines.native.rollout import Sampling, generate, response_log_probs
 from gspo_cli.errors import ConfigError
 from gspo_cli.jobs import events
@@ -60,27 +68,6 @@ def _timer(timing: dict, name: str):
         yield
     finally:
         timing[f"timing_s/{name}"] = timing.get(f"timing_s/{name}", 0.0) + time.perf_counter() - start
-
-
-def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
-    v = values.detach().float().cpu()
-    return {f"{prefix}/mean": v.mean().item(), f"{prefix}/max": v.max().item(), f"{prefix}/min": v.min().item()}
-
-
-def data_metrics(batch, scores: torch.Tensor, token_adv: torch.Tensor, max_response_length: int) -> dict[str, float]:
-    """verl's `compute_data_metrics` for this batch (same names, same definitions; checked against verl in tests).
-
-    Advantages are summarised over valid response tokens (not per sequence), and a response counts as clipped
-    when its length equals the response limit, EOS or not, as verl counts them.
-    """
-    resp_len = batch.response_mask.sum(-1).float()
-    prompt_len = batch.attention_mask[:, :batch.prompt_len].sum(-1).float()
-    out = {**_stats("critic/score", scores), **_stats("critic/rewards", scores)}  # no KL in reward: rewards == scores
-    out.update(_stats("critic/advantages", torch.masked_select(token_adv, batch.response_mask.bool())))
-    out.update(_stats("response_length", resp_len))
-    out["response_length/clip_ratio"] = resp_len.eq(max_response_length).float().mean().item()
-    out.update(_stats("prompt_length", prompt_len))
-    return out
 
 
 def score_responses(rows: list[dict], batch, overlong=None, max_len: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -140,7 +127,6 @@ class NativeTrainer:
         self.val_sampling = Sampling(val.temperature if val.do_sample else 0.0, val.top_p, val.top_k,
                                      preset.data.max_response_length)
         self.metrics = MetricsWriter(metrics_file(self.run_dir))
-        self.faults = Injector(self.run_dir)
         self.step = 0
 
     # ------------------------------------------------------------------ resume / save
@@ -204,47 +190,52 @@ class NativeTrainer:
             out[f"val-aux/{src}/reward/mean@{n}"] = sum(vals["reward"]) / len(vals["reward"])
         return out
 
-    # ------------------------------------------------------------------ one step
+    # ------------------------------------------------------------------ one step: the algorithm box
     def train_step(self) -> dict[str, float]:
-        """Rollout -> reward -> GRPO advantage -> old log-probs -> policy update; returns the step's metrics."""
-        data, algorithm = self.preset.data, self.preset.algorithm
-        step_number = self.step + 1
-        self.faults.before_step(step_number)
+        """One iteration of GSPO (the paper's algorithm, in verl's order); returns the step's metrics."""
         timing: dict[str, float] = {}
-        metrics: dict[str, float] = {}
-        started = time.perf_counter()
         with _timer(timing, "step"):
-            rows = [self.train_rows[i] for i in self.sampler.next_batch()]
+            rows = self.sample_prompts()  # 1. a batch of prompts
             with _timer(timing, "gen"):
-                batch = generate(self.model, self.tokenizer, rows, self.sampling, self.device,
-                                 data.max_prompt_length, truncation=data.truncation, n=self.preset.rollout.n)
+                batch = self.rollout(rows)  # 2. G = rollout.n responses per prompt from the current policy
             with _timer(timing, "reward"):
-                counted = REWARD_TALLY.snapshot()  # the reward layer counts scoring errors; the step logs them
-                scores, accs = score_responses(rows, batch, algorithm.overlong_penalty, self.sampling.max_tokens)
-                metrics.update(REWARD_TALLY.since(counted))
-            response_mask = batch.response_mask
-            old_log_probs = None
-            if not self.single_pass(len(batch)):
-                with _timer(timing, "old_log_prob"), torch.no_grad():
-                    old_log_probs, _ = response_log_probs(self.model, batch, self.sampling.temperature)
+                scores, accs, reward_counts = self.reward(rows, batch)  # 3. a reward per response
+            with _timer(timing, "old_log_prob"):
+                old_log_probs = self.old_log_probs(batch)  # 4. log pi_old(y_i,t), fixed for the whole step
             with _timer(timing, "adv"):
-                advantages = grpo_outcome_advantages(scores.to(self.device), batch.row_index,
-                                                     norm_by_std=algorithm.norm_adv_by_std_in_grpo)
-                token_advantages = broadcast_to_tokens(advantages, response_mask)
+                token_advantages = self.advantages(scores, batch)  # 5. A_i, group-relative
             with _timer(timing, "update_actor"):
-                metrics.update(self.update_policy(batch, old_log_probs, token_advantages))
+                actor = self.update_policy(batch, old_log_probs, token_advantages)  # 6. maximise the objective
             self.scheduler.step()
-            self.faults.after_step(step_number, time.perf_counter() - started)
+        return {**actor, **reward_counts, **self.batch_metrics(batch, scores, accs, token_advantages, old_log_probs,
+                                                                timing)}
 
-        metrics.update(data_metrics(batch, scores, token_advantages, self.sampling.max_tokens))
-        metrics["critic/acc/mean"] = accs.mean().item()
-        n_tokens = batch.attention_mask.sum().item()
-        metrics.update(timing)
-        metrics["perf/total_num_tokens"] = n_tokens
-        metrics["perf/time_per_step"] = timing["timing_s/step"]
-        metrics["perf/throughput"] = n_tokens / timing["timing_s/step"]
-        metrics["perf/samples_per_s"] = len(batch) / timing["timing_s/step"]
-        return metrics
+    def sample_prompts(self) -> list[dict]:
+        return [self.train_rows[i] for i in self.sampler.next_batch()]
+
+    def rollout(self, rows: list[dict]):
+        data = self.preset.data
+        return generate(self.model, self.tokenizer, rows, self.sampling, self.device, data.max_prompt_length,
+                        truncation=data.truncation, n=self.preset.rollout.n)
+
+    def reward(self, rows: list[dict], batch) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
+        """(scores, accs, reward/errors and reward/timeouts: what the reward layer counted while scoring)."""
+        counted = REWARD_TALLY.snapshot()
+        scores, accs = score_responses(rows, batch, self.preset.algorithm.overlong_penalty, self.sampling.max_tokens)
+        return scores, accs, REWARD_TALLY.since(counted)
+
+    @torch.no_grad()
+    def old_log_probs(self, batch) -> torch.Tensor | None:
+        """None on a single pass: the update's own first forward is the old policy (see `update_policy`)."""
+        if self.single_pass(len(batch)):
+            return None
+        return response_log_probs(self.model, batch, self.sampling.temperature)[0]
+
+    def advantages(self, scores: torch.Tensor, batch) -> torch.Tensor:
+        """GRPO: (score - group mean) / group std per response, the same on each of its tokens."""
+        advantages = grpo_outcome_advantages(scores.to(self.device), batch.row_index,
+                                             norm_by_std=self.preset.algorithm.norm_adv_by_std_in_grpo)
+        return broadcast_to_tokens(advantages, batch.response_mask)
 
     def single_pass(self, batch_size: int) -> bool:
         """One epoch of one mini-batch: the policy is updated once, after every log-prob of the step is taken."""
@@ -255,6 +246,8 @@ class NativeTrainer:
                       ) -> dict[str, float]:
         """ppo_epochs x mini-batches (each one optimizer step) of the policy loss; the mean of each metric.
 
+        With more than one mini-batch, every mini-batch after the first is scored by a policy that has already
+        moved: its ratio s_i leaves 1 and the clip decides which sequences still push (actor/pg_clipfrac).
         `old_log_probs` None means a single pass: the old policy IS the current one when each micro-batch's
         forward runs (no update has happened yet in this step), so that forward's detached log-probs are the old
         log-probs, bit for bit what a separate no-grad pass would give, without the extra forward.
@@ -287,24 +280,14 @@ class NativeTrainer:
             log_probs, entropy = response_log_probs(self.model, batch, self.sampling.temperature, micro,
                                                     with_entropy=True)
             old = log_probs.detach() if old_log_probs is None else old_log_probs[micro]
-            # The preset's policy loss from the registry (algo/losses.py): algorithm.loss_mode gspo -> gspo_loss
-            # (sequence ratio + clip, see the module doc), gspo_token -> gspo_token_loss, vanilla -> vanilla_loss.
-            policy = compute_policy_loss(
-                algorithm.loss_mode, log_prob=log_probs, old_log_prob=old, advantages=token_advantages[micro],
-                response_mask=response_mask[micro], clip_ratio_low=algorithm.clip_ratio_low,
-                clip_ratio_high=algorithm.clip_ratio_high, clip_ratio_c=algorithm.clip_ratio_c,
-                loss_agg_mode=algorithm.loss_agg_mode, **normalisers)
-            loss = self.faults.loss(self.step + 1, policy.loss)
-            if algorithm.entropy_coeff > 0:
-                entropy_bonus = agg_loss(entropy, response_mask[micro], algorithm.loss_agg_mode, **normalisers)
-                loss = loss - algorithm.entropy_coeff * entropy_bonus
-            loss.backward()
+            policy = self.policy_loss(log_probs, old, token_advantages[micro], response_mask[micro], normalisers)
+            entropy_bonus = agg_loss(entropy, response_mask[micro], algorithm.loss_agg_mode, **normalisers)
+            (policy.loss - algorithm.entropy_coeff * entropy_bonus).backward()
+            collected["actor/pg_loss"].append(policy.loss.item())
             collected["actor/entropy"].append(
                 agg_loss(entropy.detach(), response_mask[micro], algorithm.loss_agg_mode).item())
-            collected["actor/pg_loss"].append(self.faults.loss(self.step + 1, policy.loss).item())
-            for name in ("pg_clipfrac", "ppo_kl", "pg_clipfrac_lower", "seq_clipfrac"):
-                if name in policy.metrics:
-                    collected[f"actor/{name}"].append(policy.metrics[name])
+            for name, value in policy.metrics.items():  # pg_clipfrac, ppo_kl, seq_clipfrac, seq_ratio_mean, ...
+                collected[f"actor/{name}"].append(value)
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), actor.grad_clip)
         if math.isfinite(grad_norm.item()):
             self.optimizer.step()
@@ -312,6 +295,29 @@ class NativeTrainer:
             events.message(f"step {self.step + 1}: grad norm {grad_norm.item()}, update skipped")
             self.optimizer.zero_grad(set_to_none=True)
         collected["actor/grad_norm"].append(grad_norm.item())
+
+    def policy_loss(self, log_probs, old_log_probs, advantages, response_mask, normalisers) -> PolicyLossOutput:
+        """The preset's policy loss from the registry (algo/losses.py): algorithm.loss_mode gspo -> gspo_loss
+        (sequence ratio + clip, see the module doc), gspo_token -> gspo_token_loss, vanilla -> vanilla_loss."""
+        algorithm = self.preset.algorithm
+        return compute_policy_loss(
+            algorithm.loss_mode, log_prob=log_probs, old_log_prob=old_log_probs, advantages=advantages,
+            response_mask=response_mask, clip_ratio_low=algorithm.clip_ratio_low,
+            clip_ratio_high=algorithm.clip_ratio_high, clip_ratio_c=algorithm.clip_ratio_c,
+            loss_agg_mode=algorithm.loss_agg_mode, **normalisers)
+
+    def batch_metrics(self, batch, scores, accs, token_advantages, old_log_probs, timing) -> dict[str, float]:
+        metrics = data_metrics(batch, scores, token_advantages, self.sampling.max_tokens)
+        metrics["critic/acc/mean"] = accs.mean().item()
+        if old_log_probs is not None and batch.log_probs is not None:
+            metrics.update(rollout_probs_diff(batch.log_probs, old_log_probs, batch.response_mask))
+        n_tokens = batch.attention_mask.sum().item()
+        metrics.update(timing)
+        metrics["perf/total_num_tokens"] = n_tokens
+        metrics["perf/time_per_step"] = timing["timing_s/step"]
+        metrics["perf/throughput"] = n_tokens / timing["timing_s/step"]
+        metrics["perf/samples_per_s"] = len(batch) / timing["timing_s/step"]
+        return metrics
 
     # ------------------------------------------------------------------ the loop
     def fit(self) -> dict:
@@ -370,9 +376,10 @@ class NativeTrainer:
         events.progress(self.step, self.total_steps, task="train", metrics=head)
 
 
-def train(preset, run_dir: Path) -> int:
-    """Engine entry (see gspo_cli.engines): train one run to completion, emitting progress and a result."""
-    trainer = NativeTrainer(preset, run_dir)
+def train(preset, run_dir: Path, trainer_class: type[NativeTrainer] = NativeTrainer) -> int:
+    """Engine entry (see gspo_cli.engines): train one run to completion, emitting progress and a result.
+    `trainer_class`: the job passes a fault-injecting subclass under GSPO_FAULT (faults.py)."""
+    trainer = trainer_class(preset, run_dir)
     summary = trainer.fit()
     events.result(summary)
     return 0
