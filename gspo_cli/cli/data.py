@@ -43,11 +43,15 @@ def render(data_dir, rows: list[dict]) -> None:
 
     from gspo_cli.console import out
 
-    table = Table(title=f"prepared data in {data_dir}/<source>/<split>.parquet", title_justify="left")
-    columns = (("source", "source"), ("split", "split"), ("rows in", "rows_in"), ("duplicates", "duplicates"),
+    table = Table(title=f"prepared data in {data_dir}", title_justify="left")
+    columns = (("file", "file"), ("rows in", "rows_in"), ("dupes", "duplicates"),
                ("conflicts", "conflicts"), ("rejected", "rejected"), ("rows out", "rows_out"))
+    widest = max((len(row["file"]) for row in rows), default=4)
     for title, key in columns:
-        table.add_column(title, justify="left" if key in ("source", "split") else "right")
+        if key == "file":  # whole file names: the numbers' headers wrap first at 80 columns
+            table.add_column(title, no_wrap=True, min_width=widest)
+        else:
+            table.add_column(title, justify="right")
     for row in rows:
         table.add_row(*[str(row[key]) if row[key] not in (None, "") else "-" for _, key in columns])
     out.print(table)

@@ -45,7 +45,10 @@ def prepared_rows(preset, req: dict[str, Any]) -> tuple[Path, list[dict[str, Any
             continue
         conflicts = m.get("conflicts") or {}
         for split, written in m.get("outputs", {}).items():
-            rows.append({"source": item.source, "split": split, "rows_in": m.get("rows_in"),
+            # A generated source (arith) reads no input rows: say so rather than "0 rows in".
+            rows_in = "generated" if m.get("generated") else m.get("rows_in")
+            rows.append({"source": item.source, "split": split, "file": f"{item.source}/{written['path']}",
+                         "rows_in": rows_in,
                          "duplicates": m.get("duplicates_removed"), "conflicts": conflicts.get("problems"),
                          "rejected": (m.get("rejected") or {}).get("rows", 0), "rows_out": written["rows"]})
     return data_dir, rows

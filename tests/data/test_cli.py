@@ -24,6 +24,9 @@ def test_local_tiny_then_noop(gspo, gspo_home):
     assert again.returncode == 0, again.stderr
     assert "arith: unchanged" in again.stderr and "nothing to do" in again.stderr
     assert "rows out" in again.stdout and "2000" in again.stdout  # the table
+    # The table names the real files and says arith is generated (no "<source>" placeholders, no "rows in 0")
+    assert f"prepared data in {gspo_home / 'data'}" in " ".join(again.stdout.split())
+    assert "arith/train.parquet" in again.stdout and "generated" in again.stdout and "<source>" not in again.stdout
 
 
 def test_local_dapo_table(gspo, dapo_file, tmp_path):

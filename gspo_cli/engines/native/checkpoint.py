@@ -64,13 +64,16 @@ def save(run_dir: Path, step: int, model, tokenizer, optimizer, scheduler, curso
     return dest
 
 
-def prune(run_dir: Path, keep: int) -> None:
+def prune(run_dir: Path, keep: int) -> list[int]:
+    """Delete all but the newest `keep` checkpoints; returns the steps deleted."""
     root = checkpoints_dir(run_dir)
-    for step in list_steps(run_dir)[:-keep]:
+    victims = list_steps(run_dir)[:-keep]
+    for step in victims:
         victim = step_dir(run_dir, step)
         hidden = root / f".{victim.name}.deleting"
         os.replace(victim, hidden)
         shutil.rmtree(hidden, ignore_errors=True)
+    return victims
 
 
 def latest(run_dir: Path) -> Path | None:

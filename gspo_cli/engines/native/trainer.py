@@ -164,10 +164,17 @@ class NativeTrainer:
         events.message(f"resumed from {latest} (step {self.step}); dropped {dropped} metric line(s) after it")
         return self.step
 
-    def save(self) -> Path:
+    def save(self) -> None:
+        """Write this step's checkpoint, then apply trainer.max_ckpt_to_keep, saying which ones it deleted."""
         c = self.sampler.cursor
-        return checkpoint.save(self.run_dir, self.step, self.model, self.tokenizer, self.optimizer, self.scheduler,
-                               {"epoch": c.epoch, "position": c.position}, self.preset.trainer.max_ckpt_to_keep)
+        t0 = time.perf_counter()
+        checkpoint.save(self.run_dir, self.step, self.model, self.tokenizer, self.optimizer, self.scheduler,
+                        {"epoch": c.epoch, "position": c.position}, keep=None)
+        keep = self.preset.trainer.max_ckpt_to_keep
+        pruned = checkpoint.prune(self.run_dir, keep) if keep else []
+        note = (f"; deleted {', '.join(f'global_step_{s}' for s in pruned)} (trainer.max_ckpt_to_keep={keep})"
+                if pruned else "")
+        events.message(f"checkpoint global_step_{self.step} saved ({time.perf_counter() - t0:.2f}s){note}")
 
     # ------------------------------------------------------------------ validation
     @torch.no_grad()
@@ -351,9 +358,7 @@ class NativeTrainer:
                 metrics.update(last_val)
             self.metrics.log(self.step, metrics)
             if trainer.save_freq > 0 and (self.step % trainer.save_freq == 0 or is_last):
-                t0 = time.perf_counter()
                 self.save()
-                events.message(f"checkpoint global_step_{self.step} saved ({time.perf_counter() - t0:.2f}s)")
             last = metrics
             self._progress(metrics, last_val)
         return {
