@@ -11,7 +11,6 @@ from gspo_cli.data import prepare
 
 @pytest.mark.timeout(300)
 def test_verl_reads_and_scores_prepared_rows(qwen_preset, dapo_file, tmp_path):
-    pytest.importorskip("verl")
     from omegaconf import OmegaConf
     from verl.utils.dataset.rl_dataset import RLHFDataset
     from verl.utils.reward_score import default_compute_score

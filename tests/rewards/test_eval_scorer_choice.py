@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pytest
+import verl as _verl  # noqa: F401  (verl is a dev dependency: without it this module errors, never skips)
 
 from gspo_cli.rewards import score_batch
 from gspo_cli.rewards.choice import scorer_for
-
-pytest.importorskip("verl")
 
 # A prose conclusion after </think>: gspo's verifier credits it, verl's math_dapo reads only `Answer:` lines.
 PROSE = "<think>6*7</think> The answer is 42."

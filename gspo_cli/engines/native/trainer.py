@@ -50,8 +50,8 @@ from gspo_cli.algo import agg_loss, broadcast_to_tokens, compute_policy_loss, gr
 from gspo_cli.algo.losses import PolicyLossOutput
 from gspo_cli.engines.native import checkpoint
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
-from gspo_cli.engines.native.step_metrics import data_metrics, rollout_probs_diff
 from gspo_cli.engines.native.rollout import Sampling, generate, response_log_probs
+from gspo_cli.engines.native.step_metrics import data_metrics, rollout_probs_diff
 from gspo_cli.errors import ConfigError
 from gspo_cli.jobs import events
 from gspo_cli.layout import metrics_file, train_file, val_file
