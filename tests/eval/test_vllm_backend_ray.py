@@ -54,8 +54,10 @@ def stub_ray(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(path)
     import ray
 
-    # two logical GPUs on a CPU machine: Ray hands each actor one and sets CUDA_VISIBLE_DEVICES for it
-    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+    # two logical GPUs on a CPU machine: Ray hands each actor one and sets CUDA_VISIBLE_DEVICES for it.
+    # address="local": always a new instance of this test's own, never a cluster a `ray start` left on the host
+    # (a bare ray.init() attaches to the one in /tmp/ray/ray_current_cluster, and then refuses num_cpus/num_gpus).
+    ray.init(address="local", num_cpus=2, num_gpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
              runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
     try:
         yield

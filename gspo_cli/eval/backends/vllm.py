@@ -13,6 +13,8 @@ resource). vllm is imported only inside the actors. The planning is pure and tes
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -152,8 +154,9 @@ class VLLMBackend:
         import ray
 
         if not ray.is_initialized():
-            # inside a Ray job this joins its cluster (RAY_ADDRESS); elsewhere it starts a local instance
-            ray.init(address=address) if address else ray.init()
+            # Inside a Ray job this joins its cluster (RAY_ADDRESS); elsewhere it starts a local instance of its
+            # own ("local"): a bare ray.init() would attach to whatever cluster a `ray start` left on this host.
+            ray.init(address=address or os.environ.get("RAY_ADDRESS") or "local")
         resource = ray_resource(device)
         alive = [nd for nd in ray.nodes() if nd.get("Alive") and nd.get("Resources", {}).get(resource, 0) >= 1]
         node_devices = [int(nd["Resources"][resource]) for nd in alive]
