@@ -14,7 +14,6 @@ resource). vllm is imported only inside the actors. The planning is pure and tes
 from __future__ import annotations
 
 import os
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
