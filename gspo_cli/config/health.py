@@ -104,8 +104,8 @@ class RewardErrorRateRule(_Rule):
 
 
 class MismatchRule(_Rule):
-    """training/rollout_probs_diff_mean (verl, with rollout.calculate_log_probs; the native engine logs the same
-    name) above `factor` x its early baseline (median of the first `baseline_steps` steps that have it), or
+    """training/rollout_probs_diff_mean (verl logs it with rollout.calculate_log_probs; the native engine does not
+    log it yet) above `factor` x its early baseline (median of the first `baseline_steps` steps that have it), or
     training/rollout_probs_diff_max above `factor` x its own baseline: the train/rollout log-prob gap is growing
     (verl#3694; a growing gap precedes collapses). Gaps below `floor` never fire (bf16 noise)."""
 
