@@ -126,12 +126,12 @@ CATALOG: tuple[Signature, ...] = (
         "gspo_cli.metrics.health:mismatch", action="warn"),
     Signature(
         "run-rollout-long-tail", "run", "generation dominates the step",
-        "timing_s/gen above trainer.health.rollout_share.max_share of timing_s/step (vLLM rollout only)",
+        "timing_s/gen above trainer.health.gen_share.max_share of timing_s/step (vLLM rollout, trainer.mode sync)",
         "the rollout (and its long tail of long responses) takes most of each step: the training devices idle",
-        "run `gspo plan --preset P` for the layout; levers: rollout.max_num_seqs, rollout.tensor_parallel_size, "
+        "run `gspo plan --preset P` for the layout; levers: trainer.mode colocate_async, rollout.max_num_seqs, rollout.tensor_parallel_size, "
         "rollout.gpu_memory_utilization (KV cache), cudagraph mode, data.max_response_length",
         (f"{VERL}/issues/6747",),
-        "gspo_cli.metrics.health:rollout_share", action="warn"),
+        "gspo_cli.metrics.health:gen_share", action="warn"),
     Signature(
         "run-resume-no-step", "run", "a run that ends with exit code 0 having run no new step",
         "the training process exits 0, wrote no new step this attempt, and the run has fewer steps than "

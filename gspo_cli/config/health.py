@@ -115,9 +115,10 @@ class MismatchRule(_Rule):
     patience: int = Field(default=3, ge=1)
 
 
-class RolloutShareRule(_Rule):
-    """timing_s/gen above `max_share` of timing_s/step with the vLLM rollout: generation (its long tail) dominates
-    the step (verl#6747: 72% on 910B); the message points at `gspo plan` and the rollout levers."""
+class GenShareRule(_Rule):
+    """timing_s/gen above `max_share` of timing_s/step with the vLLM rollout in trainer.mode sync: generation (its
+    long tail) dominates the step (verl#6747: 72% on 910B); the message points at `gspo plan` and the rollout
+    levers. (Not trainer.rollout_share, the device split of separate_async.)"""
 
     max_share: float = Field(default=0.7, gt=0, lt=1)
     patience: int = Field(default=5, ge=1)
@@ -156,7 +157,7 @@ class HealthSection(BaseModel):
     reward_errors: RewardErrorsRule = Field(default_factory=RewardErrorsRule)
     reward_error_rate: RewardErrorRateRule = Field(default_factory=RewardErrorRateRule)
     mismatch: MismatchRule = Field(default_factory=MismatchRule)
-    rollout_share: RolloutShareRule = Field(default_factory=RolloutShareRule)
+    gen_share: GenShareRule = Field(default_factory=GenShareRule)
     stall: StallRule = Field(default_factory=StallRule)
 
     @model_validator(mode="after")

@@ -1,6 +1,6 @@
 """Two run-health rules that recognise failure signatures of verl + vLLM runs (gspo_cli/signatures.py), pure:
 `mismatch` (the train/rollout log-prob gap growing over its early baseline, run-mismatch-growing) and
-`rollout_share` (generation's share of the step, run-rollout-long-tail). `metrics.health` wraps them into its
+`gen_share` (generation's share of the step, run-rollout-long-tail). `metrics.health` wraps them into its
 rules; each returns (value, threshold, message) or None for the newest step of `history` ((step, data) pairs).
 """
 
@@ -40,7 +40,7 @@ def mismatch(history: list[tuple[int, dict[str, Any]]], cfg) -> Hit | None:
     return None
 
 
-def rollout_share(history: list[tuple[int, dict[str, Any]]], cfg, rollout: str, preset: str) -> Hit | None:
+def gen_share(history: list[tuple[int, dict[str, Any]]], cfg, rollout: str, preset: str) -> Hit | None:
     """timing_s/gen / timing_s/step above `max_share`, with the vLLM rollout (its levers are vLLM's)."""
     data = history[-1][1] if history else {}
     gen, step = _value(data, GEN_TIME), _value(data, STEP_TIME)
@@ -51,5 +51,6 @@ def rollout_share(history: list[tuple[int, dict[str, Any]]], cfg, rollout: str, 
         return None
     return share, cfg.max_share, (f"generation takes {share:.0%} of the step ({gen:.1f}s of {step:.1f}s): the "
                                   f"rollout's long tail dominates (verl#6747); run `gspo plan --preset {preset}` and "
-                                  "see rollout.max_num_seqs, tensor_parallel_size, gpu_memory_utilization, cudagraph "
-                                  "mode, max_response_length [run-rollout-long-tail]")
+                                  "see trainer.mode colocate_async (the step stops waiting for its longest response), "
+                                  "rollout.max_num_seqs, tensor_parallel_size, gpu_memory_utilization, cudagraph mode, "
+                                  "max_response_length [run-rollout-long-tail]")

@@ -50,14 +50,14 @@ class Context:
 
     loss_mode: str = "gspo"
     off_policy: bool = False  # more than one policy update per step (ppo_epochs > 1 or several mini-batches)
-    rollout: str = "vllm"  # rollout.name (rollout_share's levers are vLLM's); preset: for its `gspo plan` hint
+    rollout: str = "vllm"  # rollout.name, "" in an async trainer.mode (gen_share: vLLM's levers, sync steps)
     preset: str = "PRESET"
 
     @classmethod
     def from_preset(cls, preset) -> Context:
-        actor, data = preset.actor, preset.data
-        updates = actor.ppo_epochs * (data.train_batch_size // actor.ppo_mini_batch_size)
-        return cls(preset.algorithm.loss_mode, updates > 1, preset.rollout.name, preset.name)
+        updates = preset.actor.ppo_epochs * (preset.data.train_batch_size // preset.actor.ppo_mini_batch_size)
+        sync = preset.trainer.mode == "sync"
+        return cls(preset.algorithm.loss_mode, updates > 1, preset.rollout.name if sync else "", preset.name)
 
 
 @dataclass(frozen=True)
@@ -263,8 +263,8 @@ def mismatch(history: History, cfg, ctx: Context) -> Violation | None:  # [run-m
     return Violation(*hit) if (hit := gap_rules.mismatch(history, cfg)) else None
 
 
-def rollout_share(history: History, cfg, ctx: Context) -> Violation | None:  # [run-rollout-long-tail]
-    return Violation(*hit) if (hit := gap_rules.rollout_share(history, cfg, ctx.rollout, ctx.preset)) else None
+def gen_share(history: History, cfg, ctx: Context) -> Violation | None:  # [run-rollout-long-tail]
+    return Violation(*hit) if (hit := gap_rules.gen_share(history, cfg, ctx.rollout, ctx.preset)) else None
 
 
 RULES: dict[str, Callable[[History, Any, Context], Violation | None]] = {
@@ -279,7 +279,7 @@ RULES: dict[str, Callable[[History, Any, Context], Violation | None]] = {
     "reward_errors": reward_errors,
     "reward_error_rate": reward_error_rate,
     "mismatch": mismatch,
-    "rollout_share": rollout_share,
+    "gen_share": gen_share,
 }
 
 

@@ -14,7 +14,7 @@ from test_supervise_verl_standin import _run
 
 from gspo_cli.config.presets import load_preset
 from gspo_cli.jobs.failures import Attempt, classify, silent_exit
-from gspo_cli.metrics.health import Context, Monitor, mismatch, read_events, rollout_share
+from gspo_cli.metrics.health import Context, Monitor, gen_share, mismatch, read_events
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "signatures"
 DEMO = FIX / "tiny-demo-metrics.jsonl.gz"
@@ -113,14 +113,16 @@ def test_wrapper_warns_on_a_growing_gap_and_not_on_a_steady_one(tmp_path):
     assert any(e["kind"] == "health" and e["rule"] == "mismatch" for e in seen)  # the health line
 
 
-def test_rollout_share_fires_on_the_thread_figures_and_points_at_plan():
+def test_gen_share_fires_on_the_thread_figures_and_points_at_plan():
     fig = dict(line.split(":")[0:2] for line in _lines("timing_verl6747.txt"))
     data = {k: float(v.split()[0]) for k, v in fig.items()}
-    cfg = load_preset("qwen3-32b-4x16").trainer.health.rollout_share
-    hit = rollout_share([(94, data)], cfg, Context(rollout="vllm", preset="qwen3-32b-4x16"))
+    cfg = load_preset("qwen3-32b-4x16").trainer.health.gen_share
+    hit = gen_share([(94, data)], cfg, Context(rollout="vllm", preset="qwen3-32b-4x16"))
     assert hit is not None and hit.value == pytest.approx(0.7165, abs=1e-3)
     assert "gspo plan --preset qwen3-32b-4x16" in hit.message and "[run-rollout-long-tail]" in hit.message
-    assert rollout_share([(94, data)], cfg, Context(rollout="hf")) is None  # the native HF rollout: no vLLM levers
+    assert gen_share([(94, data)], cfg, Context(rollout="hf")) is None  # the native HF rollout: no vLLM levers
+    async_preset = load_preset("qwen3-32b-4x16", ["trainer.mode=colocate_async"])
+    assert gen_share([(94, data)], cfg, Context.from_preset(async_preset)) is None  # generation overlaps training
 
 
 def test_no_false_alarm_on_the_standin_normal_run(tmp_path):
@@ -141,6 +143,6 @@ def test_no_false_alarm_on_the_tiny_demo(rollout):
             record = json.loads(line)
             fired += monitor.observe(record["step"], record["data"], now=float(record["step"]))
     if rollout == "vllm":  # CPU generation dominates the demo's step: the rule would fire, and only it
-        assert {e.rule for e in fired} <= {"rollout_share"}
+        assert {e.rule for e in fired} <= {"gen_share"}
     else:
         assert fired == [], [(e.rule, e.step, e.message) for e in fired]
