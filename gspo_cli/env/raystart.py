@@ -73,6 +73,9 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
         argv.append("--resources=" + json.dumps({"NPU": count}))
     if num_cpus is not None:
         argv.append(f"--num-cpus={num_cpus}")
+    if preset.cluster.device == "cpu" and preset.trainer.engine == "verl":
+        # verl's CPU platform plugin places workers on Ray GPU slots (engines/verl/cpu_platform.py)
+        argv.append(f"--num-gpus={preset.cluster.devices_per_node}")
     if temp_dir:
         argv.append(f"--temp-dir={temp_dir}")
     for flag, value in (extra_ports or {}).items():

