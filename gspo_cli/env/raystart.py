@@ -71,9 +71,14 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
     if npu:
         # Explicit count from npu-smi: Ray's own detection needs `import acl` or undercounts via /dev/davinci*.
         argv.append("--resources=" + json.dumps({"NPU": count}))
+    verl_cpu = preset.cluster.device == "cpu" and preset.trainer.engine == "verl"
+    if verl_cpu and num_cpus is None:
+        from gspo_cli.jobs.local_head import VERL_CPU_LOGICAL_CPUS
+
+        num_cpus = VERL_CPU_LOGICAL_CPUS  # verl's {GPU: 1, CPU: 3} bundles and helper actors
     if num_cpus is not None:
         argv.append(f"--num-cpus={num_cpus}")
-    if preset.cluster.device == "cpu" and preset.trainer.engine == "verl":
+    if verl_cpu:
         # verl's CPU platform plugin places workers on Ray GPU slots (engines/verl/cpu_platform.py)
         argv.append(f"--num-gpus={preset.cluster.devices_per_node}")
     if temp_dir:

@@ -33,6 +33,10 @@ LOOPBACK = "127.0.0.1"
 START_TIMEOUT_S = 90.0
 # Unix socket paths are limited to 107 bytes; Ray appends ~70 characters to its temp dir.
 MAX_TEMP_DIR_LEN = 36
+# Logical CPUs a head for verl CPU runs declares (Ray oversubscribes): verl asks for bundles of
+# {GPU: 1, CPU: 3} per device (max_colocate_count, verl/single_controller/ray/base.py) plus its TaskRunner,
+# TransferQueue and reward-loop actors, more than a 2-core host's 2.
+VERL_CPU_LOGICAL_CPUS = 16
 
 
 @dataclass
@@ -129,6 +133,8 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
         f"--ray-client-server-port={_free_port()}",
         f"--temp-dir={temp_dir}",
     ]
+    if device_slots and num_cpus is None:
+        num_cpus = max(os.cpu_count() or 1, VERL_CPU_LOGICAL_CPUS)
     if num_cpus is not None:
         cmd.append(f"--num-cpus={num_cpus}")
     if device_slots:
