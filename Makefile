@@ -65,8 +65,10 @@ $(ENGINE_STAMP): pyproject.toml setup.py constraints-engine.txt
 test-engine: engine
 	$(ENGINE_VENV)/bin/pytest -q -m engine tests/engine
 
+# ruff; the layer contracts of docs/architecture.md (import-linter, [tool.importlinter] in pyproject.toml)
 lint: install
 	$(VENV)/bin/ruff check gspo_cli tests benchmarks
+	$(VENV)/bin/lint-imports
 
 # The tiny end-to-end run: prepare-data -> train -> eval through the embedded local Ray head (gspo starts it on
 # 127.0.0.1 on first use and reuses it; `gspo cluster down` stops it). Each demo is a fresh run folder.

@@ -49,6 +49,9 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[str]:
             continue
         default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
         shown = type_name(typing.Annotated[ann, *field.metadata]) if field.metadata else type_name(ann)
+        extra = field.json_schema_extra
+        if isinstance(extra, dict) and isinstance(extra.get("enum"), list):  # values from a registry
+            shown = " \\| ".join(map(str, extra["enum"]))
         out.append(f"| `{prefix}{name}` | {shown} | `{default}` |")
     return out
 

@@ -84,12 +84,6 @@ def val_file(preset) -> Path:
     return split_path(preset.data.val.source, "val", preset)
 
 
-def benchmark_file(benchmark: str, preset=None) -> Path:
-    from gspo_cli.config.benchmarks import source_of
-
-    return split_path(source_of(benchmark), "val", preset)
-
-
 # ---- runs and checkpoints -------------------------------------------------------------------------------------
 
 STEP_DIR = re.compile(r"^global_step_(\d+)$")

@@ -32,15 +32,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
 
-import torch
-
-from gspo_cli.algo.aggregation import agg_loss, masked_mean
-from gspo_cli.config.schema import AlgorithmSection
 from gspo_cli.errors import ConfigError
 
+# torch is imported inside the functions: the preset schema reads this registry's names (algorithm.loss_mode)
+# when `gspo presets show` validates a preset, which must not load torch.
+if TYPE_CHECKING:
+    import torch
+
 __all__ = [
+    "DEFAULT_POLICY_LOSS",
     "POLICY_LOSSES",
+    "VERL_LOSS_NAMES",
     "LossConfig",
     "PolicyLossOutput",
     "compute_policy_loss",
@@ -51,8 +55,9 @@ __all__ = [
     "vanilla_loss",
 ]
 
-# The dual-clip bound's default is the preset schema's (algorithm.clip_ratio_c): one place holds it.
-DEFAULT_CLIP_RATIO_C: float = AlgorithmSection.model_fields["clip_ratio_c"].default
+# verl's default dual-clip bound; the preset schema's algorithm.clip_ratio_c takes its default from here.
+DEFAULT_CLIP_RATIO_C: float = 3.0
+DEFAULT_POLICY_LOSS = "gspo"  # the preset schema's algorithm.loss_mode default
 LOG_RATIO_MAX = 10.0  # verl clamps the GSPO log-ratio here "for numerical stability"
 VANILLA_LOG_RATIO_CLAMP = 20.0  # verl clamps the token log-ratio to [-20, 20] in the vanilla loss
 
@@ -70,6 +75,8 @@ class LossConfig:
     loss_scale_factor: float | None = None  # seq-mean-token-sum-norm divisor (default: T)
 
     def aggregate(self, loss_mat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        from gspo_cli.algo.aggregation import agg_loss
+
         return agg_loss(
             loss_mat,
             mask,
@@ -86,28 +93,42 @@ class PolicyLossOutput:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
-PolicyLossFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, LossConfig], PolicyLossOutput]
+PolicyLossFn: TypeAlias = (
+    "Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, LossConfig], PolicyLossOutput]"
+)
 
+# The open registry: name -> loss. `algorithm.loss_mode` accepts exactly these names (config/schema.py), the
+# native engine runs each of them, and verl runs those with a VERL_LOSS_NAMES entry (config/engine_support.py).
 POLICY_LOSSES: dict[str, PolicyLossFn] = {}
+# name -> the name of verl 0.9.1's policy loss with the same semantics (verl's own registry, core_algos.py).
+VERL_LOSS_NAMES: dict[str, str] = {}
 
 
-def register_policy_loss(name: str) -> Callable[[PolicyLossFn], PolicyLossFn]:
+def register_policy_loss(name: str, *, verl: str | None = None) -> Callable[[PolicyLossFn], PolicyLossFn]:
+    """Register a policy loss under `name`; `verl` names verl's equal loss when verl has one (else native only)."""
+
     def decorator(fn: PolicyLossFn) -> PolicyLossFn:
         if name in POLICY_LOSSES:
             raise ValueError(f"policy loss {name!r} registered twice")
         POLICY_LOSSES[name] = fn
+        if verl is not None:
+            VERL_LOSS_NAMES[name] = verl
         return fn
 
     return decorator
 
 
 def _to_floats(named: dict[str, torch.Tensor]) -> dict[str, float]:
+    import torch
+
     # One device->host transfer for all metrics instead of one `.item()` each.
     values = torch.stack([v.detach().to(torch.float64).reshape(()) for v in named.values()]).tolist()
     return dict(zip(named.keys(), values, strict=True))
 
 
 def _seq_clipfrac(clipped: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    import torch
+
     nonempty = mask.sum(dim=-1) > 0
     any_clipped = (clipped * mask).sum(dim=-1) > 0
     n = nonempty.sum().clamp(min=1)
@@ -116,11 +137,17 @@ def _seq_clipfrac(clipped: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 def sequence_log_ratio(log_prob: torch.Tensor, old_log_prob: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """log s_i = (1/|y_i|) sum_t (logp - logp_old) over the response; 0 for an empty row (verl)."""
+    import torch
+
     lengths = torch.sum(mask, dim=-1).clamp(min=1)
     return torch.sum((log_prob - old_log_prob) * mask, dim=-1) / lengths
 
 
 def _gspo_core(log_prob, old_log_prob, advantages, mask, cfg: LossConfig) -> PolicyLossOutput:
+    import torch
+
+    from gspo_cli.algo.aggregation import masked_mean
+
     negative_approx_kl = log_prob - old_log_prob
     log_s = sequence_log_ratio(log_prob, old_log_prob, mask)
     # Value = log s_i on every token; gradient = d logp_t (the "sg" trick of the GSPO-token formulation).
@@ -146,25 +173,32 @@ def _gspo_core(log_prob, old_log_prob, advantages, mask, cfg: LossConfig) -> Pol
     return PolicyLossOutput(loss=loss, metrics=metrics)
 
 
-@register_policy_loss("gspo_token")
-def gspo_token_loss(log_prob, old_log_prob, advantages, response_mask, cfg: LossConfig) -> PolicyLossOutput:
-    """GSPO-token: verl's `compute_policy_loss_gspo` exactly (token advantages used as given)."""
-    return _gspo_core(log_prob, old_log_prob, advantages, response_mask.to(log_prob.dtype), cfg)
-
-
-@register_policy_loss("gspo")
+# verl's "gspo" (compute_policy_loss_gspo) is the token form; with GRPO's per-sequence advantages it equals this.
+@register_policy_loss("gspo", verl="gspo")
 def gspo_loss(log_prob, old_log_prob, advantages, response_mask, cfg: LossConfig) -> PolicyLossOutput:
     """Sequence-level GSPO: one advantage per sequence (masked token mean), then GSPO-token."""
+    import torch
+
     mask = response_mask.to(log_prob.dtype)
     seq_adv = torch.sum(advantages * mask, dim=-1) / torch.sum(mask, dim=-1).clamp(min=1)
     return _gspo_core(log_prob, old_log_prob, seq_adv.unsqueeze(-1) * mask, mask, cfg)
 
 
-@register_policy_loss("vanilla")
+@register_policy_loss("gspo_token", verl="gspo")
+def gspo_token_loss(log_prob, old_log_prob, advantages, response_mask, cfg: LossConfig) -> PolicyLossOutput:
+    """GSPO-token: verl's `compute_policy_loss_gspo` exactly (token advantages used as given)."""
+    return _gspo_core(log_prob, old_log_prob, advantages, response_mask.to(log_prob.dtype), cfg)
+
+
+@register_policy_loss("vanilla", verl="vanilla")
 def vanilla_loss(log_prob, old_log_prob, advantages, response_mask, cfg: LossConfig) -> PolicyLossOutput:
     """Token-level PPO/GRPO clipped loss with dual clip: verl's `compute_policy_loss_vanilla`."""
     if not cfg.clip_ratio_c > 1.0:
         raise ConfigError(f"clip_ratio_c must be > 1.0 for dual-clip PPO, got {cfg.clip_ratio_c}")
+    import torch
+
+    from gspo_cli.algo.aggregation import masked_mean
+
     mask = response_mask.to(log_prob.dtype)
     negative_approx_kl = torch.clamp(log_prob - old_log_prob, min=-VANILLA_LOG_RATIO_CLAMP, max=VANILLA_LOG_RATIO_CLAMP)
     ratio = torch.exp(negative_approx_kl)
@@ -206,6 +240,8 @@ def compute_policy_loss(
     loss_scale_factor: float | None = None,
 ) -> PolicyLossOutput:
     """Look up `name` in POLICY_LOSSES and apply it. All tensors are [B, T]; see the module doc."""
+    import torch
+
     try:
         fn = POLICY_LOSSES[name]
     except KeyError:

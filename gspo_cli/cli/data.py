@@ -31,7 +31,10 @@ def prepare_data_command(
     loaded = load_preset(preset, sets)  # fail fast on a bad preset, --set, --dataset or --input
     req = job.request(loaded, preset_ref=preset, sets=sets, datasets=list(dataset or []), inputs=list(input_ or []),
                       out=out, force=force)
-    code = jobs.run_job(job.JOB_COMMAND, req, preset=loaded, address=address, local=local, json_out=json_out)
+    from gspo_cli.env.exports import job_vars
+
+    code = jobs.run_job(job.JOB_COMMAND, req, preset=loaded, address=address, local=local, json_out=json_out,
+                        env_vars=job_vars(loaded))
     if code != 0:
         raise typer.Exit(code)
     if not json_out:

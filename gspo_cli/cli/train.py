@@ -36,8 +36,10 @@ def train_command(
 
         raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
     loaded = load_preset(preset, list(sets or []))  # fail fast on a bad preset or --set, before any job
+    from gspo_cli.plan import dry_run_line
+
     req = TrainRequest(preset=loaded, preset_ref=preset, sets=list(sets or []), run_name=run_name, local=local,
-                       address=address, json_out=json_out, dry_run=dry_run, resume=resume)
+                       address=address, json_out=json_out, dry_run=dry_run, resume=resume, plan_line=dry_run_line)
     code = get_engine(loaded.trainer.engine)(req)
     if code:
         raise typer.Exit(code)

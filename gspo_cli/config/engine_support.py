@@ -8,9 +8,11 @@ engine's first value when the preset leaves them out, so `gspo presets show --re
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gspo_cli.algo.losses import DEFAULT_POLICY_LOSS, POLICY_LOSSES, VERL_LOSS_NAMES
 from gspo_cli.errors import ConfigError
 
 _KL = "the native engine has no reference model, so no KL term; use trainer.engine: verl"
@@ -29,11 +31,19 @@ class EngineSupport:
     ignored: dict[str, str] = field(default_factory=dict)
 
 
+def _losses(names: Iterable[str]) -> tuple[str, ...]:
+    """Registered policy losses (gspo_cli/algo/losses.py), the schema's default first (it is what a preset that
+    leaves algorithm.loss_mode out gets)."""
+    return (DEFAULT_POLICY_LOSS, *(n for n in names if n != DEFAULT_POLICY_LOSS))
+
+
 ENGINES: dict[str, EngineSupport] = {
     "verl": EngineSupport(
         # verl 0.9.1's FSDP workers accept fsdp / fsdp2 (workers/config/engine.py); gspo compiles verl's FSDP
         # trainer config (ppo_trainer.yaml), so megatron is not offered. verl 0.9.1 registers no hf rollout.
-        values={"actor.strategy": ("fsdp2", "fsdp"), "rollout.name": ("vllm",)},
+        values={"actor.strategy": ("fsdp2", "fsdp"), "rollout.name": ("vllm",),
+                # the losses verl 0.9.1 has an equal of (register_policy_loss(..., verl=NAME))
+                "algorithm.loss_mode": _losses(VERL_LOSS_NAMES)},
         ignored={
             "trainer.device": "verl takes the device from cluster.device",
             "trainer.cpu_threads": "verl does not train on CPU; trainer.cpu_threads is for the native engine",
@@ -42,7 +52,8 @@ ENGINES: dict[str, EngineSupport] = {
         },
     ),
     "native": EngineSupport(
-        values={"actor.strategy": ("native",), "rollout.name": ("hf",)},
+        values={"actor.strategy": ("native",), "rollout.name": ("hf",),
+                "algorithm.loss_mode": _losses(POLICY_LOSSES)},  # the native trainer runs every registered loss
         ignored={
             "algorithm.use_kl_in_reward": _KL, "algorithm.kl_coef": _KL,
             "algorithm.use_kl_loss": _KL, "algorithm.kl_loss_coef": _KL,
@@ -103,10 +114,9 @@ def _show(value: Any) -> str:
     return json.dumps(value, default=str).replace('"', "")
 
 
-def _default(key: str) -> Any:
-    from gspo_cli.config.schema import Preset
-
-    model: Any = Preset
+def _default(preset: Any, key: str) -> Any:
+    """The schema's default of `key`, read from the preset's own model class (this module sits below schema.py)."""
+    model: Any = type(preset)
     *sections, name = key.split(".")
     for section in sections:
         model = model.model_fields[section].annotation
@@ -125,7 +135,7 @@ def problems(preset: Any) -> list[tuple[str, str, str]]:
                           f"use {' or '.join(map(str, allowed))} with trainer.engine: {engine}"))
     for key, why in support.ignored.items():
         value = _value(preset, key)
-        if value != _default(key):
+        if value != _default(preset, key):
             found.append((key, f"{key}: {_show(value)} is set but the {engine} engine ignores it", why))
     return found
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
 from gspo_cli.config.health import HealthSection, RestartSection
 
 PositiveInt = Annotated[int, Field(ge=1)]
@@ -105,19 +106,28 @@ class AlgorithmSection(Section):
     norm_adv_by_std_in_grpo: bool = True
     use_kl_in_reward: bool = False
     kl_coef: float = Field(default=0.0, ge=0)
-    # Policy loss from the algo registry: gspo (sequence-level), gspo_token, vanilla (token-level PPO/GRPO).
-    loss_mode: Literal["gspo", "gspo_token", "vanilla"] = "gspo"
+    # A policy loss of the open registry in gspo_cli/algo/losses.py (gspo, gspo_token, vanilla, and any loss
+    # registered there); which engine runs which is config/engine_support.py's, derived from the same registry.
+    loss_mode: str = Field(default=DEFAULT_POLICY_LOSS, json_schema_extra={"enum": list(POLICY_LOSSES)})
     loss_agg_mode: Literal["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"] = (
         "seq-mean-token-mean"
     )
     clip_ratio_low: PositiveFloat = 3e-4
     clip_ratio_high: PositiveFloat = 4e-4
     # Dual-clip bound of the vanilla (token-level PPO) loss; GSPO does not read it. verl's default is 3.0.
-    clip_ratio_c: float = Field(default=3.0, gt=1.0)
+    clip_ratio_c: float = Field(default=DEFAULT_CLIP_RATIO_C, gt=1.0)
     use_kl_loss: bool = False
     kl_loss_coef: float = Field(default=0.0, ge=0)
     entropy_coeff: float = Field(default=0.0, ge=0)
     overlong_penalty: OverlongPenalty = Field(default_factory=OverlongPenalty)
+
+    @field_validator("loss_mode")
+    @classmethod
+    def _registered_loss(cls, value: str) -> str:
+        if value not in POLICY_LOSSES:
+            raise ValueError(f"unknown policy loss {value!r}; registered (gspo_cli/algo/losses.py): "
+                             f"{', '.join(POLICY_LOSSES)}")
+        return value
 
     @model_validator(mode="after")
     def _kl_consistency(self) -> AlgorithmSection:

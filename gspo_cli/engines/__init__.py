@@ -35,6 +35,9 @@ class TrainRequest:
     follow: bool = True
     dry_run: bool = False
     resume: str | None = None
+    # (preset, preflight report) -> gspo plan's one-line prediction for the verl dry-run; the CLI passes
+    # gspo_cli.plan.dry_run_line (the planner imports the engines' preflight, so the engines cannot import it)
+    plan_line: Callable[[Any, Any], str] | None = None
 
 
 def get_engine(name: str) -> Callable:

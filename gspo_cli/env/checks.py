@@ -10,8 +10,10 @@ from typing import Any
 
 from gspo_cli.checks import ERROR, OK, SKIP, WARN, Check, has_errors
 from gspo_cli.env import matrix
+from gspo_cli.env.facts import preset_attr, stack_versions
 from gspo_cli.env.known_bad import known_bad_checks
 from gspo_cli.env.matrix import find_row, in_range, same_release
+from gspo_cli.env.var_checks import env_checks
 from gspo_cli.signatures import tagged
 
 HBM_BUSY_FRACTION = 0.10  # more HBM than this in use before the job starts: someone else is on the device
@@ -21,36 +23,10 @@ def exit_code(checks: list[Check]) -> int:
     return 1 if has_errors(checks) else 0
 
 
-def preset_attr(preset: Any, section: str, name: str, default: Any = None) -> Any:
-    return getattr(getattr(preset, section, None), name, default) if preset is not None else default
-
-
 def expects_npu(facts: dict[str, Any], preset: Any) -> bool:
     if preset is not None:
         return preset_attr(preset, "cluster", "device") == "npu"
     return bool(facts["npu"].get("smi") or facts["cann"].get("found") or facts.get("davinci"))
-
-
-def stack_versions(facts: dict[str, Any]) -> dict[str, str | None]:
-    py = facts.get("python") or {}
-    meta = py.get("meta") or {}
-    tnpu = py.get("torch_npu") or {}
-    return {
-        "python": meta.get("python"), "torch": meta.get("torch"),
-        "torch_npu": meta.get("torch-npu") or tnpu.get("version"), "torch_npu_cann": tnpu.get("cann"),
-        "vllm": meta.get("vllm"), "vllm_ascend": meta.get("vllm-ascend"),
-        "transformers": meta.get("transformers"), "ray": meta.get("ray"), "verl": meta.get("verl"),
-        "numpy": meta.get("numpy"),
-        "cann": facts["cann"].get("version"), "driver": facts["driver"].get("version"),
-    }
-
-
-def effective_env(facts: dict[str, Any], preset: Any) -> dict[str, tuple[str, str]]:
-    """name -> (value, origin): the shell's variables, overridden by the preset's exports (what a job sees)."""
-    env = {k: (v, "shell") for k, v in (facts.get("env") or {}).items()}
-    for k, v in (preset_attr(preset, "env", "vars", None) or {}).items():
-        env[k] = (v, "preset")
-    return env
 
 
 # ------------------------------------------------------------------ Ascend software
@@ -375,8 +351,6 @@ def memory_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
 
 def local_checks(facts: dict[str, Any], preset: Any = None) -> list[Check]:
     """Every check that needs only this host's facts (and the preset)."""
-    from gspo_cli.env.var_checks import env_checks  # it builds on this module's helpers
-
     npu = expects_npu(facts, preset)
     checks = [
         *cann_checks(facts, npu), *driver_checks(facts, npu), *npu_checks(facts, preset, npu),
@@ -391,5 +365,4 @@ def by_name(checks: list[Check]) -> dict[str, str]:
     return {c.name: c.status for c in checks}
 
 
-__all__ = ["Check", "OK", "WARN", "ERROR", "SKIP", "local_checks", "exit_code", "by_name", "expects_npu",
-           "stack_versions", "effective_env"]
+__all__ = ["Check", "OK", "WARN", "ERROR", "SKIP", "local_checks", "exit_code", "by_name", "expects_npu"]

@@ -10,7 +10,8 @@ import uuid
 from typing import Any
 
 from gspo_cli.checks import ERROR, OK, SKIP, Check
-from gspo_cli.env.checks import local_checks, stack_versions
+from gspo_cli.env.checks import local_checks
+from gspo_cli.env.facts import stack_versions
 from gspo_cli.errors import ClusterError
 
 

@@ -215,3 +215,8 @@ def build(preset: Any, *, host: Host | None = None, stack: str | None = None, fa
 def job_env(preset: Any) -> Exports:
     """The exports every node of a job shares, judged against the preset's `env.vllm_ascend` (no probing)."""
     return build(preset, host=Host(), stack=None, facts=None, head=None)
+
+
+def job_vars(preset: Any) -> dict[str, str]:
+    """The variables a job of this preset gets beyond gspo's own (gspo_cli.jobs.client.run_job's `env_vars`)."""
+    return job_env(preset).job_env() if getattr(preset, "env", None) is not None else {}

@@ -10,7 +10,7 @@ from typing import Any
 
 from gspo_cli.checks import ERROR, OK, SKIP, WARN, Check
 from gspo_cli.env import matrix
-from gspo_cli.env.checks import effective_env, preset_attr, stack_versions
+from gspo_cli.env.facts import effective_env, preset_attr, stack_versions
 from gspo_cli.env.matrix import obsolete_at
 
 

@@ -76,14 +76,15 @@ def benchmark_settings(benchmark: str, preset=None, flags: dict[str, Any] | None
 
 def data_path(benchmark: str, config: EvalBenchmark, preset=None) -> Path:
     """The parquet eval reads: the benchmark's `data`, else the prepare-data output of its source (checked)."""
-    from gspo_cli.layout import benchmark_file
+    from gspo_cli.config.benchmarks import source_of
+    from gspo_cli.layout import split_path
 
     if config.data:
         data = Path(config.data).expanduser()
         if not data.is_file():  # a file named by --data or the preset: prepare-data would not create it
             raise DataError(f"benchmark data not found: {data}", "check the path given by --data / eval.benchmarks")
         return data
-    data = benchmark_file(benchmark, preset)
+    data = split_path(source_of(benchmark), "val", preset)
     if data.is_file():
         return data
     known = benchmark in BUILTIN_BENCHMARKS or (preset is not None and benchmark in preset.eval.benchmarks)

@@ -12,6 +12,7 @@ import re
 import shlex
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from gspo_cli import __version__
@@ -40,16 +41,12 @@ def entrypoint(command: str, entry_args: list[str], python: str) -> str:
     return " ".join(shlex.quote(p) for p in [python, "-u", "-m", "gspo_cli.jobs.entry", command, *entry_args])
 
 
-def job_env(preset: Any) -> dict[str, str]:
-    """Environment for the job: the preset's exports (as `gspo env exports` fits them: one rule, obsolete variables
-    dropped, keys verl sets itself refused) plus what gspo itself needs."""
+def job_env(env_vars: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment for the job: `env_vars` from the caller (the preset's exports as `gspo env exports` fits
+    them: gspo_cli.env.exports.job_vars; this layer sits below env/) plus what gspo itself needs."""
     from gspo_cli import layout
 
-    env: dict[str, str] = {}
-    if getattr(preset, "env", None) is not None:
-        from gspo_cli.env.exports import job_env as fitted_env
-
-        env.update(fitted_env(preset).job_env())
+    env: dict[str, str] = dict(env_vars or {})
     env["GSPO_HOME"] = str(layout.gspo_home())
     env.setdefault("PYTHONUNBUFFERED", "1")
     # Our jobs report progress as events; tqdm bars of transformers/huggingface_hub would only clutter the log.
@@ -110,8 +107,12 @@ def run_job(
     local: bool = False,
     json_out: bool = False,
     follow: bool = True,
+    env_vars: Mapping[str, str] | None = None,
 ) -> int:
     """Run a job command in-process (`local`) or as a Ray job on the resolved cluster; return its exit code.
+
+    `env_vars`: the job's environment beyond gspo's own (gspo_cli.env.exports.job_vars(preset) for jobs that
+    run the preset's stack); ignored with `local` (the job runs in this process, in this environment).
 
     `request` is what the job is asked to do: a dict is written as its request file (`jobs.request`), a path
     names one already written; the job receives that one path. (A list is passed as raw arguments.)
@@ -128,7 +129,7 @@ def run_job(
     job_id = submit(
         target, entrypoint(command, entry_args, python),
         job_id=submission_id(name, command),
-        env_vars=job_env(preset),
+        env_vars=job_env(env_vars),
         metadata={"gspo_version": __version__, "preset": name, "command": command},
         label_selector={"gspo-node": node} if node else None,
     )

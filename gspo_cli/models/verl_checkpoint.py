@@ -18,12 +18,6 @@ JOB_COMMAND = "verl-export"
 MERGED_DIR = "huggingface_merged"  # beside actor/: where `ensure_hf` caches the merge of a step
 
 
-def is_verl_checkpoint(path: str | Path) -> bool:
-    """A `global_step_N` folder (or its `actor/`) written by verl's FSDP checkpoint manager."""
-    path = Path(path)
-    return (path / "actor" / "fsdp_config.json").is_file() or (path / "fsdp_config.json").is_file()
-
-
 def actor_dir(step_dir: Path) -> Path:
     step_dir = Path(step_dir)
     actor = step_dir / "actor" if (step_dir / "actor").is_dir() else step_dir

@@ -34,10 +34,10 @@ def preset_verifier(preset: Any) -> str:
 
 def preset_data_source(preset: Any) -> str:
     """The data_source of the preset's training rows: what rows without a data_source are scored as."""
-    from gspo_cli.data.arith import DATA_SOURCE as ARITH
     from gspo_cli.rewards.choice import VERL_KNOWS  # adapter -> data_source for the math datasets
 
-    return {**VERL_KNOWS, "arith": ARITH}.get(str(preset.data.train.source), "math_dapo")
+    # arith rows carry their source name as data_source (gspo_cli/data/arith.py)
+    return {**VERL_KNOWS, "arith": "arith"}.get(str(preset.data.train.source), "math_dapo")
 
 
 @dataclass(frozen=True)

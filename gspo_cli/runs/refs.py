@@ -101,10 +101,14 @@ def check_hf_folder(path: Path, ref: str) -> None:
                           f"found: {describe_folder(path)})", f"pass {ACCEPTED}")
 
 
+def is_verl_checkpoint(path: str | Path) -> bool:
+    """A `global_step_N` folder (or its `actor/`) written by verl's FSDP checkpoint manager."""
+    path = Path(path)
+    return (path / "actor" / "fsdp_config.json").is_file() or (path / "fsdp_config.json").is_file()
+
+
 def checkpoint_ref(path: Path, ref: str) -> ModelRef:
     """A global_step_N folder (native: an HF folder; verl: actor/ shards) or a plain HF folder."""
-    from gspo_cli.models.verl_checkpoint import is_verl_checkpoint  # light: paths only
-
     step = _step_of(path)
     run = path.parent.parent if step is not None and path.parent.name == "checkpoints" else None
     if is_verl_checkpoint(path):

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gspo_cli.algo import broadcast_to_tokens, compute_policy_loss, sequence_log_ratio
+from gspo_cli.algo.advantages import broadcast_to_tokens
+from gspo_cli.algo.losses import compute_policy_loss, sequence_log_ratio
 
 LO, HI = 0.05, 0.08
 

@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from gspo_cli.algo import broadcast_to_tokens, compute_policy_loss, grpo_outcome_advantages, sequence_log_ratio
+from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
+from gspo_cli.algo.losses import compute_policy_loss, sequence_log_ratio
 
 OLD = [[-1.0, -0.7, -0.2], [-0.5, -1.2, 0.0]]
 NEW = [[-0.9, -0.8, -0.1], [-0.4, -1.0, 0.0]]

@@ -7,7 +7,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gspo_cli.algo import broadcast_to_tokens, compute_policy_loss, grpo_outcome_advantages
+from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
+from gspo_cli.algo.losses import compute_policy_loss
 
 scores_and_groups = st.integers(min_value=1, max_value=24).flatmap(
     lambda b: st.tuples(

@@ -5,17 +5,18 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gspo_cli.algo import (
-    LOSS_AGG_MODES,
+from gspo_cli.algo.advantages import broadcast_to_tokens
+from gspo_cli.algo.aggregation import LOSS_AGG_MODES, agg_loss
+from gspo_cli.algo.losses import (
     POLICY_LOSSES,
     LossConfig,
     PolicyLossOutput,
-    agg_loss,
-    broadcast_to_tokens,
     compute_policy_loss,
+    gspo_loss,
+    gspo_token_loss,
     register_policy_loss,
+    vanilla_loss,
 )
-from gspo_cli.algo.losses import gspo_loss, gspo_token_loss, vanilla_loss
 from gspo_cli.errors import ConfigError
 
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from gspo_cli.algo import broadcast_to_tokens, compute_policy_loss, grpo_outcome_advantages
+from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
+from gspo_cli.algo.losses import compute_policy_loss
 
 TOL = dict(atol=1e-6, rtol=1e-6)
 MODES = ["seq-mean-token-mean", "token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from gspo_cli.config.benchmarks import source_of
 from gspo_cli.config.presets import load_preset
 from gspo_cli.errors import ConfigError, DataError
 from gspo_cli.eval import benchmarks
 from gspo_cli.eval.request import EvalRequest, read_request, write_request
 from gspo_cli.eval.settings import benchmark_settings, resolve_settings
-from gspo_cli.layout import benchmark_file
+from gspo_cli.layout import split_path
 
 
 def test_layering(eval_home):
@@ -72,7 +73,7 @@ def test_every_builtin_preset_x_benchmark_matches_presets_show(eval_home, monkey
             resolved = benchmark_settings(bench, preset)
             assert resolved.model_dump(mode="json") == shown[bench], (source.name, bench)
             if shown[bench]["data"] is None:  # None = the prepare-data output of the benchmark's source
-                assert data_path(bench, resolved, preset) == benchmark_file(bench, preset)
+                assert data_path(bench, resolved, preset) == split_path(source_of(bench), "val", preset)
             checked += 1
     assert checked >= 2 * len(builtin_sources())
 

@@ -85,8 +85,10 @@ def launch(req) -> int:
     if req.dry_run:
         err.print("Dry run: nothing launched.")
         return 0
+    from gspo_cli.env.exports import job_vars
+
     code = jobs.run_job(JOB_COMMAND, entry_args(run_dir), preset=req.preset, address=req.address, local=req.local,
-                        json_out=req.json_out, follow=req.follow)
+                        json_out=req.json_out, follow=req.follow, env_vars=job_vars(req.preset))
     # stderr, so it is there with --json too (stdout then holds only the result)
     err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}",
               highlight=False)

@@ -46,8 +46,9 @@ from pathlib import Path
 
 import torch
 
-from gspo_cli.algo import agg_loss, broadcast_to_tokens, compute_policy_loss, grpo_outcome_advantages
-from gspo_cli.algo.losses import PolicyLossOutput
+from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
+from gspo_cli.algo.aggregation import agg_loss
+from gspo_cli.algo.losses import PolicyLossOutput, compute_policy_loss
 from gspo_cli.engines.native import checkpoint
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
 from gspo_cli.engines.native.rollout import Sampling, generate, response_log_probs

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gspo_cli.algo.losses import VERL_LOSS_NAMES
+
 # Key prefixes, to keep the table short.
 A = "actor_rollout_ref.actor"
 R = "actor_rollout_ref.rollout"
@@ -154,7 +156,7 @@ def _data(t: _Table, p, train_file, val_file) -> None:
 
 def _actor_loss(t: _Table, p) -> None:
     alg = p.algorithm
-    t.put(f"{A}.policy_loss.loss_mode", alg.loss_mode, "algorithm.loss_mode")
+    t.put(f"{A}.policy_loss.loss_mode", VERL_LOSS_NAMES[alg.loss_mode], "algorithm.loss_mode")
     t.put(f"{A}.loss_agg_mode", alg.loss_agg_mode, "algorithm.loss_agg_mode")
     t.put(f"{A}.clip_ratio_low", alg.clip_ratio_low, "algorithm.clip_ratio_low")
     t.put(f"{A}.clip_ratio_high", alg.clip_ratio_high, "algorithm.clip_ratio_high")

@@ -4,8 +4,9 @@ overrides with the preset key each came from, env (secrets redacted), the Ray jo
 from __future__ import annotations
 
 
-def render(plan) -> None:  # plan: launch.Plan
-    """The dry-run: preflight table, schema verdict, overrides, env (secrets redacted), entrypoint."""
+def render(plan, plan_line: str | None = None) -> None:  # plan: launch.Plan
+    """The dry-run: preflight table, schema verdict, overrides, env (secrets redacted), entrypoint, and
+    `plan_line`: gspo plan's prediction, computed by the caller (gspo_cli.plan sits above the engines)."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -54,9 +55,8 @@ def render(plan) -> None:  # plan: launch.Plan
               highlight=False, soft_wrap=True)
     for note in plan.compiled.notes:
         out.print(f"[dim]note: {escape(note)}[/]")
-    from gspo_cli.plan import dry_run_line
-
-    out.print(escape(dry_run_line(p, plan.report)), highlight=False, soft_wrap=True)
+    if plan_line:
+        out.print(escape(plan_line), highlight=False, soft_wrap=True)
     errors = len(plan.report.errors) + (plan.schema_error is not None)
     verdict = (f"[bold red]{errors} error(s)[/], {len(plan.report.warnings)} warning(s): not launchable"
                if errors else f"[green]ready to launch[/] ({len(plan.report.warnings)} warning(s))")

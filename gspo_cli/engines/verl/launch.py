@@ -224,7 +224,7 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
     target = jobs.resolve_target(address, plan.preset)
     python = jobs._job_python(target, plan.preset)
     entry = jobs.entrypoint(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], python)
-    env = {**jobs.job_env(plan.preset), **plan.compiled.env_vars}
+    env = jobs.job_env(plan.compiled.env_vars)  # compiled: the preset's fitted exports + verl's own
     job_id = jobs.submit(target, entry, job_id=jobs.submission_id(plan.preset.name, "train"), env_vars=env,
                          metadata={"gspo_version": __version__, "preset": plan.preset.name, "command": "train",
                                    "engine": "verl", "run": plan.run_name})
@@ -269,7 +269,7 @@ def launch_request(req) -> int:
         else:
             from gspo_cli.engines.verl.dryrun import render
 
-            render(plan)
+            render(plan, req.plan_line(plan.preset, plan.report) if req.plan_line else None)
         return 0 if plan.ok else 2
     for w in plan.report.warnings:
         err.print(f"[yellow]warning:[/] {w.name}: {w.message}", highlight=False)

@@ -136,7 +136,7 @@ def test_single_pass_old_log_probs_equal_a_separate_pass(workspace):
 
     import torch
 
-    from gspo_cli.algo import broadcast_to_tokens, grpo_outcome_advantages
+    from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
     from gspo_cli.engines.native.rollout import generate, response_log_probs
     from gspo_cli.engines.native.trainer import NativeTrainer, score_responses
 
@@ -188,7 +188,7 @@ def test_data_metrics_match_verls_compute_data_metrics(gspo_home):
     from verl import DataProto
     from verl.trainer.ppo.metric_utils import compute_data_metrics
 
-    from gspo_cli.algo import broadcast_to_tokens, grpo_outcome_advantages
+    from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
     from gspo_cli.engines.native.rollout import Sampling, generate
     from gspo_cli.engines.native.trainer import data_metrics
     from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
