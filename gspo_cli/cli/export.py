@@ -18,8 +18,10 @@ def export_command(
 ) -> None:
     """Merge a verl FSDP checkpoint (global_step_N/actor) into an HF model folder with verl.model_merger."""
     from gspo_cli.models.verl_checkpoint import export
+    from gspo_cli.runs.refs import export_step
 
     # RUN:STEP is resolved (and a bad step reported) by runs.resolve_model.
-    code = export(run, out, step=step, address=address, local=local, json_out=json_out, force=force)
+    step_dir, step_n = export_step(run, step)
+    code = export(step_dir, step_n, out, address=address, local=local, json_out=json_out, force=force)
     if code:
         raise typer.Exit(code)

@@ -76,9 +76,8 @@ def hf_folder(model_ref) -> Path:
     if getattr(model_ref, "kind", "hf") == "hub":
         return path  # a hub id: transformers downloads it (or finds it in its cache)
     from gspo_cli.models import verl_checkpoint as verl_export  # light: paths and a subprocess call
-    from gspo_cli.runs.refs import is_verl_checkpoint
 
-    if is_verl_checkpoint(path):
+    if verl_export.is_verl_checkpoint(path):
         # merged once into <step>/huggingface_merged by verl's model_merger, reused afterwards
         events.message(f"{path} is a verl checkpoint: exporting it to an HF folder")
         return Path(verl_export.ensure_hf(path))

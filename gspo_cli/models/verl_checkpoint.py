@@ -18,6 +18,12 @@ JOB_COMMAND = "verl-export"
 MERGED_DIR = "huggingface_merged"  # beside actor/: where `ensure_hf` caches the merge of a step
 
 
+def is_verl_checkpoint(path: str | Path) -> bool:
+    """A `global_step_N` folder (or its `actor/`) written by verl's FSDP checkpoint manager."""
+    path = Path(path)
+    return (path / "actor" / "fsdp_config.json").is_file() or (path / "fsdp_config.json").is_file()
+
+
 def actor_dir(step_dir: Path) -> Path:
     step_dir = Path(step_dir)
     actor = step_dir / "actor" if (step_dir / "actor").is_dir() else step_dir
@@ -25,23 +31,6 @@ def actor_dir(step_dir: Path) -> Path:
         raise ConfigError(f"{step_dir} is not a verl FSDP checkpoint (no actor/fsdp_config.json)",
                           "pass a run with verl checkpoints (trainer.save_freq > 0) or its global_step_N folder")
     return actor
-
-
-def resolve(run: str, step: int | None) -> tuple[Path, int | None]:
-    """(global_step folder, step) for RUN [--step N]."""
-    from gspo_cli import layout
-
-    ref = f"{run}:{step}" if step is not None else run
-    name = run.partition(":")[0]
-    if not Path(run).expanduser().is_dir() and name != "latest" and not layout.run_dir(name).is_dir():
-        # resolve_model's own message speaks of eval's --model flag
-        raise ConfigError(f"gspo export {run!r}: no such run or folder (looked in {layout.runs_dir()})",
-                          "pass a run name (ls $GSPO_HOME/runs), `latest`, RUN:STEP or a global_step_N folder")
-    from gspo_cli.runs.refs import resolve_model
-
-    # the newest step verl finished saving (its tracker file), not a folder left by a save killed midway
-    model = resolve_model(ref)
-    return model.path, model.step
 
 
 def merge(actor: str | Path, out: str | Path) -> Path:
@@ -86,12 +75,11 @@ def job_main(argv: list[str]) -> int:
     return 0
 
 
-def export(run: str, out: str, *, step: int | None = None, address: str | None = None, local: bool = False,
+def export(step_dir: Path, step_n: int | None, out: str, *, address: str | None = None, local: bool = False,
            json_out: bool = False, force: bool = False) -> int:
-    """`gspo export RUN [--step N] --out DIR`: merge the checkpoint as a Ray job (or in-process with --local)."""
+    """`gspo export`: merge the checkpoint of `step_dir` (runs.refs.export_step) as a Ray job (or in-process)."""
     from gspo_cli.jobs import client as jobs
 
-    step_dir, step_n = resolve(run, step)
     actor = actor_dir(step_dir)
     out_path = Path(out).expanduser().resolve()
     if out_path.exists() and not out_path.is_dir():

@@ -101,14 +101,10 @@ def check_hf_folder(path: Path, ref: str) -> None:
                           f"found: {describe_folder(path)})", f"pass {ACCEPTED}")
 
 
-def is_verl_checkpoint(path: str | Path) -> bool:
-    """A `global_step_N` folder (or its `actor/`) written by verl's FSDP checkpoint manager."""
-    path = Path(path)
-    return (path / "actor" / "fsdp_config.json").is_file() or (path / "fsdp_config.json").is_file()
-
-
 def checkpoint_ref(path: Path, ref: str) -> ModelRef:
     """A global_step_N folder (native: an HF folder; verl: actor/ shards) or a plain HF folder."""
+    from gspo_cli.models.verl_checkpoint import is_verl_checkpoint  # light: paths only
+
     step = _step_of(path)
     run = path.parent.parent if step is not None and path.parent.name == "checkpoints" else None
     if is_verl_checkpoint(path):
@@ -203,3 +199,16 @@ def resolve_model(ref: str, preset=None) -> ModelRef:
         raise ConfigError(f"--model {ref!r} names {len(found)} checkpoints; this command takes one",
                           "name one step: RUN:STEP")
     return found[0]
+
+
+def export_step(run: str, step: int | None) -> tuple[Path, int | None]:
+    """(global_step folder, step) for `gspo export RUN [--step N]`."""
+    ref = f"{run}:{step}" if step is not None else run
+    name = run.partition(":")[0]
+    if not Path(run).expanduser().is_dir() and name != "latest" and not layout.run_dir(name).is_dir():
+        # resolve_model's own message speaks of eval's --model flag
+        raise ConfigError(f"gspo export {run!r}: no such run or folder (looked in {layout.runs_dir()})",
+                          "pass a run name (ls $GSPO_HOME/runs), `latest`, RUN:STEP or a global_step_N folder")
+    # the newest step verl finished saving (its tracker file), not a folder left by a save killed midway
+    model = resolve_model(ref)
+    return model.path, model.step

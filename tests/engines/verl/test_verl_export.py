@@ -105,7 +105,7 @@ def test_export_merges_a_sharded_fsdp_checkpoint(ray_head, gspo, gspo_home, tmp_
 
 
 def test_export_picks_the_newest_step_verl_finished_saving(gspo_home):
-    from gspo_cli.models.verl_checkpoint import resolve
+    from gspo_cli.runs.refs import export_step as resolve
 
     ckpt = gspo_home / "runs" / "r" / "checkpoints"
     for step in (2, 4, 6):
