@@ -41,13 +41,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, TOO_BIG, clean, find_group_end, normalize, parse_value
+from gspo_cli.rewards.commit import answer_sentences, conclusion_before, is_mention, negated_after, values
+from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, TOO_BIG, clean, find_group_end, parse_value
 from gspo_cli.rewards.prose import concluding_statement, read_prose_answer, refusal_end, take_content
 
 STYLES = ("dapo", "boxed")
 MAX_CANDIDATES = 16  # per kind; enough to see hedging, bounded cost on floods of markers
-MAX_CHANGES = 2  # "revised once or twice" is fine; more is listing candidates
-WINDOW = 6000  # marked answers are looked for in the last WINDOW characters: the end is where answers are
 _MAX_LOOK = 256  # marker-word occurrences inspected per kind (a flood of "answer" words costs nothing more)
 
 _END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "</s>", "<|im_start|>")
@@ -57,9 +56,8 @@ _LEAD_TOKEN = re.compile(r"\s*(?:<\|im_start\|>(?:assistant\s)?|<s>|<\|begin_of_
 _TAILS = (("nswer", ("a", "A")), ("NSWER", ("A",)))
 _NON_ASCII_TAILS = (("éponse", ("r", "R")), ("ÉPONSE", ("R",)), ("案", ("答",)), ("espuesta", ("r", "R")))
 _COLON = re.compile(r"[ \t*_]{0,6}[:：]")
+_NEXT_MARKER = re.compile(r"(?i)(?:final\s*)?answer\s*\**\s*[:：]")
 _WORD = re.compile(r"(?<![\\A-Za-z])[^\W\d_]{2,}")  # a word of letters, not a LaTeX command name
-# What may stand between two boxes that are alternatives: `\boxed{35} or \boxed{36}`, `\boxed{3}, \boxed{4}`.
-_JOINER = re.compile(r"[\s$]*(?:,|;|/|&|\bor\b|\band\b|或|和|\\text\{\s*(?:or|and)\s*\}|\\quad|\\qquad)?[\s$,.]*")
 
 
 @dataclass(frozen=True)
@@ -110,7 +108,9 @@ def answer_lines(t: str) -> list[tuple[int, str]]:
             if h >= 0 and t[h:i] in heads:
                 m = _COLON.match(t, i + len(tail))
                 if m:
-                    found.append((h, take_content(t, m.end())))
+                    content = take_content(t, m.end())
+                    glued = _NEXT_MARKER.search(content)  # `Answer: 1Answer: 0`: two answers, not "1Answer: 0"
+                    found.append((h, content[:glued.start()] if glued else content))
                     hits += 1
             i = t.rfind(tail, 0, i)
     i = t.rfind("####")  # GSM8K's final-answer marker; a markdown heading ("#### Step 2") is not one
@@ -165,28 +165,23 @@ def _refine(content: str) -> str:
     return r if r is not None else content
 
 
-def _hedged(cands: list[tuple[int, str]]) -> bool:
-    """More than MAX_CHANGES changes of value among the marked answers, in order."""
-    keys: list[str] = []
-    for _, c in cands:
-        k = normalize(c)
-        if k and (not keys or keys[-1] != k):
-            keys.append(k)
-    return len(keys) - 1 > MAX_CHANGES
+def _commitments(t: str, lines: list, boxes: list) -> list[list[str]]:
+    """The values each commitment of the final output t asserts (see gspo_cli.rewards.commit)."""
+    out = [values(c) for _, c in lines]  # an answer line's content already runs to the end of its line
+    for _, c, end in boxes:
+        line_end = t.find("\n", end, end + 200)
+        out.append(values(c, t[end:line_end if line_end >= 0 else end + 200]))
+    out.extend(answer_sentences(t))
+    first = min([p for p, _ in lines] + [p for p, _, _ in boxes], default=-1)
+    if first >= 0:
+        out.append(conclusion_before(t, first))
+    return [v for v in out if v]
 
 
-def _joined_alternatives(t: str, boxes: list[tuple[int, str, int]]) -> bool:
-    """Two different boxes with only a joiner between them ("or", ",", nothing): alternatives, not a revision.
-
-    Plain whitespace between them is not a joiner: `\\boxed{9} \\boxed{9} ... \\boxed{42}` is a revision.
-    """
-    for (_, a, end), (pos, b, _) in zip(boxes, boxes[1:], strict=False):
-        gap = t[end:pos].removesuffix("\\").removesuffix("\\f")
-        if len(gap) > 24 or (gap and not gap.strip(" $")):
-            continue
-        if _JOINER.fullmatch(gap) and normalize(a) != normalize(b):
-            return True
-    return False
+def _disagree(commits: list[list[str]]) -> bool:
+    """A commitment with two values, or two commitments with different values."""
+    seen = {v for vals in commits for v in vals}
+    return len(seen) > 1
 
 
 def _marked(t: str) -> tuple[list, list, int]:
@@ -220,28 +215,28 @@ def extract(text: str, style: str = "dapo") -> Extraction:
     t, why = answer_region(text)
     if t is None:
         return Extraction(None, why)
-    base = t[-WINDOW:]
-    lines, boxes, unclosed = _marked(base)
+    lines, boxes, unclosed = _marked(t)
+    if len(lines) >= MAX_CANDIDATES or len(boxes) >= MAX_CANDIDATES:
+        return Extraction(None, "too_many_answers")  # a flood of markers is not one committed value
+    lines = [c for c in lines if not is_mention(t, c[0]) and not negated_after(c[1])]
+    boxes = [b for b in boxes if not is_mention(t, b[0], b[2])]
     if not lines and not boxes:
+        if unclosed >= 0:  # "So the final answer is $\\boxed{34": cut off inside the box
+            return Extraction(None, "unclosed_box")
         answer, how = concluding_statement(t)
-        if answer is not None or len(t) <= WINDOW:
-            return Extraction(answer, how)
-        # rare: no statement at the end, but a marked answer followed by more than WINDOW characters
-        base = t
-        lines, boxes, unclosed = _marked(t)
-        if not lines and not boxes:
-            return Extraction(None, how)
+        if answer is not None and _disagree([values(answer), *answer_sentences(t)]):
+            return Extraction(None, "conflict")
+        return Extraction(answer, how)
     if unclosed > max(c[0] for c in lines + boxes):  # `Answer: 36 ... \\boxed{3` cut off: no answer
         return Extraction(None, "unclosed_box")
-    if len(lines) + len(boxes) > 1:
-        if _hedged(sorted(lines + [(p, c) for p, c, _ in boxes])) or _joined_alternatives(base, boxes):
-            return Extraction(None, "hedged")
+    if _disagree(_commitments(t, lines, boxes)):
+        return Extraction(None, "conflict")
     pick = _pick(lines, boxes, style)
     if pick is None:
         return Extraction(None, "empty_answer")
-    cut = refusal_end(base, pick[0])
+    cut = refusal_end(t, pick[0])
     if cut >= 0:  # "Answer: 36. Actually, I cannot determine the answer.": only what follows counts
-        answer, how = concluding_statement(base[cut:])
+        answer, how = concluding_statement(t[cut:])
         return Extraction(answer, how if answer is not None else "refusal")
     return Extraction(pick[1], pick[2])
 

@@ -170,6 +170,60 @@ def _drop_stray_closers(s: str) -> str:
     return s
 
 
+# Qualifiers after the one value that do not change it: `34 \pmod{1000}`, `34 (mod 1000)`, `34 (cm)`.
+_MOD_QUALIFIER = re.compile(
+    r"\s*(?:\\pmod\s*\{?\s*\d{1,12}\s*\}?|\(\s*\\?(?:bmod|mod)\s*\{?\s*\d{1,12}\s*\}?\s*\)"
+    r"|\\(?:bmod|mod)\s*\{?\s*\d{1,12}\s*\}?|\bmod(?:ulo)?\s+\d{1,12})\s*$"
+)
+_PAREN_UNIT = re.compile(r"(?<=[\d}])\s*\(\s*(?:[A-Za-z]+\.?\s*(?:\^\s*\{?\d\}?)?\s*){1,3}\)\s*$")
+_ONE_BRACKETED = re.compile(r"[\[(]\s*([+-]?\d+(?:\.\d+)?)\s*[\])]")  # `[34]`, `(34)`; `(40,320)` is a pair
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_WORD_NUMBER = re.compile(r"(?i)[a-z]+(?:[\s-]+(?:and[\s-]+)?[a-z]+){0,8}")
+
+
+def words_to_int(s: str) -> int | None:
+    """`thirty-four` -> 34, `two hundred four` -> 204, `one thousand` -> 1000; None unless s is only number words."""
+    s = s.strip().rstrip(".")
+    if not s or len(s) > 80 or not _WORD_NUMBER.fullmatch(s):
+        return None
+    total = current = 0
+    seen = False
+    for w in re.split(r"[\s-]+", s.lower()):
+        if w == "and" and seen:
+            continue
+        if w in _UNITS:
+            current += _UNITS.index(w)
+        elif w in _TENS:
+            current += 10 * (_TENS.index(w) + 2)
+        elif w == "hundred" and seen:
+            current *= 100
+        elif w in ("thousand", "million") and seen:
+            total += current * (1000 if w == "thousand" else 1_000_000)
+            current = 0
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+def strip_qualifiers(s: str) -> str:
+    """The one value without what does not change it: a modulus, a unit in parentheses, brackets, number words."""
+    if "mod" in s:
+        s = _MOD_QUALIFIER.sub("", s)
+    if s.endswith(")"):
+        s = _PAREN_UNIT.sub("", s)
+    m = _ONE_BRACKETED.fullmatch(s)
+    if m:
+        return m.group(1)
+    if s[:1].isalpha():
+        n = words_to_int(s)
+        if n is not None:
+            return str(n)
+    return s
+
+
 _SIMPLE = re.compile(r"[ \t\n]*\$?([+-]?\d{1,100})\$?\.?[ \t\n]*")  # `42`, `$42$.`: most answers
 
 
@@ -200,7 +254,7 @@ def clean(answer: str) -> str:
     s = s.replace("−", "-")
     s = _WS.sub(" ", s).strip()
     s = s.rstrip(_TRAIL_PUNCT).strip()
-    return s
+    return strip_qualifiers(s).strip()
 
 
 def _num_to_fraction(tok: str) -> Fraction:

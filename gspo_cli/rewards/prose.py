@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from gspo_cli.rewards.commit import mention_phrase
 from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, parse_value, prose_numbers, rhs
 
 PROSE_TAIL = 1000
@@ -208,6 +209,8 @@ def _answer_phrase(tail: str, low: str) -> str | None:
             span = _sentence(tail, end)
         r = read_prose_answer(span)
         if r is not None:
+            if mention_phrase(tail, mark_end, span):  # "the answer is not 34", "e.g. Answer: 34"
+                return None
             at = tail.find(span, end)
             return r if _is_final(tail[at + len(span) :], remark_ok=True) else None
     return None

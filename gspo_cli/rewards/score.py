@@ -18,7 +18,7 @@ from typing import Any
 
 from gspo_cli.rewards.extract import extract
 from gspo_cli.rewards.guard import RewardTimeout, guarded, limit_s
-from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_value
+from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_number, parse_value, rhs
 
 CORRECT, INCORRECT = 1.0, -1.0
 FALLBACK_TIMEOUT_S = 5.0
@@ -47,9 +47,18 @@ def _pred_str(c: str, v: Fraction | str | None) -> str:
 
 
 def judge(
-    answer: str | None, ground_truth: str, *, fallback: bool = True, fallback_timeout_s: float = FALLBACK_TIMEOUT_S
+    answer: str | None,
+    ground_truth: str,
+    *,
+    fallback: bool = True,
+    fallback_timeout_s: float = FALLBACK_TIMEOUT_S,
+    integer_form: bool = False,
 ) -> tuple[bool, str, str]:
-    """(correct, normalised prediction, how) for an extracted answer against a ground truth."""
+    """(correct, normalised prediction, how) for an extracted answer against a ground truth.
+
+    integer_form (AIME/DAPO): an integer ground truth wants the integer written as a number (`34`, `034`,
+    `34.0`, `1,024`, `34 cm`), not an expression of it (`\\frac{68}{2}`, `34/1`, `10^3`, `404 + 405`).
+    """
     g = clean(ground_truth)
     if answer is None:
         return False, "", "no_answer"
@@ -61,6 +70,8 @@ def judge(
     pred = _pred_str(p, pv)
     if isinstance(gv, Fraction):
         if isinstance(pv, Fraction):
+            if integer_form and gv.denominator == 1 and parse_number(rhs(p).strip("{} ")) is None:
+                return False, pred, "not_a_number"
             return pv == gv, pred, "exact"
         if pv == TOO_BIG or not _SYMBOLIC.search(p) or "box" in p:
             return False, pred, "exact"
@@ -80,10 +91,10 @@ def judge(
 
 def verdict(solution_str: str, ground_truth: str, style: str = "dapo", **kw: Any) -> Verdict:
     ex = extract(solution_str, style)
-    acc, pred, how = judge(ex.answer, ground_truth, **kw)
+    acc, pred, how = judge(ex.answer, ground_truth, integer_form=style == "dapo", **kw)
     if ex.answer is None:
         how = ex.how
-    elif how in ("exact", "string"):
+    elif how in ("exact", "string"):  # "not_a_number" stays: it says why
         how = ex.how
     return Verdict(acc, pred, how)
 

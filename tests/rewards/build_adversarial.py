@@ -44,6 +44,25 @@ RESTATE36 = (
 )
 
 
+# Labels changed by the one-value rule of issue #22 (docs/verifier.md), each with its reason.
+ONE_VALUE_RULE: dict[str, tuple[bool, str]] = {
+    'a0155': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'a0156': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'a0157': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'a0159': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'a0160': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'a0109': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+}
+
+
+def _relabel(rows: list[dict]) -> list[dict]:
+    for r in rows:
+        if r["id"] in ONE_VALUE_RULE:
+            r["label"], why = ONE_VALUE_RULE[r["id"]]
+            r["note"] = f"{r['note']}; {why}" if r["note"] else why
+    return rows
+
+
 def build() -> list[dict]:
     rows: list[dict] = []
 
@@ -319,7 +338,7 @@ def build() -> list[dict]:
         ("Answer: {42}{43}", "42", False, "two braced groups render as 4243"),
     ]:
         add("braces", resp, gt, label, note)
-    return rows
+    return _relabel(rows)
 
 
 if __name__ == "__main__":

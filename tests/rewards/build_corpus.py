@@ -37,6 +37,43 @@ def cot(rng: random.Random, k: int = 2) -> str:
     return "\n\n".join(rng.sample(COT, k))
 
 
+# Labels changed by the one-value rule of issue #22 (docs/verifier.md), each with its reason.
+ONE_VALUE_RULE: dict[str, tuple[bool, str]] = {
+    'c0036': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'c0064': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'c0068': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'c0074': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'c0075': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'c0076': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'c0265': (False, '#22: an integer ground truth (AIME/DAPO) wants the integer written as a number, not an expression of it'),
+    'c0131': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0133': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0134': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0136': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0138': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0139': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0141': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0143': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0144': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0146': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0148': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0149': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0163': (False, '#22: two disagreeing commitments in the final output (a revision is a second candidate)'),
+    'c0162': (False, '#22: 16 or more marked answers are a flood, not one committed value'),
+    'c0285': (False, '#22: 16 or more marked answers are a flood, not one committed value'),
+    'c0086': (True, '#22: number words state the value'),
+    'c0277': (True, '#22: number words state the value'),
+}
+
+
+def _relabel(rows: list[dict]) -> list[dict]:
+    for r in rows:
+        if r["id"] in ONE_VALUE_RULE:
+            r["label"], why = ONE_VALUE_RULE[r["id"]]
+            r["note"] = f"{r['note']}; {why}" if r["note"] else why
+    return rows
+
+
 def build() -> list[dict]:
     rng = random.Random(20240)
     rows: list[dict] = []
@@ -487,7 +524,7 @@ def build() -> list[dict]:
         add("data_source", f"{cot(rng)}\n\nAnswer: 073", "73", True, f"data_source={ds}", data_source=ds)
         add("data_source", f"{cot(rng)}\n\n$\\boxed{{73}}$", "73", True, f"data_source={ds}", data_source=ds)
         add("data_source", f"{cot(rng)}\n\n$\\boxed{{37}}$", "73", False, f"data_source={ds}", data_source=ds)
-    return rows
+    return _relabel(rows)
 
 
 if __name__ == "__main__":

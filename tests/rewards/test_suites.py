@@ -6,6 +6,9 @@
   hacking (no answer, truncation, refusal, empty/unclosed box, candidate lists, answer only in the thinking,
   prompt echo, truth in the restatement) and formatting (units, spacing, display math, dfrac, ANSI/mojibake,
   stray braces).
+- commitments: tests/rewards/data/commitment_suite.jsonl (issue #22, built by build_commitments.py): the final
+  output commits to exactly one value (asides, conditional answers, disagreeing commitments, negated/exemplary/
+  passing mentions, value-equal expressions, units, truncation, number words, brackets, pmod).
 
 A false positive (a wrong or missing answer credited) teaches the policy to stop answering, so every suite must
 have none. `pytest tests/rewards/test_suites.py -s` prints the table.
@@ -27,6 +30,7 @@ SUITES = {
     "corpus": DATA / "verifier_corpus.jsonl",
     "peer suite": DATA / "peer_suite_cases.jsonl",
     "adversarial": DATA / "adversarial_suite.jsonl",
+    "commitments": DATA / "commitment_suite.jsonl",
 }
 HACKING = ("no_answer", "truncated", "refusal", "empty_box", "candidates", "thinking_only", "prompt_echo", "restatement")
 FORMATTING = ("units", "spacing", "display_math", "dfrac", "noise", "braces")
@@ -83,3 +87,26 @@ def test_adversarial_file_is_what_the_builder_makes():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.build() == _load(SUITES["adversarial"])
+
+
+def _builder(name: str):
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_commitment_suite_is_what_the_builder_makes_and_covers_issue_22():
+    mod = _builder("build_commitments")
+    rows = _load(SUITES["commitments"])
+    assert mod.build() == rows
+    assert len(rows) >= 150 and len({r["id"] for r in rows}) == len(rows)
+    assert len(mod.PROBLEMS) >= 16 and {p[0] for p in mod.PROBLEMS} >= {"math_dapo", "aime2024", "aime2025"}
+    assert sum("<think>" in r["response"] for r in rows) == len(rows)  # Qwen3 thinking output throughout
+    shapes = collections.Counter(r["shape"] for r in rows)
+    for shape in ("aside", "conditional", "conflict", "negated", "exemplary", "passing", "value_equal", "unit",
+                  "unit_paren", "truncated", "number_words", "brackets", "pmod", "control"):
+        assert shapes[shape] >= 8, shape
+    # most label-false cases hold the ground truth: a verifier that takes either candidate credits them
+    false = [r for r in rows if not r["label"]]
+    assert sum(r["ground_truth"] in r["response"].split("</think>")[-1] for r in false) >= 0.8 * len(false)

@@ -1,0 +1,149 @@
+"""Commitments: which values a final output asserts as its answer (the one-value rule, docs/verifier.md).
+
+A commitment is a marked answer (`Answer:` line, `\\boxed{}`), an answer sentence ("the answer is N") or the
+conclusion sentence right before the first marked answer ("Thus there are 30 ways."). Mentions that are
+negated ("is not 34"), conditional ("if ... would be 30"), exemplary ("e.g. `Answer: 123`") are not
+commitments. A commitment with an aside asserting another value (`Answer: 55 (that is, a_8 = 34)`, `34 if
+..., else 30`, `\\boxed{55} (or 34)`) commits to two values. Pure functions, bounded regexes.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_value
+
+# Cues that make the words before a value a mention, not a commitment.
+_NEGATED = r"\bnot\b|n['’]t\b|\bnever\b|\brather than\b|\binstead of\b"
+_CONDITIONAL = r"\bif\b|\bunless\b|\bwould\b|\bcould\b|\bmight\b|\bsuppos\w*|\bassuming\b"
+_EXEMPLARY = r"\be\.?g\b|\bfor (?:example|instance)\b|\bsuch as\b|\b(?:in|of) the form\b|\bformat\b|\btemplate\b"
+_MENTION = re.compile(f"(?i){_NEGATED}|{_CONDITIONAL}|{_EXEMPLARY}")
+_AFTER_NEGATED = re.compile(r"(?i)^[\s$}]*(?:is|was)\s+(?:not|(?:a\s+)?wrong|incorrect)\b")
+_AFTER_VALUE_NEGATED = re.compile(r"(?i)^[\s$*]*[^\s]{1,40}\s+(?:is|was)\s+(?:not|(?:a\s+)?wrong|incorrect)\b")
+_ABBREV = re.compile(r"(?i)\b(e)\.(g)\.|\b(i)\.(e)\.")
+_SENT_END = re.compile(r"[.!?;:](?:\s|$)")
+# A number asserted as a value: not an operand (next to an operator or brace), not a subscript or power.
+_NUM = re.compile(r"(?<![\w.^_{}\\])[+-]?\d[\d,]*(?:\.\d+)?(?![\w{}^])")
+_OPERATOR = set("+-*/<>^{}≤≥×÷·")
+_OPERATOR_CMDS = ("\\cdot", "\\times", "\\div", "\\le", "\\ge", "\\lt", "\\gt", "\\neq", "\\pm", "\\frac", "\\sqrt")
+_ASIDE_START = re.compile(r"(?i)^[\s$.]*(?:\(|=|\bor\b|,|;|\bi\.?e\b|\bthat is\b|\bequivalently\b|\\text\{\s*or)")
+_ALTERNATIVE = re.compile(r"(?i)\bif\b|\bunless\b|\botherwise\b|\belse\b|\bor\b|\beither\b")
+_ANSWER_SENTENCE = re.compile(r"(?i)\banswer\s+(?:is|should\s+be|must\s+be|=)\s*")
+_CONCLUSION = re.compile(r"(?i)^\W*(?:therefore|thus|hence|so|in total|in conclusion|altogether|finally)\b")
+_WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+MAX_SENTENCES = 16
+_LOOK = 240  # characters of context read around a marker
+
+
+def _prefix(t: str, pos: int) -> str:
+    """The words of the sentence before `pos` (same line, `e.g.`/`i.e.` not ending a sentence)."""
+    line_start = t.rfind("\n", max(0, pos - _LOOK), pos) + 1
+    seg = _ABBREV.sub(r"\1\2\3\4 ", t[max(line_start, pos - _LOOK):pos])
+    ends = list(_SENT_END.finditer(seg))
+    return seg[ends[-1].end():] if ends else seg
+
+
+def is_mention(t: str, pos: int, after: int | None = None) -> bool:
+    """Whether the marker at `pos` is negated, conditional or exemplary (ends at `after`: what follows it)."""
+    if _MENTION.search(_prefix(t, pos)):
+        return True
+    return after is not None and bool(_AFTER_NEGATED.match(t[after:after + 40]))
+
+
+def mention_phrase(t: str, pos: int, span: str) -> bool:
+    """Whether an answer phrase at `pos` whose value follows in `span` is a mention ("the answer is not 34")."""
+    first = _NUM.search(span)
+    return is_mention(t, pos) or bool(_MENTION.search(span[:first.start()] if first else span))
+
+
+def _operand(s: str, m: re.Match) -> bool:
+    before = s[:m.start()].rstrip()
+    after = s[m.end():].lstrip()
+    if (before and before[-1] in _OPERATOR) or (after and after[0] in _OPERATOR):
+        return True
+    return before.endswith(_OPERATOR_CMDS) or after.startswith(_OPERATOR_CMDS)
+
+
+def asserted(s: str) -> list[str]:
+    """Distinct values asserted in a piece of answer text: numbers that are not operands, in order."""
+    out: list[str] = []
+    for m in _NUM.finditer(s[:4000]):
+        if _operand(s, m):
+            continue
+        v = parse_value(m.group(0).replace(",", "") if not re.fullmatch(r"\d{1,3}(?:,\d{3})+", m.group(0))
+                        else m.group(0))
+        key = format_value(v) if isinstance(v, Fraction) else m.group(0)
+        if key not in out:
+            out.append(key)
+    return out
+
+
+def values(content: str, aside: str = "") -> list[str]:
+    """The distinct values one marked answer commits to ([] when it states none); `aside` is the rest of its line.
+
+    A sentence states its first value (`Réponse: Janeth paiera 220 $ en 12 mois` is 220) unless an aside or an
+    alternative follows it (`55 (that is, a_8 = 34)`, `55, i.e. 34`, `34 if ..., else 30`): then every value.
+    A bracketed whole without words is one value (`(1, 2)`)."""
+    c = clean(content)
+    vals: list[str] = []
+    if c and any(ch.isalnum() for ch in c):
+        v = parse_value(c)
+        if isinstance(v, Fraction):
+            vals = [format_value(v)]
+        elif v == TOO_BIG or (c[:1] in "([" and c[-1:] in ")]" and not _WORDS.search(c)):
+            vals = [c.replace(" ", "")]
+        else:
+            first = _NUM.search(c[:4000])
+            if first is not None:  # a sentence: its first value and what the same sentence adds to it
+                end = _SENT_END.search(_ABBREV.sub(r"\1\2\3\4 ", c), first.end())
+                c = c[:end.start()] if end else c
+            nums = [first] if first is not None else []
+            found = asserted(c)
+            if not found:
+                vals = [] if _WORDS.search(c) else [c.replace(" ", "")]
+            elif _ALTERNATIVE.search(c) or (nums and _ASIDE_START.match(c[nums[0].end():])):
+                vals = found
+            else:
+                vals = found[:1]
+    if aside and _ASIDE_START.match(aside):
+        for extra in asserted(clean(aside) or aside):
+            if extra not in vals:
+                vals.append(extra)
+    return vals
+
+
+def negated_after(content: str) -> bool:
+    """`Answer: 41 was a wrong guess`: the marked value is denied right after it."""
+    return bool(_AFTER_VALUE_NEGATED.match(content))
+
+
+def answer_sentences(t: str) -> list[list[str]]:
+    """The values of every "the answer is N" sentence in t that is a commitment (not negated/conditional/...)."""
+    out = []
+    for m in list(_ANSWER_SENTENCE.finditer(t))[-MAX_SENTENCES:]:
+        if is_mention(t, m.start()):
+            continue
+        end = _SENT_END.search(_ABBREV.sub(r"\1\2\3\4 ", t[m.end():m.end() + 300]))
+        span = t[m.end():m.end() + (end.start() if end else 300)]
+        first = _NUM.search(span)
+        if first is None or _MENTION.search(span[:first.start()]):
+            continue
+        vals = asserted(clean(span) or span)
+        out.append(vals if _ALTERNATIVE.search(span) else vals[:1])
+    return out
+
+
+def conclusion_before(t: str, pos: int) -> list[str]:
+    """The value of a conclusion sentence ("Thus there are 30 ways.") ending right before the marker at pos."""
+    head = t[max(0, pos - _LOOK):pos].rstrip(" \t\r\n*#$\\[")
+    head = re.sub(r"(?i)\**\s*final answer\s*\**:?\s*$", "", head).rstrip(" \t\r\n*")
+    seg = _ABBREV.sub(r"\1\2\3\4 ", head)
+    ends = [m.end() for m in _SENT_END.finditer(seg) if m.end() < len(seg.rstrip())]
+    sentence = seg[ends[-1]:] if ends else seg
+    if not head.endswith((".", "!", "?", ":")):  # the marker sits inside this sentence: it is the conclusion
+        return []
+    if "\n" in sentence.strip() or not _CONCLUSION.match(sentence) or _MENTION.search(sentence):
+        return []
+    vals = asserted(clean(sentence) or sentence)
+    return vals[-1:]
