@@ -15,8 +15,10 @@ The final-answer rule (the same for training, both engines, and evaluation: ever
    a later one of the other kind does, the later one. When markers exist but the last of each is empty
    (`\\boxed{}`, `Answer:` with nothing after it) the response has no answer: the body is never read instead.
    A `\\boxed{` that is never closed after the last marked answer is a cut-off answer: no answer.
-4. **Hedging.** Marked answers that change value more than twice, or two different boxes joined by "or", a
-   comma, a slash, "and" or nothing at all (`\\boxed{35} or \\boxed{36}`), are candidates, not an answer.
+4. **One value** (issue #22): commitments (every box and `Answer:` line in the final output, "the answer is
+   N" sentences, the conclusion sentence before the first marked answer; see `gspo_cli.rewards.commit`) must
+   agree on one value; negated, conditional and exemplary mentions are not commitments; 16 or more marked
+   answers of one kind are a flood, not an answer.
 5. **Concluding statement** (only when there is no marked answer; see `gspo_cli.rewards.prose`): "the answer
    is N", a short response that is itself an answer, a last line that is a number, a "therefore ... N"
    sentence, a final `[N]` or `$...$`, read in the last PROSE_TAIL characters, and only when the statement
@@ -29,9 +31,8 @@ math-verify for symbolic ground truths); `clean` accepts the forms a grader acce
 units after the number (`12 \\text{ m}^2`, `45^\\circ`, `25\\%`), LaTeX spacing inside numbers (`1\\!,\\!024`,
 `1\\,024`, `1{,}024`), `\\dfrac`/`\\tfrac`, terminal colour codes and mojibake, a stray closing brace.
 
-Cost is linear in the response and mostly independent of its length: one regex pass finds chat-template
-markers, marked answers are looked for in the last WINDOW characters (the whole text only when there are
-none), at most 16 candidates of each kind are read, every brace group and answer is length-capped, refusals
+Cost is linear in the response: one regex pass finds chat-template markers, marked answers are found by
+reverse `str.rfind` scans of the final output, at most 16 candidates of each kind are read, every brace group and answer is length-capped, refusals
 are looked for only after the chosen answer, and the prose readers only look at the last PROSE_TAIL
 characters.
 """

@@ -39,6 +39,9 @@ def math_verify_equal_direct(gt: str, pred: str, timeouts: bool = True) -> bool:
 
 
 def _serve(conn) -> None:  # pragma: no cover - runs in the worker process
+    import math_verify  # noqa: F401 - the slow import happens before "ready", outside any request's time limit
+
+    conn.send("ready")
     while True:
         try:
             req = conn.recv()
@@ -55,10 +58,32 @@ def _serve(conn) -> None:  # pragma: no cover - runs in the worker process
         conn.send(ok)
 
 
+STARTUP_S = 60.0  # a fresh worker's sympy/math-verify import, before it takes requests
+_startup = threading.local()  # seconds this thread spent starting a worker: not part of a response's time limit
+
+
+def take_startup_s() -> float:
+    """Seconds the calling thread spent starting math-verify workers since the last call (then reset)."""
+    spent = getattr(_startup, "s", 0.0)
+    _startup.s = 0.0
+    return spent
+
+
 def _start():
+    """A worker that has imported math-verify (its "ready"), so a request's time limit is the request's alone."""
     from gspo_cli.rewards._proc import Child
 
-    return Child("gspo_cli.rewards.fallback:_serve")
+    import time
+
+    started = time.monotonic()
+    child = Child("gspo_cli.rewards.fallback:_serve")
+    try:
+        if not child.conn.poll(STARTUP_S) or child.conn.recv() != "ready":
+            child.kill()
+            raise OSError("math-verify worker did not start")
+    finally:
+        _startup.s = getattr(_startup, "s", 0.0) + time.monotonic() - started
+    return child
 
 
 def _stop() -> None:
@@ -88,10 +113,7 @@ def math_verify_equal(gt: str, pred: str, timeout_s: float = 10.0) -> bool | Non
             w = _worker
             try:
                 w.conn.send((gt, pred))
-                # The first call also pays the worker's start-up (sympy import): allow for it.
-                startup = 0.0 if getattr(w, "warm", False) else 60.0
-                if w.conn.poll(timeout_s + startup):
-                    w.warm = True
+                if w.conn.poll(timeout_s):  # the hard limit: math-verify's own signal.alarm timeouts are off
                     return bool(w.conn.recv())
                 _stop()
                 return None

@@ -116,7 +116,10 @@ def _inject(limit: float) -> None:
 
 def guarded(fn: Callable[[], Any], fallback: Any) -> tuple[Any, bool, bool]:
     """(fn(), error, timeout): `fallback` on an exception or when scoring overran the limit; counted in TALLY."""
+    from gspo_cli.rewards.fallback import take_startup_s  # light module: no sympy until a worker runs
+
     limit = limit_s()
+    take_startup_s()
     start = time.monotonic()
     error = timeout = False
     try:
@@ -127,7 +130,7 @@ def guarded(fn: Callable[[], Any], fallback: Any) -> tuple[Any, bool, bool]:
     except Exception as e:  # noqa: BLE001 - counted and reported, never a crashed training step
         result, error = fallback, True
         TALLY.report_once("error", f"{type(e).__name__}: {str(e)[:200]}")
-    if not error and time.monotonic() - start > limit:
+    if not error and time.monotonic() - start - take_startup_s() > limit:  # a worker's one-off start excluded
         result, timeout = fallback, True
     if timeout:
         TALLY.report_once("timeout", f"scoring one response took more than {limit:g}s; it is scored wrong")
