@@ -24,7 +24,7 @@ _AFTER_VALUE_NEGATED = re.compile(r"(?i)^[\s$*]*[^\s]{1,40}\s+(?:is|was)\s+(?:no
 _ABBREV = re.compile(r"(?i)\b(e)\.(g)\.|\b(i)\.(e)\.")
 _SENT_END = re.compile(r"[.!?;:](?:\s|$)")
 # A number asserted as a value: not an operand (next to an operator or brace), not a subscript or power.
-_NUM = re.compile(r"(?<![\w.^_{}\\])[+-]?\d[\d,]*(?:\.\d+)?(?![\w{}^])")
+_NUM = re.compile(r"(?<![\w.^_{}\\])[+-]?\d[\d,]*(?:\.\d+)?(?![a-z\d_{}^])")  # `1The`: a value, `2x` not
 _OPERATOR = set("+-*/<>^{}≤≥×÷·")
 _OPERATOR_CMDS = ("\\cdot", "\\times", "\\div", "\\le", "\\ge", "\\lt", "\\gt", "\\neq", "\\pm", "\\frac", "\\sqrt")
 _ASIDE_START = re.compile(r"(?i)^[\s$.]*(?:\(|=|\bor\b|,|;|\bi\.?e\b|\bthat is\b|\bequivalently\b|\\text\{\s*or)")
@@ -126,6 +126,7 @@ def answer_sentences(t: str) -> list[list[str]]:
             continue
         end = _SENT_END.search(_ABBREV.sub(r"\1\2\3\4 ", t[m.end():m.end() + 300]))
         span = t[m.end():m.end() + (end.start() if end else 300)]
+        span = re.split(r"\\boxed|\\fbox", span, maxsplit=1)[0]  # a box is a commitment of its own
         first = _NUM.search(span)
         if first is None or _MENTION.search(span[:first.start()]):
             continue

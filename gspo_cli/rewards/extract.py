@@ -57,7 +57,7 @@ _LEAD_TOKEN = re.compile(r"\s*(?:<\|im_start\|>(?:assistant\s)?|<s>|<\|begin_of_
 _TAILS = (("nswer", ("a", "A")), ("NSWER", ("A",)))
 _NON_ASCII_TAILS = (("éponse", ("r", "R")), ("ÉPONSE", ("R",)), ("案", ("答",)), ("espuesta", ("r", "R")))
 _COLON = re.compile(r"[ \t*_]{0,6}[:：]")
-_NEXT_MARKER = re.compile(r"(?i)(?:final\s*)?answer\s*\**\s*[:：]")
+_NEXT_MARKER = re.compile(r"(?i)(?:final\s*)?answer\s*\**\s*[:：]|\*\*\s*final answer|\\boxed|\\fbox")
 _WORD = re.compile(r"(?<![\\A-Za-z])[^\W\d_]{2,}")  # a word of letters, not a LaTeX command name
 
 
@@ -110,7 +110,9 @@ def answer_lines(t: str) -> list[tuple[int, str]]:
                 m = _COLON.match(t, i + len(tail))
                 if m:
                     content = take_content(t, m.end())
-                    glued = _NEXT_MARKER.search(content)  # `Answer: 1Answer: 0`: two answers, not "1Answer: 0"
+                    # `Answer: 1Answer: 0`, `Answer: 1\\fbox{0}`: the next marker starts another answer
+                    lead = next((k for k, ch in enumerate(content) if ch.isalnum()), len(content))
+                    glued = _NEXT_MARKER.search(content, lead + 1)
                     found.append((h, content[:glued.start()] if glued else content))
                     hits += 1
             i = t.rfind(tail, 0, i)
