@@ -116,13 +116,14 @@ CATALOG: tuple[Signature, ...] = (
     # ------------------------------------------------------------ run: health rules and failure classes
     Signature(
         "run-mismatch-growing", "run", "train/rollout log-prob gap growing",
-        "training/rollout_probs_diff_mean (or _max) above its early baseline (median of the first steps) by "
-        "trainer.health.mismatch.factor",
+        "training/rollout_probs_diff_mean above trainer.health.mismatch.factor (2) x its early baseline (median "
+        "of the first steps), or _max above max_factor (5) x its own",
         "the rollout engine's log-probs drift away from the trainer's for the same tokens; reports tie a growing "
         "gap to a later collapse (reward and entropy fall)",
         "look at the rollout/trainer numerics first (dtype, vLLM graph mode, kernels); lower the lr; consider "
         "verl's rollout correction (importance weights, not bypass mode)",
-        (f"{VERL}/pull/3694", f"{VERL_091}/verl/utils/debug/metrics.py (training/rollout_probs_diff_*)"),
+        (f"{VERL}/pull/3694", f"{VERL_091}/verl/utils/debug/metrics.py (training/rollout_probs_diff_*)",
+         "https://github.com/vllm-project/vime/issues/64", "https://github.com/allenai/open-instruct/issues/1473"),
         "gspo_cli.metrics.health:mismatch", action="warn"),
     Signature(
         "run-rollout-long-tail", "run", "generation dominates the step",

@@ -106,10 +106,12 @@ class RewardErrorRateRule(_Rule):
 class MismatchRule(_Rule):
     """training/rollout_probs_diff_mean (verl logs it with rollout.calculate_log_probs; the native engine does not
     log it yet) above `factor` x its early baseline (median of the first `baseline_steps` steps that have it), or
-    training/rollout_probs_diff_max above `factor` x its own baseline: the train/rollout log-prob gap is growing
-    (verl#3694; a growing gap precedes collapses). Gaps below `floor` never fire (bf16 noise)."""
+    training/rollout_probs_diff_max above `max_factor` x its own (the max is heavy-tailed): the train/rollout
+    log-prob gap is growing (vime#64: 0.011 -> 0.036 in 30 steps on the drifting stack, flat on the other; a
+    growing gap precedes collapses). Gaps below `floor` never fire (bf16 noise)."""
 
-    factor: float = Field(default=3.0, gt=1)
+    factor: float = Field(default=2.0, gt=1)
+    max_factor: float = Field(default=5.0, gt=1)
     baseline_steps: int = Field(default=10, ge=1)
     floor: float = Field(default=1e-3, ge=0)
     patience: int = Field(default=3, ge=1)

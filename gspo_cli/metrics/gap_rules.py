@@ -24,18 +24,18 @@ def _value(data: dict[str, Any], key: str) -> float | None:
 
 
 def mismatch(history: list[tuple[int, dict[str, Any]]], cfg) -> Hit | None:
-    """The gap (mean, then max) above `factor` x the median of its first `baseline_steps` values."""
-    for key in (MISMATCH_MEAN, MISMATCH_MAX):
+    """The gap above `factor` (mean) / `max_factor` (max) x the median of its first `baseline_steps` values."""
+    for key, factor in ((MISMATCH_MEAN, cfg.factor), (MISMATCH_MAX, cfg.max_factor)):
         current = _value(history[-1][1], key) if history else None
         series = [v for _, d in history[:-1] if (v := _value(d, key)) is not None]
         if current is None or len(series) < cfg.baseline_steps:
             continue
         baseline = statistics.median(series[:cfg.baseline_steps])
-        limit = max(cfg.factor * baseline, cfg.floor)
+        limit = max(factor * baseline, cfg.floor)
         if current > limit:
             times = f"{current / baseline:.1f}x its early baseline {baseline:.3g}" if baseline > 0 else f"above {limit:.3g}"
             return current, limit, (f"{key} {current:.3g} is {times}: the train/rollout log-prob gap is growing (it "
-                                    "precedes collapses, verl#3694); check rollout/trainer numerics (dtype, graph "
+                                    "precedes collapses, vime#64); check rollout/trainer numerics (dtype, graph "
                                     "mode), lower the lr [run-mismatch-growing]")
     return None
 

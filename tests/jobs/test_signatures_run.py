@@ -104,6 +104,19 @@ def test_mismatch_rule_fires_when_verls_gap_grows():
     assert hit is not None and "run-mismatch-growing" in hit.message and "early baseline" in hit.message
 
 
+def test_mismatch_rule_on_the_thread_figures():
+    """vime#64: the gap stays at ~0.011 on one stack and climbs monotonically 0.011 -> 0.036 over 30 steps on the
+    other; as verl's metric (same definition) the rule is quiet on the first and fires on the second."""
+    text = " ".join(_lines("mismatch_vime64.txt"))
+    assert "flat (~0.011)" in text and "(~0.011 -> ~0.036)" in text
+    cfg = load_preset("qwen3-32b-4x16").trainer.health.mismatch
+    flat = [(s, {"training/rollout_probs_diff_mean": 0.011}) for s in range(1, 31)]
+    climb = [(s, {"training/rollout_probs_diff_mean": 0.011 + (0.036 - 0.011) * (s - 1) / 29}) for s in range(1, 31)]
+    assert all(mismatch(flat[:i], cfg, Context()) is None for i in range(1, 31))
+    fired = [i for i in range(1, 31) if mismatch(climb[:i], cfg, Context()) is not None]
+    assert fired and 20 <= fired[0] <= 25  # 2x the baseline (median of the first 10 steps), two thirds into the climb
+
+
 def test_wrapper_warns_on_a_growing_gap_and_not_on_a_steady_one(tmp_path):
     sets = ["trainer.health.warmup_steps=0", "trainer.health.mismatch.baseline_steps=2",
             "trainer.health.mismatch.patience=1"]
