@@ -83,7 +83,6 @@ def _verl_gap_metrics(gap: float) -> dict:
     torch = pytest.importorskip("torch")
     metrics = pytest.importorskip("verl.utils.debug.metrics")
     from tensordict import TensorDict
-
     from verl import DataProto
 
     g = torch.Generator().manual_seed(0)
