@@ -128,20 +128,29 @@ def _verl_export_helpers():
     return module
 
 
+def _write_arith(path: Path) -> None:
+    """The arith validation parquet `gspo prepare-data` writes (the real generator, plain prompts)."""
+    from gspo_cli.data.arith import make_arith_rows
+    from gspo_cli.data.rows import to_table, write_parquet
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_parquet(to_table(make_arith_rows("val", PROMPTS, seed=0, prompt_style="plain")), path)
+
+
 def _samples(out: Path) -> list[tuple]:
     lines = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
     return [(s["problem"], s["sample"], s["response"], s["response_tokens"], s["finish_reason"], s["correct"])
             for s in lines]
 
 
-def test_gspo_export_then_eval_vllm_and_hf_agree(checkpoint, gspo, gspo_home, tmp_path, arith_writer):
+def test_gspo_export_then_eval_vllm_and_hf_agree(checkpoint, gspo, gspo_home, tmp_path):
     """A verl FSDP2 checkpoint of the tiny Qwen3 (real layout: DTensor shards saved by 2 gloo ranks, as
     tests/engines/verl/test_verl_export.py builds it) -> `gspo export` (verl's model_merger) -> `gspo eval arith`
     with --backend vllm and with --backend hf on the exported folder: the same samples, the same accuracy."""
     run = gspo_home / "runs" / "verl-tiny"
     _verl_export_helpers().make_checkpoint(checkpoint, run / "checkpoints" / "global_step_2" / "actor")
     (run / "checkpoints" / "latest_checkpointed_iteration.txt").write_text("2")
-    arith_writer(gspo_home / "data" / "arith" / "val.parquet")
+    _write_arith(gspo_home / "data" / "arith" / "val.parquet")
     exported = tmp_path / "exported"
     proc = gspo("export", "verl-tiny", "--out", str(exported), "--local", "--json", timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
