@@ -147,6 +147,11 @@ def hostile_ms() -> dict:
         "boxed around 5000 nested braces": "\\boxed{" + "{" * 5000 + "42" + "}" * 5001,
         "5000 nested boxes": "\\boxed{" * 5000 + "42" + "}" * 5000,
         "30k 'Answer:' markers": "Answer: 1\n" * 30_000,
+        "100k-char repetition, then a box (#22)": "the sum is 12 and " * 5600 + "\\boxed{42}",
+        "50,000 nested braces in a box (#22)": "\\boxed{" + "{" * 50_000 + "42" + "}" * 50_001,
+        "megabyte-long number (#22)": "Answer: " + "9" * 1_000_000,
+        "megabyte-long number in a box (#22)": "\\boxed{" + "7" * 1_000_000 + "}",
+        "megabyte of digits and commas (#22)": "Answer: " + "1," * 500_000 + "1",
     }
     out = {}
     for name, text in cases.items():
@@ -246,6 +251,7 @@ def main() -> int:
             "labelled corpus (verifier_corpus.jsonl)": _load(CORPUS),
             "peer-suite cases (peer_suite_cases.jsonl)": _load(PEER_SUITE),
             "adversarial suite (adversarial_suite.jsonl)": _load(ADVERSARIAL),
+            "commitment suite (commitment_suite.jsonl, #22)": _load(ADVERSARIAL.with_name("commitment_suite.jsonl")),
         }
         print("\n## Accuracy (agreement with the labels)\n")
         print(format_table(accuracy_table(sets)))
