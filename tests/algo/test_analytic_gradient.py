@@ -36,6 +36,7 @@ def random_inputs(seed: int, b: int = 8, t: int = 9):
     )
     seq_adv = torch.randn(b, generator=g, dtype=torch.float64)
     return old, new, mask, seq_adv
+@pytest.mark.slow
 
 
 def test_gspo_grad_wrt_log_prob_is_paper_gradient():
@@ -93,6 +94,7 @@ class TinyPolicy(torch.nn.Module):
         return torch.log_softmax(logits, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_gspo_parameter_gradient_is_paper_gradient(seed):
     """Through a model: autograd of the loss == -(1/G) sum_i [unclipped] s_i A_i/|y_i| sum_t grad log pi."""

@@ -18,6 +18,7 @@ scores_and_groups = st.integers(min_value=1, max_value=24).flatmap(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
 @given(scores_and_groups, st.booleans(), st.randoms(use_true_random=False))
 def test_advantages_invariances(data, norm, rnd):

@@ -16,6 +16,9 @@ import torch
 from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
 from gspo_cli.algo.losses import compute_policy_loss
 
+# Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
+pytestmark = pytest.mark.slow
+
 TOL = dict(atol=1e-6, rtol=1e-6)
 MODES = ["seq-mean-token-mean", "token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum"]
 CHUNKS = 4  # parametrised chunks of seeds, so a failure names a small seed range

@@ -40,6 +40,7 @@ def _assert_untouched(preset, report):
     assert sorted(p.name for p in d.iterdir()) == ["manifest.json", "train.parquet"]  # no temp files left
     assert sha256_file(d / "train.parquet") == report["outputs"]["train"]["sha256"]
     assert json.loads((d / "manifest.json").read_text())["fingerprint"] == report["fingerprint"]
+@pytest.mark.slow
 
 
 def test_missing_column_names_what_was_found(prepared, tmp_path):
@@ -124,6 +125,7 @@ def test_all_rows_rejected(prepared, tmp_path):
     with pytest.raises(DataError, match="no rows left out of 5"):
         _run(preset, write_dapo(tmp_path / "r.parquet", rows))
     _assert_untouched(preset, report)
+@pytest.mark.slow
 
 
 def test_non_answers_are_rejected_and_counted_never_silently(qwen_preset, tmp_path):

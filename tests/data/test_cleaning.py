@@ -137,6 +137,7 @@ _truths = st.sampled_from(["1", "01", "2", " 3", "x", "", None, 4, "\\frac{1}{2}
 
 @given(st.lists(st.tuples(_texts, _truths), max_size=40), st.integers(1, 7),
        st.sampled_from(["drop", "keep-first"]), st.booleans())
+@pytest.mark.slow
 def test_streaming_collector_matches_the_whole_table_reference(rows, batch, policy, dedup):
     c = Collector(keep_rows=not dedup)
     for i in range(0, len(rows), batch):

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from raw_factories import write_aime_h4
 
+# Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
+pytestmark = pytest.mark.slow
+
 
 def test_local_tiny_then_noop(gspo, gspo_home):
     first = gspo("prepare-data", "--preset", "tiny", "--local", "--json")

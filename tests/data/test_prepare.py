@@ -37,6 +37,7 @@ def test_manifest_has_every_field(qwen_preset, dapo_file):
     out = Path(preset.paths.data_dir) / "dapo-math-17k" / "train.parquet"
     assert m["outputs"]["train"]["sha256"] == manifest.sha256_file(out) == m["output_sha256"]["train"]
     assert m["rows_in"] == 65 and m["rows_out"] == 11
+@pytest.mark.slow
 
 
 def test_rerun_is_a_noop_until_input_or_settings_change(qwen_preset, dapo_file):
@@ -80,6 +81,7 @@ def test_hub_fallback_uses_the_raw_cache_without_network(qwen_preset, tmp_path, 
     assert report["rows_out"] == 30
     assert report["input"]["origin"] == "hub-cache"
     assert report["input"]["hub_repo"] == "BytedTsinghua-SIA/AIME-2024"
+@pytest.mark.slow
 
 
 def test_check_prepared(qwen_preset, dapo_file, tmp_path):

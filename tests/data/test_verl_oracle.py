@@ -9,6 +9,7 @@ from gspo_cli import layout
 from gspo_cli.data import prepare
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_verl_reads_and_scores_prepared_rows(qwen_preset, dapo_file, tmp_path):
     from omegaconf import OmegaConf

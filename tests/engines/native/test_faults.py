@@ -64,6 +64,7 @@ def test_nan_fault_poisons_the_loss_once_per_micro_batch_and_the_logged_pg_loss(
     assert math.isnan(metrics["actor/pg_loss"]) and math.isnan(metrics["actor/grad_norm"])
     trainer.step += 1
     assert math.isfinite(trainer.train_step()["actor/pg_loss"])  # step 2: no fault
+@pytest.mark.slow
 
 
 def test_a_malformed_gspo_fault_is_one_line_in_the_cli_and_creates_no_run(gspo, gspo_home):

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+# Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
+pytestmark = pytest.mark.slow
+
 
 def test_train_refuses_data_prepared_with_other_settings(gspo):
     prep = gspo("prepare-data", "--preset", "tiny", "--local")

@@ -12,6 +12,9 @@ from gspo_cli.config.engine_support import ENGINES
 from gspo_cli.config.presets import load_preset
 from gspo_cli.errors import ConfigError
 
+# Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
+pytestmark = pytest.mark.slow
+
 
 def test_set_but_unsupported_key_fails_with_one_line_through_the_cli(tmp_path, gspo):
     preset = write_preset(tmp_path, "kl", "extends: tiny\nalgorithm:\n  use_kl_loss: true\n  kl_loss_coef: 0.01\n")

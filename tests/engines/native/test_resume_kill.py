@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from native_helpers import PY, ROOT, quick_preset
 
 from gspo_cli.engines import TrainRequest
@@ -16,6 +17,9 @@ from gspo_cli.engines.native.trainer import train
 from gspo_cli.jobs import events
 from gspo_cli.layout import list_steps
 from gspo_cli.metrics.jsonl import read_metrics
+
+# Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
+pytestmark = pytest.mark.slow
 
 STEPS = 12
 SETS = [f"trainer.total_training_steps={STEPS}", "trainer.save_freq=2", "trainer.test_freq=4",

@@ -12,6 +12,9 @@ from gspo_cli.jobs import events
 from gspo_cli.layout import list_steps
 from gspo_cli.metrics.jsonl import read_metrics
 
+# Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
+pytestmark = pytest.mark.slow
+
 VOLATILE = ("timing_s/", "perf/")  # wall-clock dependent
 
 

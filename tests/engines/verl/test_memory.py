@@ -125,6 +125,7 @@ def test_offload_moves_state_between_phases_not_out_of_the_update():
     assert off.phases["rollout"].total - on.phases["rollout"].total == pytest.approx(12 * P / 64, abs=2)
     assert off.phases["old_log_prob"].total - on.phases["old_log_prob"].total == int(8 * P / 64)
     assert on.phases["rollout"].host_total > 0 and off.phases["rollout"].host_total == 0
+@pytest.mark.slow
 
 
 def test_entropy_is_counted_in_the_update_only_with_an_entropy_bonus():

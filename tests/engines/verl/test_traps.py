@@ -21,6 +21,7 @@ def test_builtin_presets_set_loss_agg_mode_and_pass(name):
     preset = load_preset(name)
     assert "loss_agg_mode" in preset.algorithm.model_fields_set  # written in the preset, not left to a default
     assert _by_status(preset, "error") == [] and _by_status(preset, "warn") == []
+@pytest.mark.slow
 
 
 def test_compile_always_sets_loss_agg_mode():

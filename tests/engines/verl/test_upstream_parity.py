@@ -18,6 +18,9 @@ import verl as _verl  # noqa: F401
 from gspo_cli.config import presets
 from gspo_cli.engines.verl import upstream
 
+# Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
+pytestmark = pytest.mark.slow
+
 SCRIPTS = Path(__file__).parent / "upstream"
 REF_SCRIPT = SCRIPTS / "run_qwen3_32b_fsdp.sh"
 NIGHTLY_8B = SCRIPTS / "run_gspo_qwen3_8b_fsdp2_npu.sh"

@@ -10,6 +10,9 @@ from gspo_cli.engines.verl import schema_check
 from gspo_cli.engines.verl.compile import compile_preset
 from gspo_cli.errors import ConfigError
 
+# Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
+pytestmark = pytest.mark.slow
+
 PATHS = dict(run_dir="/r/run", train_file="/d/t.parquet", val_file="/d/v.parquet")
 UNREACHABLE = "http://127.0.0.1:9"  # nothing listens: reaching Ray would fail with "cannot reach Ray"
 

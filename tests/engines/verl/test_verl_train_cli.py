@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from gspo_cli.config import presets
 from gspo_cli.config.schema import to_jsonable
+
+# Out of `make test-fast`: each test runs the `gspo` CLI in a subprocess with verl's config compose.
+pytestmark = pytest.mark.slow
 
 
 def test_dry_run_prints_table_overrides_env_and_entrypoint_and_exits_2_without_data(gspo):
