@@ -35,6 +35,7 @@ def _token(a: NodeArgs):
     from pathlib import Path
 
     from gspo_cli.console import err
+    from gspo_cli.errors import ClusterError
     from gspo_cli.jobs import auth, nodes
 
     if a.role == "head":
@@ -48,8 +49,21 @@ def _token(a: NodeArgs):
     known = nodes.matching_cluster(a.head or "")
     if known is not None and known.auth == auth.DISABLED and not a.token_file:
         return None
-    path = Path(a.token_file).expanduser() if a.token_file else auth.cluster_token_file()
-    return auth.require_token(path, a.head or "?")
+    if a.token_file:
+        return auth.require_token(Path(a.token_file).expanduser(), a.head or "?")
+    if known is not None:  # the cluster `cluster up` recorded in this (shared) home: its own token
+        return auth.require_token(Path(known.token_file or auth.cluster_token_file()), a.head or "?")
+    # Another head: this home's token belongs to another cluster and is never handed to it.
+    named = auth.user_named_token()
+    if named and named != "RAY_AUTH_TOKEN":
+        return auth.require_token(Path(named).expanduser(), a.head or "?")
+    recorded = nodes.read_cluster()
+    raise ClusterError(
+        f"{a.head} is not the cluster recorded in this $GSPO_HOME"
+        + (f" (that one is {recorded.address})" if recorded else " (no `gspo cluster up` recorded here)")
+        + ", so gspo does not hand it this home's token",
+        "pass that cluster's token with --token-file FILE (or RAY_AUTH_TOKEN_PATH), or join with the address "
+        "`gspo cluster up` printed")
 
 
 def _dashboard_url(a: NodeArgs) -> str | None:

@@ -121,9 +121,54 @@ def is_auth_failure(text: str) -> bool:
                                   "authentication token is invalid"))
 
 
+def user_named_token() -> str | None:
+    """Where the user named a token in the environment (RAY_AUTH_TOKEN / RAY_AUTH_TOKEN_PATH), else None."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "RAY_AUTH_TOKEN"
+    if os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        return os.environ["RAY_AUTH_TOKEN_PATH"]
+    return None
+
+
+_warned_http: set[str] = set()
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def warn_plain_http(url: str) -> None:
+    """Once per host: a bearer token sent over plain HTTP to another machine can be read on the way."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme != "http" or host in LOOPBACK_HOSTS or host.startswith("127.") or host in _warned_http:
+        return
+    _warned_http.add(host)
+    from gspo_cli.console import err
+
+    err.print(f"[yellow]note:[/] the cluster token goes to {host} over plain HTTP (anyone on the path can read it); "
+              "use an SSH tunnel or a TLS proxy on untrusted networks (docs/ascend.md, Ports and auth)",
+              highlight=False)
+
+
+def _refused_what(token_file: str | None) -> str:
+    """Which token was refused, as the user would name it."""
+    if token_file and read_token(token_file):
+        return f"the token in {token_file} was refused"
+    if token_file:
+        return f"no token at {token_file}"
+    if os.environ.get("RAY_AUTH_MODE") == DISABLED:
+        return "gspo sent no token (this address is not a cluster gspo recorded; name its token with "\
+               "RAY_AUTH_TOKEN_PATH)"
+    named = user_named_token()
+    if named == "RAY_AUTH_TOKEN":
+        return "the token in RAY_AUTH_TOKEN was refused"
+    if named:
+        return f"the token in {named} was refused" if read_token(named) else f"no token at {named}"
+    return "no token was sent"
+
+
 def auth_error(address: str, source: str, token_file: str | None, detail: str) -> ClusterError:
-    where = f"the token in {token_file} was refused" if token_file and read_token(token_file) else (
-        f"no token at {token_file}" if token_file else "gspo sent no token")
+    where = _refused_what(token_file)
     return ClusterError(
         f"the cluster at {address} (from {source}) requires a token: {where} ({detail})",
         "on a host of that cluster the token is $GSPO_HOME/ray/auth_token (shared home); if it was rotated, use "

@@ -17,9 +17,9 @@ from typing import Any
 
 from gspo_cli import __version__
 from gspo_cli.errors import ClusterError
-from gspo_cli.jobs import local_head
+from gspo_cli.jobs import auth, local_head
 from gspo_cli.jobs.follow import TERMINAL, follow_job, job_info, status_name
-from gspo_cli.jobs.target import ClusterTarget, client, first_line, resolve_target
+from gspo_cli.jobs.target import ClusterTarget, client, first_line, raise_for, resolve_target
 
 # Run the job's driver on the node `gspo cluster up/join` named so (its `gspo-node` label): for the native engine
 # on a cluster, where the one device it trains on is a matter of which node.
@@ -80,6 +80,8 @@ def submit(
                 **({"entrypoint_label_selector": dict(label_selector)} if label_selector else {}),
             )
         except RuntimeError as exc:
+            if auth.is_auth_failure(str(exc)):
+                raise_for(exc, target, "Ray refused the job at")
             if "already exists" in str(exc):
                 attempt += 1
             elif "No available agent" in str(exc) and time.monotonic() < deadline:
@@ -197,7 +199,11 @@ def _job_row(info) -> dict[str, Any]:
 
 def list_jobs(address: str | None = None) -> list[dict[str, Any]]:
     target = resolve_target(address, start_local=False)
-    rows = [_job_row(info) for info in client(target).list_jobs()]
+    try:
+        infos = client(target).list_jobs()
+    except (RuntimeError, OSError, ValueError) as exc:  # the SDK raises RuntimeError for any non-200
+        raise_for(exc, target, "cannot list the jobs of")
+    rows = [_job_row(info) for info in infos]
     return sorted(rows, key=lambda r: r["start_time"] or "", reverse=True)
 
 

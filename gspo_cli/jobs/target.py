@@ -5,8 +5,11 @@ up/join`, see `nodes.py`) > the embedded loopback head (`local_head.py`, started
 dashboard URL (`http://host:8265`) or a GCS address (`host:6379`, whose dashboard is assumed at port 8265 unless
 gspo's cluster record knows better).
 
-Auth (see `auth.py`): gspo's own clusters use the token file gspo recorded for them; another named cluster uses
-what the user set (RAY_AUTH_MODE / RAY_AUTH_TOKEN*), else gspo's cluster token if this home has one.
+Auth (see `auth.py`): a token belongs to one cluster. gspo's own clusters (the embedded head, the node this host
+runs, the cluster `gspo cluster up` recorded in this home, named by one of its recorded addresses) get the token
+file gspo recorded for them. Any other address gets no token unless the user names one for it explicitly
+(RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN in the environment); a preset can never supply one. gspo says so once, and
+warns once when a token would travel over plain HTTP to a non-loopback host.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class ClusterTarget:
     def use_auth(self) -> None:
         """Make this process's Ray clients talk to this cluster with its token (or none)."""
         auth.use_in_process(self.auth, self.token_file)
+        if self.auth != auth.DISABLED:
+            auth.warn_plain_http(self.dashboard_url)
 
 
 def dashboard_url(address: str) -> str:
@@ -55,9 +60,25 @@ def _named(value: str, source: str) -> ClusterTarget:
                              token_file=known.token_file)
     gcs = None if value.startswith(("http://", "https://")) else value
     target = ClusterTarget(dashboard_url(value), gcs, embedded=False, source=source)
-    if "RAY_AUTH_MODE" not in os.environ and auth.read_token(auth.cluster_token_file()):
-        target.auth, target.token_file = auth.TOKEN, str(auth.cluster_token_file())
+    named = auth.user_named_token()
+    if named is not None:  # the user named a token for this cluster: use it as they set it
+        target.auth = auth.TOKEN if os.environ.get("RAY_AUTH_MODE", auth.TOKEN) != auth.DISABLED else None
+        target.token_file = None if named == "RAY_AUTH_TOKEN" else named
+        return target
+    # Not a cluster gspo recorded: gspo's tokens stay home, whatever this home holds.
+    target.auth = auth.DISABLED
+    _say_no_token(target)
     return target
+
+
+def _say_no_token(target: ClusterTarget) -> None:
+    from gspo_cli.console import err
+
+    recorded = nodes.read_cluster()
+    mine = f"; the cluster gspo started from this home is {recorded.dashboard_url}" if recorded else ""
+    err.print(f"[dim]Using the Ray cluster at {target.dashboard_url} (from {target.source}): not a cluster gspo "
+              f"recorded{mine}, so no token is sent (if it needs one: RAY_AUTH_TOKEN_PATH=<its token file>).[/]",
+              highlight=False)
 
 
 def _from_record(record: nodes.NodeRecord) -> ClusterTarget:
