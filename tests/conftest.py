@@ -65,7 +65,8 @@ def ray_head(tmp_path_factory):
     try:
         local_head.stop()
         # gspo never deletes a user's Ray temp dir; this one belongs to the test session.
-        shutil.rmtree(record.temp_dir, ignore_errors=True)
+        temp = Path(record.temp_dir)  # Ray's dir inside gspo's private folder (jobs/local_head.py)
+        shutil.rmtree(temp.parent if temp.parent.name.startswith("gspo-ray-") else temp, ignore_errors=True)
     finally:
         if old is None:
             os.environ.pop("GSPO_HOME", None)

@@ -83,8 +83,9 @@ def _start(a: NodeArgs) -> None:
 
     loaded = load_preset(a.preset, a.sets or [])
     token_file = _token(a)
+    temp_dir = str(raystart.private_temp_dir(a.temp_dir))
     p = raystart.plan_here(loaded, role=a.role, stack=a.stack, head_address=a.head, port=a.port,
-                           dashboard_port=a.dashboard_port, node_ip=a.node_ip, npus=a.npus, temp_dir=a.temp_dir,
+                           dashboard_port=a.dashboard_port, node_ip=a.node_ip, npus=a.npus, temp_dir=temp_dir,
                            num_cpus=a.num_cpus, token_file=token_file, dashboard_host=a.dashboard_host,
                            dashboard_url=_dashboard_url(a), extra_args=a.ray_args)
     for name, _value, why in p["exports"].exports:
@@ -129,7 +130,8 @@ def _wait_for_npus(url: str, want: int, wait: float) -> None:
 NODE_IP = typer.Option(None, "--node-ip", help="This node's IP (default: the one Ray picks).")
 NPUS = typer.Option(None, "--npus", help="NPU count (default: from npu-smi).")
 STACK = typer.Option(None, "--stack", help="vllm-ascend==X to judge the exports against.")
-TEMP_DIR = typer.Option(None, "--temp-dir", help="Ray temp dir (default: Ray's).")
+TEMP_DIR = typer.Option(None, "--temp-dir", help="Private folder (created 0700) for Ray's temp dir DIR/ray (default: "
+                        "$GSPO_HOME/ray/tmp-NODE, or a new /tmp/gspo-ray-* where that is too long for Ray's sockets).")
 NUM_CPUS = typer.Option(None, "--num-cpus", help="CPUs Ray may schedule on this node (default: all).")
 RAY_ARGS = typer.Option(None, "--ray-arg", metavar="--FLAG=VALUE", help="Extra `ray start` flag, passed as given "
                         "(repeatable), e.g. --ray-arg=--dashboard-agent-listen-port=52366.")

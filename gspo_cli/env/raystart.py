@@ -129,10 +129,27 @@ def _default_ip(host: Host) -> str:
             return "127.0.0.1"
 
 
+def private_temp_dir(named: str | None) -> Path:
+    """Ray's temp dir for this node, private to this user (never Ray's world-writable /tmp/ray): the folder the
+    user named (created 0700, or refused if someone else's or open to others), else one under $GSPO_HOME/ray."""
+    from gspo_cli import layout
+    from gspo_cli.jobs import local_head
+    from gspo_cli.private import ensure_private_dir
+
+    if named:  # Ray makes its temp dir 0777: it goes one level down, inside the private folder named
+        return ensure_private_dir(Path(named).expanduser().absolute(), "Ray temp dir") / local_head.RAY_SUBDIR
+    ensure_private_dir(layout.ray_dir(), "Ray folder")
+    previous = read_record()
+    return local_head.ray_temp_dir(layout.ray_dir() / f"tmp-{nodes.node_name()}",
+                                   previous.temp_dir if previous else None)
+
+
 def _open_log(name: str) -> tuple[Path, int, Any]:
+    from gspo_cli.jobs.nodes import _private
+
     log_file = nodes_dir() / f"{name}.log"
     try:
-        nodes_dir().mkdir(parents=True, exist_ok=True)
+        _private()
         offset = log_file.stat().st_size if log_file.exists() else 0
         return log_file, offset, open(log_file, "ab")  # noqa: SIM115 - closed right after Popen
     except OSError as exc:

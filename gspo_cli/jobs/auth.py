@@ -35,23 +35,26 @@ def embedded_token_file() -> Path:
 
 
 def write_new_token(path: Path) -> Path:
-    """A fresh 256-bit token in `path`, created with mode 0600 (never readable by others, not even briefly)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, secrets.token_hex(32).encode())
-    finally:
-        os.close(fd)
-    os.chmod(tmp, 0o600)  # O_CREAT's mode is only used for a new file
-    os.replace(tmp, path)
-    return path
+    """A fresh 256-bit token in `path`, in a private folder, created O_EXCL|O_NOFOLLOW with mode 0600."""
+    from gspo_cli.private import ensure_private_dir, write_private_file
+
+    ensure_private_dir(path.parent, "Ray folder")
+    return write_private_file(path, secrets.token_hex(32).encode())
 
 
 def ensure_cluster_token(*, rotate: bool = False) -> tuple[Path, bool]:
     """(token file, whether it is new): reuse the shared token unless asked to rotate it."""
+    import stat
+
+    from gspo_cli.private import ensure_private_dir
+
     path = cluster_token_file()
+    ensure_private_dir(path.parent, "Ray folder")
     if not rotate and read_token(path):
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            raise ClusterError(f"{path} is not a token file of yours (a symlink, or another user's file)",
+                               f"remove it and run `gspo cluster up --rotate-token`")
         os.chmod(path, 0o600)
         return path, False
     return write_new_token(path), True

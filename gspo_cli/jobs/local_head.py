@@ -12,7 +12,6 @@ address), so this head runs with token auth, its own new token each start (`$GSP
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -24,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gspo_cli import layout
-from gspo_cli.errors import ClusterError
+from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
 from gspo_cli.jobs import auth
 from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
@@ -37,6 +36,8 @@ MAX_TEMP_DIR_LEN = 36
 # {GPU: 1, CPU: 3} per device (max_colocate_count, verl/single_controller/ray/base.py) plus its TaskRunner,
 # TransferQueue and reward-loop actors, more than a 2-core host's 2.
 VERL_CPU_LOGICAL_CPUS = 16
+TEMP_PREFIX = "gspo-ray-"
+RAY_SUBDIR = "ray"  # Ray's own temp dir inside gspo's private one
 
 
 @dataclass
@@ -62,13 +63,31 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _temp_dir() -> Path:
-    preferred = layout.ray_dir() / "tmp"
-    if len(str(preferred)) <= MAX_TEMP_DIR_LEN:
-        return preferred
-    # $GSPO_HOME is too deep for Ray's socket paths: use a short per-home folder under /tmp instead.
-    digest = hashlib.sha1(str(layout.gspo_home()).encode()).hexdigest()[:8]
-    return Path("/tmp") / f"gspo-ray-{digest}"
+def _temp_dir(previous: str | None = None) -> Path:
+    """Ray's temp dir for this head: private (0700, ours), never a predictable shared path."""
+    from gspo_cli.private import ensure_private_dir
+
+    ensure_private_dir(layout.ray_dir(), "Ray folder")
+    return ray_temp_dir(layout.ray_dir() / "tmp", previous)
+
+
+def ray_temp_dir(preferred: Path, previous: str | None = None) -> Path:
+    """Ray's `--temp-dir`: `RAY_SUBDIR` inside a folder only this user can enter. Ray makes its temp dir 0777
+    (for shared machines), so the protection is the private folder around it: `preferred` (made 0700) when Ray's
+    socket paths fit under it, else a short one of our own in /tmp: the one this node used last time
+    (`previous`, while still ours and private), or a new random one."""
+    from gspo_cli.private import check_private_dir, ensure_private_dir, new_private_tempdir
+
+    if len(str(preferred / RAY_SUBDIR)) <= MAX_TEMP_DIR_LEN:
+        return ensure_private_dir(preferred, "Ray temp dir") / RAY_SUBDIR
+    outer = Path(previous).parent if previous and Path(previous).name == RAY_SUBDIR else None
+    if outer is not None and outer.name.startswith(TEMP_PREFIX) and os.path.lexists(outer):
+        try:
+            return check_private_dir(outer, "Ray temp dir") / RAY_SUBDIR
+        except ConfigError:  # no longer ours or private: leave it, take a new one
+            pass
+    # $GSPO_HOME is too deep for Ray's socket paths (107 bytes): a short folder of our own, made fresh.
+    return new_private_tempdir(TEMP_PREFIX) / RAY_SUBDIR
 
 
 def dashboard_alive(url: str, timeout: float = 2.0, token_file: str | None = None) -> bool:
@@ -117,11 +136,13 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
                 f"needs {device_slots}",
                 "stop it with `gspo cluster down` once no job runs on it; the next command starts one with them")
         return existing
+    previous = read_record()
     stop()  # a recorded head that does not answer, or one from before token auth: gspo's own, replace it
-    layout.ray_dir().mkdir(parents=True, exist_ok=True)
+    from gspo_cli.private import ensure_private_dir
+
+    ensure_private_dir(layout.ray_dir(), "Ray folder")
     gcs_port, dash_port = _free_port(), _free_port()
-    temp_dir = _temp_dir()
-    temp_dir.mkdir(parents=True, exist_ok=True)
+    temp_dir = _temp_dir(previous.temp_dir if previous else None)
     log_file = layout.ray_dir() / "head.log"
     cmd = [
         ray_executable(), "start", "--head", "--block", "--disable-usage-stats",

@@ -72,7 +72,15 @@ def read_record(name: str | None = None) -> NodeRecord | None:
     return _load(NodeRecord, record_file(name))
 
 
+def _private() -> None:
+    from gspo_cli.private import ensure_private_dir
+
+    ensure_private_dir(layout.ray_dir(), "Ray folder")
+    ensure_private_dir(nodes_dir(), "Ray node folder")
+
+
 def write_record(record: NodeRecord) -> None:
+    _private()
     atomic_write_json(record_file(record.hostname), asdict(record))
 
 
@@ -97,6 +105,7 @@ def read_cluster() -> ClusterRecord | None:
 
 
 def write_cluster(record: ClusterRecord) -> None:
+    _private()
     atomic_write_json(cluster_file(), asdict(record))
 
 

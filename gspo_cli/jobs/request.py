@@ -25,7 +25,12 @@ def write(command: str, payload: dict[str, Any], path: str | Path | None = None)
     from gspo_cli import layout
 
     dest = Path(path) if path is not None else layout.job_request_file(command)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    if path is None:  # $GSPO_HOME/jobs: private to this user (requests name data paths, models, settings)
+        from gspo_cli.private import ensure_private_dir
+
+        ensure_private_dir(dest.parent, "job requests folder")
+    else:
+        dest.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(dest, {"command": command, **payload})
     return dest.resolve()
 
