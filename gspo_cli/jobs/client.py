@@ -41,6 +41,12 @@ def entrypoint(command: str, entry_args: list[str], python: str) -> str:
     return " ".join(shlex.quote(p) for p in [python, "-u", "-m", "gspo_cli.jobs.entry", command, *entry_args])
 
 
+def secret_marks(preset: Any) -> list[str]:
+    from gspo_cli.jobs.secret_env import marked_names
+
+    return marked_names(preset)
+
+
 def job_env(env_vars: Mapping[str, str] | None = None) -> dict[str, str]:
     """Environment for the job: `env_vars` from the caller (the preset's exports as `gspo env exports` fits
     them: gspo_cli.env.exports.job_vars; this layer sits below env/) plus what gspo itself needs."""
@@ -58,6 +64,19 @@ def job_env(env_vars: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def _runtime_env(job_id: str, env_vars: dict[str, str], marked: list[str]) -> dict[str, Any]:
+    from gspo_cli.jobs import secret_env
+
+    public, secret = secret_env.split(env_vars, marked)
+    secret, dropped = secret_env.drop_redacted(secret)
+    if dropped:
+        from gspo_cli.console import err
+
+        err.print(f"[yellow]warning:[/] {', '.join(dropped)}: the run's saved preset holds no secret values; set "
+                  "them again (--set env.vars.NAME=VALUE, or the preset) if the job needs them", highlight=False)
+    return secret_env.runtime_env(public, secret_env.write(job_id, secret) if secret else None)
+
+
 def submit(
     target: ClusterTarget,
     entrypoint_cmd: str,
@@ -66,10 +85,13 @@ def submit(
     env_vars: dict[str, str] | None = None,
     metadata: dict[str, str] | None = None,
     label_selector: dict[str, str] | None = None,
+    secret_names: list[str] | None = None,
 ) -> str:
-    """Submit; `label_selector` places the job's driver on a node with those Ray labels (e.g. gspo-node)."""
+    """Submit; `label_selector` places the job's driver on a node with those Ray labels (e.g. gspo-node).
+
+    Secret variables (`jobs/secret_env.py`) travel in a private file, never in Ray's runtime_env."""
     job_client = client(target)
-    runtime_env = {"env_vars": dict(env_vars or {})}
+    runtime_env = _runtime_env(job_id, env_vars or {}, secret_names or [])
     attempt, deadline = 0, time.monotonic() + AGENT_WAIT_S
     while attempt < 5:
         candidate = job_id if attempt == 0 else f"{job_id}-{attempt + 1}"
@@ -131,7 +153,7 @@ def run_job(
     job_id = submit(
         target, entrypoint(command, entry_args, python),
         job_id=submission_id(name, command),
-        env_vars=job_env(env_vars),
+        env_vars=job_env(env_vars), secret_names=secret_marks(preset),
         metadata={"gspo_version": __version__, "preset": name, "command": command},
         label_selector={"gspo-node": node} if node else None,
     )
@@ -216,7 +238,9 @@ def job_logs(job_id: str, address: str | None = None) -> str:
     target = resolve_target(address, start_local=False)
     job_client = client(target)
     job_info(job_client, job_id, target)
-    return job_client.get_job_logs(job_id)
+    from gspo_cli.jobs.secret_env import scrub
+
+    return scrub(job_client.get_job_logs(job_id), job_id)
 
 
 def follow_existing(job_id: str, address: str | None = None, *, json_out: bool = False) -> int:

@@ -40,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     from gspo_cli.errors import GspoError
 
     try:
+        from gspo_cli.jobs import secret_env
+
+        secret_env.load()  # the job's secrets, from its private file (never in Ray's runtime_env)
         return run(argv[0], argv[1:])
     except GspoError as exc:
         print(f"Error: {exc.message}", file=sys.stderr)

@@ -148,7 +148,9 @@ def preset_diff(config: dict[str, Any]) -> dict[str, Any]:
 
     name = config.get("name")
     try:
-        base = to_jsonable(presets.load_preset(name))
+        from gspo_cli.jobs.secret_env import redact_preset
+
+        base = redact_preset(to_jsonable(presets.load_preset(name)))  # secret values are never shown
     except ConfigError as exc:
         return {"base": name, "error": exc.message, "changes": []}
     changes = [{"key": k, "base": a, "run": b} for k, a, b in diff(base, config) if is_setting(k)

@@ -25,7 +25,6 @@ def prepare_run(req) -> Path:
     """The run folder with config.yaml (readable) and config.json (what the job loads)."""
     import yaml
 
-    from gspo_cli import layout
     from gspo_cli.config.schema import to_jsonable
     from gspo_cli.fsutil import atomic_write_json, atomic_write_text
     from gspo_cli.layout import train_file, val_file
@@ -41,7 +40,9 @@ def prepare_run(req) -> Path:
     _check_manifests(preset)
     run_dir = run_dir_for(run_name_for(req), preset).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
-    data = _absolute_paths(to_jsonable(preset))
+    from gspo_cli.jobs.secret_env import redact_preset
+
+    data = _absolute_paths(redact_preset(to_jsonable(preset)))  # run folders never hold secret values
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(data, sort_keys=False))
     atomic_write_json(run_dir / "config.json", data)
     return run_dir

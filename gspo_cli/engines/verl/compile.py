@@ -93,11 +93,14 @@ def override_key(override: str) -> str:
     return key.lstrip("+~")
 
 
-def redact(env: dict[str, str]) -> dict[str, str]:
-    """Values of secret-like names (KEY, TOKEN, SECRET, PASSWORD, ...) hidden: the rule `gspo env doctor` uses."""
+def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, str]:
+    """Values of secret-like names (KEY, TOKEN, SECRET, PASSWORD, ...) hidden: the rule `gspo env doctor` uses,
+    plus the names the preset marks secret (env.secrets)."""
     from gspo_cli.env.probes import is_secret
+    from gspo_cli.jobs import secret_env
 
-    return {k: ("<redacted>" if is_secret(k) else v) for k, v in env.items()}
+    return {k: ("<redacted>" if is_secret(k) or secret_env.is_secret(k, marked or []) else v)
+            for k, v in env.items()}
 
 
 def _device(preset) -> str:

@@ -47,7 +47,7 @@ def render(plan, plan_line: str | None = None) -> None:  # plan: launch.Plan
         origin = plan.compiled.origins.get(override_key(item), "")
         out.print(f"  {escape(item)}  [dim]\\[{escape(origin)}][/]", highlight=False, soft_wrap=True)
     out.print("[bold]runtime env[/] (secrets redacted):")
-    for k, v in redact(plan.compiled.env_vars).items():
+    for k, v in redact(plan.compiled.env_vars, list(plan.preset.env.secrets)).items():
         out.print(f"  {k}={escape(v)}", highlight=False)
     out.print(f"[bold]Ray job entrypoint[/]: {escape(plan.entrypoint)}", highlight=False, soft_wrap=True)
     python = plan.entrypoint.split(" ", 1)[0]

@@ -49,7 +49,8 @@ class Plan:
     def to_json(self, *, redact_env: bool = True) -> dict[str, Any]:
         from gspo_cli.engines.verl.compile import redact
 
-        env = redact(self.compiled.env_vars) if redact_env else dict(self.compiled.env_vars)
+        env = redact(self.compiled.env_vars, list(self.preset.env.secrets)) if redact_env \
+            else dict(self.compiled.env_vars)
         return {
             "ok": self.ok,
             "preset": self.preset.name,
@@ -198,14 +199,16 @@ def write_run(plan: Plan) -> Path:
 
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     config = plan.run_dir / "config.yaml"
-    if plan.resume_from is None or not config.exists():
-        atomic_write_text(config, yaml.safe_dump(to_jsonable(plan.preset), sort_keys=False))
-    elif plan.sets:
-        atomic_write_text(config, yaml.safe_dump(to_jsonable(plan.preset), sort_keys=False))
+    from gspo_cli.jobs import secret_env
+
+    saved = secret_env.redact_preset(to_jsonable(plan.preset))  # run folders never hold secret values
+    if plan.resume_from is None or not config.exists() or plan.sets:
+        atomic_write_text(config, yaml.safe_dump(saved, sort_keys=False))
     spec = plan.run_dir / SPEC_FILE
-    atomic_write_json(spec, {
+    public, _ = secret_env.split(plan.compiled.env_vars, secret_env.marked_names(plan.preset))
+    atomic_write_json(spec, {  # the job gets the secrets from its secrets file (GSPO_SECRETS_FILE), not here
         "overrides": plan.compiled.overrides,
-        "env_vars": plan.compiled.env_vars,
+        "env_vars": public,
         "metrics_file": plan.compiled.env_vars.get("VERL_FILE_LOGGER_PATH"),
         "total_steps": plan.total_steps,
         "resume_from": str(plan.resume_from) if plan.resume_from else None,
@@ -226,6 +229,7 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
     entry = jobs.entrypoint(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], python)
     env = jobs.job_env(plan.compiled.env_vars)  # compiled: the preset's fitted exports + verl's own
     job_id = jobs.submit(target, entry, job_id=jobs.submission_id(plan.preset.name, "train"), env_vars=env,
+                         secret_names=jobs.secret_marks(plan.preset),
                          metadata={"gspo_version": __version__, "preset": plan.preset.name, "command": "train",
                                    "engine": "verl", "run": plan.run_name})
     err.print(f"Submitted verl job [bold]{job_id}[/] to {target.dashboard_url} ({target.source}); "
