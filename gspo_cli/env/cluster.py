@@ -5,6 +5,8 @@ and `$GSPO_HOME` shared (a marker written here must be readable on every node).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import uuid
 from typing import Any
@@ -145,6 +147,48 @@ def _check_reachable(address: str, source: str, timeout: float = 3.0) -> None:
                            "start the cluster with `gspo cluster up`, or fix --address / RAY_ADDRESS") from None
 
 
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Send fd 2 to a temp file for the duration; yields a list that holds what was written there, after."""
+    import tempfile
+
+    sys.stderr.flush()
+    saved, text = os.dup(2), []
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield text
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            text.append(tmp.read().decode(errors="replace"))
+
+
+def _check_token(target) -> None:
+    """Ask the cluster's jobs API (token-checked like every Ray port) with the token Ray would send; a 401/403
+    raises the token error at once. Unreachable or anything else: leave the verdict to ray.init."""
+    import urllib.error
+    import urllib.request
+
+    from gspo_cli.jobs import auth
+
+    token = None
+    if os.environ.get("RAY_AUTH_MODE") == auth.TOKEN:
+        token = os.environ.get("RAY_AUTH_TOKEN") or auth.read_token(os.environ.get("RAY_AUTH_TOKEN_PATH"))
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        urllib.request.urlopen(urllib.request.Request(f"{target.dashboard_url}/api/version", headers=headers),
+                               timeout=5).close()
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            raise auth.auth_error(target.dashboard_url, target.source, target.token_file,
+                                  f"HTTP {exc.code} from the jobs API") from None
+    except (urllib.error.URLError, OSError, ValueError):
+        pass
+
+
 def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.0) -> tuple[list[Check], list[dict]]:
     """Connect to the cluster, probe every alive node, return (checks, per-node facts)."""
     from gspo_cli import layout
@@ -156,16 +200,21 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         raise ClusterError(f"--cluster needs the GCS address (HEAD:PORT), got only {target.dashboard_url}",
                            "pass --address HEAD:6379")
     _check_reachable(target.address, target.source)
+    _check_token(target)  # a refused token in one line now, not after ~20 s of Ray's own retries
     import ray
 
     checks: list[Check] = []
-    try:
-        ray.init(address=target.address, logging_level="ERROR", log_to_driver=False, namespace="gspo-doctor",
-                 configure_logging=False)
-    except Exception as exc:
+    with _quiet_stderr() as captured:  # Ray's C++ client logs every failed GCS call (~20 s of lines) to fd 2
+        try:
+            ray.init(address=target.address, logging_level="ERROR", log_to_driver=False, namespace="gspo-doctor",
+                     configure_logging=False)
+            exc = None
+        except Exception as e:  # noqa: BLE001 - Ray raises several kinds here
+            exc = e
+    if exc is not None:
         from gspo_cli.jobs import auth
 
-        if auth.is_auth_failure(str(exc)):
+        if auth.is_auth_failure(str(exc)) or auth.is_auth_failure("".join(captured)):
             raise auth.auth_error(target.address, target.source, target.token_file, "GCS refused the connection"
                                   ) from None
         raise ClusterError(f"cannot connect to Ray at {target.address} ({target.source}): "

@@ -54,7 +54,7 @@ def ensure_cluster_token(*, rotate: bool = False) -> tuple[Path, bool]:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
             raise ClusterError(f"{path} is not a token file of yours (a symlink, or another user's file)",
-                               f"remove it and run `gspo cluster up --rotate-token`")
+                               "remove it and run `gspo cluster up --rotate-token`")
         os.chmod(path, 0o600)
         return path, False
     return write_new_token(path), True

@@ -100,6 +100,9 @@ def _jsonl(path: Path, default_ds: str) -> Iterator[Row]:
                 obj = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
                 raise DataError(f"{_where(path, n)}: not valid JSON ({e.__class__.__name__}: {e})") from None
+            except RecursionError:  # hostile input: arrays/objects nested thousands deep
+                raise DataError(f"{_where(path, n)}: JSON nested too deeply to read (over Python's recursion "
+                                "limit)", "each line holds one flat object: response, ground_truth") from None
             yield to_row(obj, n, path, default_ds)
 
 
