@@ -28,6 +28,7 @@ class NodeArgs:
     rotate_token: bool = False
     token_file: str | None = None
     ray_args: list[str] | None = None
+    metrics: bool = False
 
 
 def _token(a: NodeArgs):
@@ -87,7 +88,10 @@ def _start(a: NodeArgs) -> None:
     p = raystart.plan_here(loaded, role=a.role, stack=a.stack, head_address=a.head, port=a.port,
                            dashboard_port=a.dashboard_port, node_ip=a.node_ip, npus=a.npus, temp_dir=temp_dir,
                            num_cpus=a.num_cpus, token_file=token_file, dashboard_host=a.dashboard_host,
-                           dashboard_url=_dashboard_url(a), extra_args=a.ray_args)
+                           dashboard_url=_dashboard_url(a), extra_args=a.ray_args, metrics=a.metrics)
+    if a.metrics:
+        err.print("[yellow]warning:[/] --metrics: Ray's metrics exporter listens on every interface of this node "
+                  "without auth (read-only metrics: node IPs, temp paths, resource use); firewall it")
     for name, _value, why in p["exports"].exports:
         err.print(f"[dim]export {name}[/]" + (f" [dim]({why})[/]" if why else ""))
     for d in p["exports"].dropped:
@@ -133,6 +137,8 @@ STACK = typer.Option(None, "--stack", help="vllm-ascend==X to judge the exports 
 TEMP_DIR = typer.Option(None, "--temp-dir", help="Private folder (created 0700) for Ray's temp dir DIR/ray (default: "
                         "$GSPO_HOME/ray/tmp-NODE, or a new /tmp/gspo-ray-* where that is too long for Ray's sockets).")
 NUM_CPUS = typer.Option(None, "--num-cpus", help="CPUs Ray may schedule on this node (default: all).")
+METRICS = typer.Option(False, "--metrics/--no-metrics", help="Ray's per-node Prometheus exporter (default off: it "
+                       "listens on every interface without auth; docs/ascend.md, Ports).")
 RAY_ARGS = typer.Option(None, "--ray-arg", metavar="--FLAG=VALUE", help="Extra `ray start` flag, passed as given "
                         "(repeatable), e.g. --ray-arg=--dashboard-agent-listen-port=52366.")
 
@@ -156,6 +162,7 @@ def register(app: typer.Typer) -> None:
                                           "$GSPO_HOME/ray/auth_token (restart every node after)."),
         wait: float = typer.Option(600, "--wait", help="Seconds to wait for the preset's NPU total (0: no wait)."),
         sets: list[str] | None = options.sets("cluster.nnodes=2"), ray_args: list[str] | None = RAY_ARGS,
+        metrics: bool = METRICS,
     ) -> None:
         """Start the Ray head here with token auth, the preset's exports and NPU count, then wait for the workers.
 
@@ -165,7 +172,7 @@ on (no --address needed); the line to run on the other nodes is printed.
         """
         _start(NodeArgs("head", preset, None, port, dashboard_port, node_ip, npus, stack, temp_dir, wait, sets,
                         num_cpus=num_cpus, dashboard_host=dashboard_host, auth=use_auth, rotate_token=rotate_token,
-                        ray_args=ray_args))
+                        ray_args=ray_args, metrics=metrics))
 
     @app.command("join")
     def join_cmd(
@@ -177,7 +184,8 @@ on (no --address needed); the line to run on the other nodes is printed.
         dashboard_port: int = typer.Option(8265, "--dashboard-port", help="The head's dashboard port."),
         wait: float = typer.Option(0, "--wait", help="Seconds to wait for the preset's NPU total."),
         sets: list[str] | None = options.sets("cluster.nnodes=2"), ray_args: list[str] | None = RAY_ARGS,
+        metrics: bool = METRICS,
     ) -> None:
         """Start a Ray worker here that joins HEAD, with the cluster's token, the exports and this node's NPUs."""
         _start(NodeArgs("worker", preset, head, 6379, dashboard_port, node_ip, npus, stack, temp_dir, wait, sets,
-                        num_cpus=num_cpus, token_file=token_file, ray_args=ray_args))
+                        num_cpus=num_cpus, token_file=token_file, ray_args=ray_args, metrics=metrics))

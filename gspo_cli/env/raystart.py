@@ -34,7 +34,8 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
          port: int = 6379, dashboard_port: int = 8265, node_ip: str | None = None, npus: int | None = None,
          stack: str | None = None, temp_dir: str | None = None, extra_ports: dict[str, int] | None = None,
          num_cpus: int | None = None, token_file: Path | None = None, dashboard_host: str | None = None,
-         dashboard_url: str | None = None, extra_args: list[str] | None = None) -> dict[str, Any]:
+         dashboard_url: str | None = None, extra_args: list[str] | None = None,
+         metrics: bool = False) -> dict[str, Any]:
     """The `ray start` command line and environment for this node (pure apart from the route lookup)."""
     from gspo_cli.env import exports as exports_mod
 
@@ -53,6 +54,8 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
     env.update({name: value for name, value, _ in ex.exports})
     env = auth.server_env(env, token_file)
     env.pop("RAY_ADDRESS", None)  # `ray start` must join the address gspo names, not an inherited one
+    # Ray's per-node Prometheus exporter listens on every interface and takes no token: off unless asked for.
+    env["RAY_enable_metrics_collection"] = "1" if metrics else "0"
     if npu:
         env[matrix.RAY_NOSET_VISIBLE] = "1"
     name = nodes.node_name()
