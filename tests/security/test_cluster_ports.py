@@ -1,0 +1,73 @@
+"""Every port a `gspo cluster up` head opens, called without the token from this host's own address.
+
+A real head on this host's non-loopback address (as on a cluster), default options: each listening socket of its
+process tree is listed with its bind address (the table in docs/ascend.md, Ports), and each one outside loopback
+must refuse a caller without the token (HTTP 401/403, gRPC UNAUTHENTICATED). The per-node metrics exporter is off
+by default, so no port of this head may answer Prometheus metrics.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from test_embedded_head_auth import _external_ip, _grpc_codes, _http, _is_loopback, _listening
+
+pytestmark = [pytest.mark.security, pytest.mark.ray, pytest.mark.slow]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def head(gspo_home, gspo_at):
+    ip = _external_ip()
+    if ip is None:
+        pytest.skip("this host has no non-loopback IPv4 address")
+    port, dash = _free_port(), _free_port()
+    up = gspo_at("cluster", "up", "--preset", "tiny", "--node-ip", ip, "--num-cpus", "1", "--wait", "0",
+                 "--port", str(port), "--dashboard-port", str(dash), timeout=300)
+    try:
+        assert up.returncode == 0, up.stderr[-3000:]
+        from gspo_cli.jobs import nodes
+
+        yield nodes.read_record(), ip, up
+    finally:
+        gspo_at("cluster", "down", timeout=120)
+
+
+def test_cluster_up_ports_refuse_unauthenticated_callers(head):
+    record, ip, up = head
+    assert "/tmp/ray" not in " ".join(record.argv) and record.temp_dir.startswith(str(os.environ["GSPO_HOME"])) \
+        or "/gspo-ray-" in record.temp_dir
+    deadline = time.monotonic() + 120
+    sockets = _listening(record.pid)
+    while not {"raylet", "ray::DashboardAgent", "ray::RuntimeEnvAgent"} <= {n for *_, n in sockets} and (
+            time.monotonic() < deadline):
+        time.sleep(1)
+        sockets = _listening(record.pid)
+    rows = []
+    for bind, port, name in sorted(set(sockets), key=lambda s: (s[2], s[1])):
+        if _is_loopback(bind):
+            rows.append((name, port, bind, "loopback only"))
+            continue
+        answer = _http(ip, port)
+        if answer is not None:
+            status, body = answer
+            assert status in (401, 403) and not body.startswith("# HELP"), (name, port, status, body[:100])
+            rows.append((name, port, bind, f"HTTP {status}"))
+            continue
+        codes = set(_grpc_codes(ip, port).values())
+        assert "OK" not in codes and "UNAUTHENTICATED" in codes, (name, port, codes)
+        rows.append((name, port, bind, "gRPC UNAUTHENTICATED"))
+    print("\n".join(f"{n:<24} {p:>6}  {b:<16} {v}" for n, p, b, v in rows))
+    print(subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout if sys.platform == "linux" else "")
+    assert {"gcs_server", "raylet"} <= {n for n, *_ in rows}
