@@ -125,7 +125,8 @@ def test_embedded_head_is_started_reused_and_torn_down(gspo, gspo_home):
     again = gspo("cluster", "down")
     assert again.returncode == 0 and "nothing to stop" in again.stderr
     assert Path(record.temp_dir).is_dir()  # `cluster down` never deletes Ray's temp dir...
-    shutil.rmtree(record.temp_dir)  # ...but this test's own may go
+    temp = Path(record.temp_dir)  # ...but this test's own may go (with gspo's private folder around it)
+    shutil.rmtree(temp.parent if temp.parent.name.startswith("gspo-ray-") else temp)
 
 
 # ---------------------------------------------------------------- event rendering (pure)
