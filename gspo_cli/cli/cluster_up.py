@@ -84,6 +84,10 @@ def _start(a: NodeArgs) -> None:
 
     loaded = load_preset(a.preset, a.sets or [])
     token_file = _token(a)
+    if a.role == "worker" and a.token_file and token_file:
+        import os  # the token the user named for this head also serves the NPU wait below (jobs/target.py)
+
+        os.environ["RAY_AUTH_TOKEN_PATH"] = str(token_file)
     temp_dir = str(raystart.private_temp_dir(a.temp_dir))
     p = raystart.plan_here(loaded, role=a.role, stack=a.stack, head_address=a.head, port=a.port,
                            dashboard_port=a.dashboard_port, node_ip=a.node_ip, npus=a.npus, temp_dir=temp_dir,
