@@ -69,5 +69,11 @@ def test_cluster_up_ports_refuse_unauthenticated_callers(head):
         assert "OK" not in codes and "UNAUTHENTICATED" in codes, (name, port, codes)
         rows.append((name, port, bind, "gRPC UNAUTHENTICATED"))
     print("\n".join(f"{n:<24} {p:>6}  {b:<16} {v}" for n, p, b, v in rows))
-    print(subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout if sys.platform == "linux" else "")
+    if sys.platform == "linux":  # this head's lines of `ss -ltnp` (its process tree), for docs/ascend.md
+        import psutil
+
+        root = psutil.Process(record.pid)
+        pids = {p.pid for p in [root, *root.children(recursive=True)]}
+        ss = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout.splitlines()
+        print("\n".join(line for line in ss if any(f"pid={p}," in line for p in pids)))
     assert {"gcs_server", "raylet"} <= {n for n, *_ in rows}
