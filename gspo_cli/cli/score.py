@@ -30,5 +30,14 @@ def score_command(
     """
     from gspo_cli.rewards.scoring_service import run_score
 
-    run_score(file, preset=preset, compare=compare, data_source=data_source, show=show, sets=list(sets or []),
-              json_out=json_out)
+    report = run_score(file, preset=preset, compare=compare, data_source=data_source, show=show,
+                       sets=list(sets or []))
+    if json_out:
+        from gspo_cli.console import print_json
+
+        print_json(report)
+    else:
+        from gspo_cli.console import out
+        from gspo_cli.rewards.scoring_view import render
+
+        render(report, out)

@@ -14,10 +14,8 @@ _INT = re.compile(r"\s*([+-]?\d{1,40})\s*")
 
 
 def _verifier_normalize(text: str) -> str | None:
-    try:
-        from gspo_cli.rewards.normalize import normalize
-    except ImportError:
-        return None
+    from gspo_cli.rewards.normalize import normalize
+
     try:
         return normalize(text)
     except Exception:  # the verifier's problem, not a reason to crash data preparation

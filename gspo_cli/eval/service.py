@@ -22,7 +22,6 @@ from gspo_cli.eval.settings import eval_section, resolve_settings
 from gspo_cli.jobs import events
 
 RESULTS = "results.json"
-SAMPLES = "samples.jsonl"
 
 
 def load_preset(req: EvalRequest):
@@ -107,11 +106,6 @@ def same_settings(results: dict[str, Any], wanted: dict[str, Any]) -> bool:
 def wanted_settings(req: EvalRequest, preset=None) -> dict[str, Any]:
     """The settings that make two evals of one checkpoint comparable (what `--force` would redo)."""
     return {**resolve_settings(req.benchmark, preset, req.flags()).to_dict(), "limit": req.limit}
-
-
-def run_eval(req: EvalRequest) -> dict[str, Any]:
-    """Evaluate the request's one model (see `run_evals` for several)."""
-    return run_evals(req)[0]
 
 
 def run_evals(req: EvalRequest) -> list[dict[str, Any]]:

@@ -24,11 +24,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gspo_cli.jobs import events
 from gspo_cli.jobs.failures import Attempt, backoff_s, classify, silent_exit
 from gspo_cli.metrics.health import HEALTH_FILE, Context, Event, Monitor, append_event
 from gspo_cli.metrics.jsonl import Tail
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 POLL_S = 0.25
 LOG_TAIL_LINES = 60
@@ -54,14 +58,9 @@ class Child:
 
 
 class Supervisor:
-    # The stall clock (monotonic seconds). Tests replace it to decide when time passes, so a loaded machine
-    # cannot make a normal step look stalled; the restart backoff and kill grace periods stay real sleeps.
-    clock: Callable[[], float] = staticmethod(time.monotonic)
-
-    def __init__(self, child: Child, preset):
+    def __init__(self, child: Child, preset: Preset):
         trainer = preset.trainer
         self.child = child
-        self.health_cfg = trainer.health
         self.max_restarts = trainer.max_restarts
         self.restart_cfg = trainer.restart
         self.monitor = Monitor(trainer.health, Context.from_preset(preset))
@@ -131,7 +130,7 @@ class Supervisor:
         if child.before_attempt is not None:
             child.before_attempt(index, resume_step)
         attempt = Attempt(number=index + 1, resume_step=resume_step)
-        self.monitor.new_attempt(resume_step if index else None, now=self.clock())
+        self.monitor.new_attempt(resume_step if index else None)
         tail = Tail(child.metrics, child.metrics.stat().st_size if child.metrics.exists() else 0)
         env = {**os.environ, **child.env, "GSPO_ATTEMPT": str(index)}
         started = time.monotonic()
@@ -182,7 +181,7 @@ class Supervisor:
             if done and proc.poll() is not None:
                 return None
             finishing = self.total_steps is not None and (self.monitor.last_step or 0) >= self.total_steps
-            if proc.poll() is None and not finishing and (stall := self.monitor.check_stall(self.clock())) is not None:
+            if proc.poll() is None and not finishing and (stall := self.monitor.check_stall()) is not None:
                 self.record(stall)
                 if stall.action == "stop":
                     events.message(f"stall: stopping the training process ({stall.message})")
@@ -224,7 +223,7 @@ class Supervisor:
                 shown = {label: float(data[k]) for k, label in self.child.progress_metrics.items()
                          if isinstance(data.get(k), (int, float))}
                 events.progress(step, self.child.total_steps, task="train", metrics=shown)
-            for event in self.monitor.observe(step, data, now=self.clock()):
+            for event in self.monitor.observe(step, data):
                 self.record(event)
                 raised.append(event)
         return raised
@@ -263,7 +262,7 @@ def _exit_on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def supervise(child: Child, preset) -> int:
+def supervise(child: Child, preset: Preset) -> int:
     """Run the training process under the wrapper until it finishes, fails for good, or a rule stops it."""
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if main else None  # `ray job stop`

@@ -7,8 +7,13 @@ layouts preflight accepts), `feedback` (`--calibrate RUN`), `service` (what the 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def dry_run_line(preset, report=None) -> str:
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
+
+
+def dry_run_line(preset: Preset, report=None) -> str:
     """The one-line prediction `gspo train --dry-run` prints for the preset as given."""
     from gspo_cli.plan.service import dry_run_line as line
 

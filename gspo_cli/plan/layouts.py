@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gspo_cli.plan import memory
 from gspo_cli.plan import model as step_model
 from gspo_cli.plan.workload import Lengths, from_preset
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 UTILISATIONS = (0.7, 0.8, 0.9)  # below 0.7 the KV cache of long responses rarely fits
 WARN_PENALTY = 0.97
@@ -60,7 +64,7 @@ def _divisors(n: int, options=(1, 2, 4, 8, 16)) -> list[int]:
     return [d for d in options if n % d == 0]
 
 
-def knob_grid(preset) -> list[dict[str, object]]:
+def knob_grid(preset: Preset) -> list[dict[str, object]]:
     """The candidate changes for this preset's engine (the preset's own values are always included)."""
     a, r, d, c = preset.actor, preset.rollout, preset.data, preset.cluster
     if preset.trainer.engine == "native":
@@ -82,7 +86,7 @@ def knob_grid(preset) -> list[dict[str, object]]:
     return grid
 
 
-def apply(preset, changes: dict[str, object]):
+def apply(preset: Preset, changes: dict[str, object]):
     """The preset with `changes` (dotted keys of the actor / rollout sections) applied."""
     sections: dict[str, dict] = {}
     for key, value in changes.items():
@@ -100,7 +104,7 @@ def _diff(preset, changes: dict[str, object]) -> dict[str, object]:
     return out
 
 
-def mode_variants(preset) -> list[dict[str, object]]:
+def mode_variants(preset: Preset) -> list[dict[str, object]]:
     """verl's V1 async modes on top of a layout (separate_async with verl's batch rule and half the devices)."""
     if preset.trainer.engine != "verl":
         return []
@@ -112,7 +116,7 @@ def mode_variants(preset) -> list[dict[str, object]]:
     return out
 
 
-def search(preset, facts, prof, lengths: Lengths | None = None, top: int = 10) -> SearchResult:
+def search(preset: Preset, facts, prof, lengths: Lengths | None = None, top: int = 10) -> SearchResult:
     """Evaluate every candidate layout: preflight's verdict first, the step-time model on the accepted ones; then
     verl's async modes on the fastest few (each carries preflight's staleness warning as its stated risk)."""
     result = SearchResult([])

@@ -8,8 +8,12 @@ and its `Report`), and only through this module, so a change of preflight's inte
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gspo_cli.plan import profiles
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 
 @dataclass
@@ -20,7 +24,7 @@ class Verdict:
     kv_capacity_tokens: int | None = None
 
 
-def facts(preset):
+def facts(preset: Preset):
     """Preflight's ModelFacts of the preset's model (the built-in tiny model by its config), or None."""
     from gspo_cli.engines.verl import preflight
 
@@ -46,7 +50,7 @@ def _tiny_facts(preflight, name: str = "tiny"):
                                 s["num_key_value_heads"], s["head_dim"], s["intermediate_size"], 37, True, "builtin")
 
 
-def with_profile(preset, profile_name: str | None):
+def with_profile(preset: Preset, profile_name: str | None):
     """The preset with cluster.profile set to preflight's name for `profile_name` (memory checks use it)."""
     if not profile_name:
         return preset
@@ -56,7 +60,7 @@ def with_profile(preset, profile_name: str | None):
     return preset.model_copy(update={"cluster": preset.cluster.model_copy(update={"profile": name})})
 
 
-def verdict(preset, model_facts) -> Verdict:
+def verdict(preset: Preset, model_facts) -> Verdict:
     """Preflight's verdict for `preset` (data checks skipped: a layout does not change the prepared data)."""
     from gspo_cli.engines.verl import preflight
 

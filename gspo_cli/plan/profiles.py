@@ -18,8 +18,6 @@ from pathlib import Path
 GB = 1e9
 TB = 1e12
 
-HARDWARE_FIELDS = ("memory_gib", "hbm_bytes_s", "peak_flops", "intra_node_bytes_s", "inter_node_bytes_s",
-                   "host_bytes_s", "ckpt_write_bytes_s")
 FACTOR_FIELDS = ("decode_bw_eff", "mfu_prefill", "mfu_train", "native_mfu_train", "comm_eff", "vllm_layer_overhead_s",
                  "graph_overhead_factor", "hf_layer_overhead_s", "train_layer_overhead_s", "step_fixed_s",
                  "reward_s_per_response")

@@ -5,11 +5,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gspo_cli.errors import ConfigError
 from gspo_cli.plan import layouts, memory, profiles
 from gspo_cli.plan import model as step_model
 from gspo_cli.plan.workload import Lengths, Workload, from_preset
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 
 @dataclass
@@ -37,7 +41,7 @@ class PlanResult:
         return out
 
 
-def pick_profile(preset, name: str | None) -> profiles.Profile:
+def pick_profile(preset: Preset, name: str | None) -> profiles.Profile:
     """--profile, else the preset's cluster.profile, else `cpu` for CPU presets; an error when none is known."""
     chosen = name or preset.cluster.profile or ("cpu" if preset.cluster.device == "cpu" else None)
     prof = profiles.get(chosen)
@@ -48,7 +52,7 @@ def pick_profile(preset, name: str | None) -> profiles.Profile:
     return prof
 
 
-def reshape(preset, nodes: int | None = None, devices: int | None = None, profile: str | None = None):
+def reshape(preset: Preset, nodes: int | None = None, devices: int | None = None, profile: str | None = None):
     """The preset on another cluster shape / profile (everything else as given)."""
     update = {k: v for k, v in (("nnodes", nodes), ("devices_per_node", devices)) if v}
     if update:
@@ -56,7 +60,7 @@ def reshape(preset, nodes: int | None = None, devices: int | None = None, profil
     return memory.with_profile(preset, profile)
 
 
-def predict(preset, prof: profiles.Profile, facts=None, lengths: Lengths | None = None):
+def predict(preset: Preset, prof: profiles.Profile, facts=None, lengths: Lengths | None = None):
     """(workload, prediction, preflight verdict) of the preset as given."""
     facts = facts if facts is not None else memory.facts(preset)
     if facts is None:
@@ -67,7 +71,7 @@ def predict(preset, prof: profiles.Profile, facts=None, lengths: Lengths | None 
     return work, step_model.predict(work, prof), verdict
 
 
-def plan(preset, *, profile: str | None = None, nodes: int | None = None, devices: int | None = None,
+def plan(preset: Preset, *, profile: str | None = None, nodes: int | None = None, devices: int | None = None,
          search: bool = True, lengths: Lengths | None = None, top: int = 10) -> PlanResult:
     preset = reshape(preset, nodes, devices, profile)
     prof = pick_profile(preset, profile)
@@ -111,7 +115,7 @@ def write_preset(result: PlanResult, base_ref: str, dest: str) -> Path:
     return path
 
 
-def dry_run_line(preset, report=None) -> str:
+def dry_run_line(preset: Preset, report=None) -> str:
     """One line for `gspo train --dry-run`: the predicted step of the preset as given, or why there is none."""
     prof = profiles.get(preset.cluster.profile) or (profiles.get("cpu") if preset.cluster.device == "cpu" else None)
     facts = memory.facts(preset)

@@ -11,6 +11,10 @@ take the real ones from a run's metrics (prompt_length/mean, response_length/mea
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ class Workload:
         return self.trajectories * (self.prompt_mean + self.response_mean)
 
 
-def from_preset(preset, facts, *, kv_capacity_tokens: int | None = None, lengths: Lengths | None = None) -> Workload:
+def from_preset(preset: Preset, facts, *, kv_capacity_tokens: int | None = None, lengths: Lengths | None = None) -> Workload:
     """The workload of one step of `preset` (facts: preflight's ModelFacts of its model)."""
     a, r, d, c = preset.actor, preset.rollout, preset.data, preset.cluster
     native = preset.trainer.engine == "native"

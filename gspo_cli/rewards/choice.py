@@ -10,7 +10,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 VERL_ENTRY = "pkg://gspo_cli.rewards.verl_entry"
 ENTRY_FUNCTION = "compute_score"
@@ -25,7 +28,7 @@ VERL_KNOWS = {"dapo-math-17k": "math_dapo", "aime-2024": "aime2024"}
 EVAL_SCORERS: dict[str, str | None] = {"gspo": None, "verl": "gspo_cli.rewards.choice:verl_compute_score"}
 
 
-def scorer_for(preset) -> str | None:
+def scorer_for(preset: Preset) -> str | None:
     """The scorer `gspo eval` passes to the batch pool for this preset (None without a preset: gspo's)."""
     return EVAL_SCORERS[preset.reward.verifier] if preset is not None else None
 
@@ -44,7 +47,7 @@ def verl_compute_score(data_source, solution_str, ground_truth, extra_info=None)
             "pred": None if pred is None else ("" if str(pred) == "[INVALID]" else str(pred))}
 
 
-def check_verifier(preset) -> None:
+def check_verifier(preset: Preset) -> None:
     """`reward.verifier: verl` needs data sources verl can score; refuse the others with the alternative."""
     if preset.reward.verifier != "verl":
         return

@@ -28,10 +28,10 @@ def _progress(total: int, enabled: bool):
 
 
 def run_score(file: str, *, preset: str, compare: str | None, data_source: str | None, show: int,
-              sets: list[str], json_out: bool) -> dict:
-    """Score `file` and print the report (text, or JSON with json_out); returns the report."""
+              sets: list[str]) -> dict:
+    """Score `file` (a progress bar on stderr for large files) and return the report; the CLI renders it."""
     from gspo_cli.config.presets import load_preset
-    from gspo_cli.console import err, out, print_json
+    from gspo_cli.console import err
 
     if compare is not None and compare not in sf.PEERS:
         raise ConfigError(f"--compare {compare!r} is not a verifier gspo can compare with",
@@ -54,10 +54,4 @@ def run_score(file: str, *, preset: str, compare: str | None, data_source: str |
     report = sf.summary(tally, path=path, verifier=verifier, compare=compare, default_ds=default_ds,
                         seconds=time.monotonic() - t0)
     report["preset"] = preset
-    if json_out:
-        print_json(report)
-    else:
-        from gspo_cli.rewards.scoring_view import render
-
-        render(report, out)
     return report

@@ -11,13 +11,16 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli import layout
 from gspo_cli.errors import ConfigError
 from gspo_cli.metrics import names
 from gspo_cli.metrics.health import HEALTH_FILE  # written by the job wrapper; format in docs/health.md
 from gspo_cli.runs import state
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 
 def load_config(run: Path) -> dict[str, Any]:
@@ -119,7 +122,7 @@ def run_info(run: Path, *, size: bool = True) -> dict[str, Any]:
     return info
 
 
-def list_runs(preset=None) -> list[dict[str, Any]]:
+def list_runs(preset: Preset | None = None) -> list[dict[str, Any]]:
     root = layout.runs_dir(preset)
     runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")] if root.is_dir() else []
     return sorted((run_info(r) for r in runs), key=lambda i: i["last_activity"], reverse=True)

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gspo_cli import layout
 from gspo_cli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 NAME_HINT = "a run name is a plain folder name under $GSPO_HOME/runs, e.g. tiny-try2 (gspo runs list)"
 MARKERS = ("config.yaml", "job_state.json")
@@ -39,7 +43,7 @@ def check_name(name: str | None) -> str:
     return name
 
 
-def run_dir_for(name: str | None, preset=None) -> Path:
+def run_dir_for(name: str | None, preset: Preset | None = None) -> Path:
     """The folder of run `name` under the runs dir (checked; not created)."""
     root = layout.runs_dir(preset)
     path = root / check_name(name)
@@ -74,7 +78,7 @@ def looks_like_path(ref: str) -> bool:
     return "/" in ref or os.sep in ref or ref in (".", "..") or ref.startswith("~")
 
 
-def existing_run(ref: str, preset=None) -> Path:
+def existing_run(ref: str, preset: Preset | None = None) -> Path:
     """An existing run named by `ref` (a run name, or a path inside the runs dir), its real folder.
 
     Never returns a folder outside the runs dir or one without a run's marker.

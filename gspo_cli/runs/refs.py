@@ -20,9 +20,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gspo_cli import layout
 from gspo_cli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 ACCEPTED = ("an HF model folder, a hub id (org/name), a run name, RUN:STEP, RUN:all, `latest`, a run folder, "
             "or a checkpoint folder (global_step_N)")
@@ -46,14 +50,14 @@ def is_run_folder(path: Path) -> bool:
     return path.is_dir() and any((path / m).exists() for m in ("checkpoints", "metrics.jsonl", "config.yaml"))
 
 
-def run_names(preset=None) -> list[str]:
+def run_names(preset: Preset | None = None) -> list[str]:
     root = layout.runs_dir(preset)
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-def resolve_run(ref: str, preset=None) -> Path:
+def resolve_run(ref: str, preset: Preset | None = None) -> Path:
     """A run folder from `latest`, a run name, or a path inside the runs dir (the rule in `runs/names.py`)."""
     from gspo_cli.runs import names
 
@@ -161,7 +165,7 @@ def _is_run_name(text: str) -> bool:
     return True
 
 
-def resolve_models(ref: str, preset=None) -> list[ModelRef]:
+def resolve_models(ref: str, preset: Preset | None = None) -> list[ModelRef]:
     """Every model a `--model` reference names (several for RUN:all and step lists), checked cheaply."""
     ref = ref.strip()
     if ref.startswith("builtin:"):
@@ -192,7 +196,7 @@ def resolve_models(ref: str, preset=None) -> list[ModelRef]:
     return [checkpoint_ref(layout.checkpoints_dir(run) / f"global_step_{s}", ref) for s in pick_steps(run, spec, ref)]
 
 
-def resolve_model(ref: str, preset=None) -> ModelRef:
+def resolve_model(ref: str, preset: Preset | None = None) -> ModelRef:
     """Exactly one model; `RUN:all` and step lists are refused (they are for `gspo eval`)."""
     found = resolve_models(ref, preset)
     if len(found) != 1:

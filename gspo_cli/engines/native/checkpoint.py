@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from gspo_cli.fsutil import atomic_dir
-from gspo_cli.layout import STEP_DIR, checkpoints_dir, list_steps
+from gspo_cli.layout import checkpoints_dir, list_steps
 
 STATE_FILE = "trainer_state.pt"
 
@@ -99,7 +99,3 @@ def load_weights(model, path: Path, device) -> tuple[list[str], list[str]]:
     for name in files:
         state.update(load_file(str(path / name), device=str(device)))
     return model.load_state_dict(state, strict=False)
-
-
-def is_step_dir(path: Path) -> bool:
-    return bool(STEP_DIR.match(path.name))

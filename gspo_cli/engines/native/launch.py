@@ -8,9 +8,13 @@ command again resumes the same run (`trainer.resume_mode: auto`), as verl does w
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gspo_cli.errors import ConfigError, DataError
 from gspo_cli.runs.names import run_dir_for
+
+if TYPE_CHECKING:
+    from gspo_cli.engines.request import TrainRequest
 
 JOB_COMMAND = "train"
 
@@ -70,7 +74,7 @@ def entry_args(run_dir: Path) -> list[str]:
     return [str(job_request.write(JOB_COMMAND, payload, run_dir / REQUEST_FILE))]
 
 
-def launch(req) -> int:
+def launch(req: TrainRequest) -> int:
     from gspo_cli.console import err
     from gspo_cli.engines.native import faults
     from gspo_cli.jobs import client as jobs

@@ -42,8 +42,8 @@ import random
 import time
 from collections import defaultdict
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -62,14 +62,17 @@ from gspo_cli.models.device import resolve_device
 from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
 from gspo_cli.rewards.guard import TALLY as REWARD_TALLY
 
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
+
 
 @contextmanager
-def _timer(timing: dict, clock, name: str):
-    start = clock()
+def _timer(timing: dict, name: str):
+    start = time.perf_counter()
     try:
         yield
     finally:
-        timing[f"timing_s/{name}"] = timing.get(f"timing_s/{name}", 0.0) + clock() - start
+        timing[f"timing_s/{name}"] = timing.get(f"timing_s/{name}", 0.0) + time.perf_counter() - start
 
 
 def score_responses(rows: list[dict], batch, overlong=None, max_len: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -98,9 +101,7 @@ def constant_with_warmup(optimizer, warmup: int):
 
 
 class NativeTrainer:
-    clock = staticmethod(time.perf_counter)  # the step timer's clock (timing_s/*, perf/*)
-
-    def __init__(self, preset, run_dir: Path):
+    def __init__(self, preset: Preset, run_dir: Path):
         self.preset = preset
         self.run_dir = Path(run_dir)
         trainer, actor, rollout = preset.trainer, preset.actor, preset.rollout
@@ -205,18 +206,17 @@ class NativeTrainer:
     def train_step(self) -> dict[str, float]:
         """One iteration of GSPO (the paper's algorithm, in verl's order); returns the step's metrics."""
         timing: dict[str, float] = {}
-        timed = partial(_timer, timing, self.clock)
-        with timed("step"):
+        with _timer(timing, "step"):
             rows = self.sample_prompts()  # 1. a batch of prompts
-            with timed("gen"):
+            with _timer(timing, "gen"):
                 batch = self.rollout(rows)  # 2. G = rollout.n responses per prompt from the current policy
-            with timed("reward"):
+            with _timer(timing, "reward"):
                 scores, accs, reward_counts = self.reward(rows, batch)  # 3. a reward per response
-            with timed("old_log_prob"):
+            with _timer(timing, "old_log_prob"):
                 old_log_probs = self.old_log_probs(batch)  # 4. log pi_old(y_i,t), fixed for the whole step
-            with timed("adv"):
+            with _timer(timing, "adv"):
                 token_advantages = self.advantages(scores, batch)  # 5. A_i, group-relative
-            with timed("update_actor"):
+            with _timer(timing, "update_actor"):
                 actor = self.update_policy(batch, old_log_probs, token_advantages)  # 6. maximise the objective
             self.scheduler.step()
         return {**actor, **reward_counts, **self.batch_metrics(batch, scores, accs, token_advantages, old_log_probs,
@@ -386,7 +386,7 @@ class NativeTrainer:
         events.progress(self.step, self.total_steps, task="train", metrics=head)
 
 
-def train(preset, run_dir: Path, trainer_class: type[NativeTrainer] = NativeTrainer) -> int:
+def train(preset: Preset, run_dir: Path, trainer_class: type[NativeTrainer] = NativeTrainer) -> int:
     """Engine entry (see gspo_cli.engines): train one run to completion, emitting progress and a result.
     `trainer_class`: the job passes a fault-injecting subclass under GSPO_FAULT (faults.py)."""
     trainer = trainer_class(preset, run_dir)

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.algo.losses import VERL_LOSS_NAMES
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 # Key prefixes, to keep the table short.
 A = "actor_rollout_ref.actor"
@@ -341,7 +343,7 @@ def _cpu_switches(t: _Table, p) -> dict[str, str]:
     return env
 
 
-def job_env(preset, run_dir: Path, notes: list[str]) -> dict[str, str]:
+def job_env(preset: Preset, run_dir: Path, notes: list[str]) -> dict[str, str]:
     """`gspo env exports`' own result minus host-specific lines, plus where verl's file logger writes."""
     from gspo_cli.env import exports
 
@@ -357,7 +359,7 @@ def job_env(preset, run_dir: Path, notes: list[str]) -> dict[str, str]:
 
 
 def compile_preset(
-    preset,
+    preset: Preset,
     *,
     run_dir: str | Path,
     train_file: str | Path,
@@ -386,7 +388,3 @@ def compile_preset(
         t.origins[override_key(item)] = f"overrides.verl[{i}]"
     env = {**job_env(preset, run_dir, t.notes), **switch_env}
     return Compiled(overrides=t.out, origins=t.origins, env_vars=env, run_dir=str(run_dir), notes=t.notes)
-
-
-def keys_of(overrides: Iterable[str]) -> list[str]:
-    return [override_key(o) for o in overrides]

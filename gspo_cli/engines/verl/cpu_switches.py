@@ -11,7 +11,10 @@ not NPU speed. The verl side of these switches is gspo_cli/engines/verl/cpu_plat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 PLUGIN_MODULE = "gspo_cli.engines.verl.cpu_platform"
 R = "actor_rollout_ref.rollout"
@@ -60,6 +63,6 @@ SWITCHES: tuple[Switch, ...] = (
 )
 
 
-def switches_for(preset) -> tuple[Switch, ...]:
+def switches_for(preset: Preset) -> tuple[Switch, ...]:
     """The switches a preset gets: all of them on `cluster.device: cpu`, none otherwise."""
     return SWITCHES if preset.cluster.device == "cpu" else ()

@@ -12,10 +12,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.engines.verl.job import SPEC_FILE
 from gspo_cli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from gspo_cli.engines.request import TrainRequest
 
 JOB_COMMAND = "verl-train"
 
@@ -260,7 +263,7 @@ def _entry_python(preset, address: str | None) -> str:
     return sys.executable
 
 
-def launch_request(req) -> int:
+def launch_request(req: TrainRequest) -> int:
     """`gspo train` for presets with trainer.engine=verl (see gspo_cli.engines.TrainRequest)."""
     from gspo_cli.console import err, print_json
 

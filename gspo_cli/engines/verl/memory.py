@@ -41,9 +41,12 @@ Tokens per rank and micro-batch: `ppo_max_token_len_per_device` (update) / `log_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.engines.verl.model_facts import GiB, MiB, ModelFacts
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 PHASES = ("rollout", "update_weights", "old_log_prob", "update")
 ENTROPY_CHUNK = 2048  # verl's entropy_from_logits_chunk_size default
@@ -109,7 +112,7 @@ class MemoryEstimate:
         }
 
 
-def micro_tokens(preset, phase: str) -> int:
+def micro_tokens(preset: Preset, phase: str) -> int:
     """Tokens one rank holds in one micro-batch of `phase` (update or old_log_prob)."""
     a, r, d = preset.actor, preset.rollout, preset.data
     sp = a.ulysses_sequence_parallel_size
@@ -121,7 +124,7 @@ def micro_tokens(preset, phase: str) -> int:
     return (a.ppo_micro_batch_size_per_device or 1) * -(-seq // sp)
 
 
-def vllm_sleep_level(preset) -> int:
+def vllm_sleep_level(preset: Preset) -> int:
     """1 on Ascend (weights kept in host RAM while vLLM sleeps), 2 elsewhere (third_party/vllm/__init__.py:41-48)."""
     return 1 if preset.cluster.device == "npu" or (preset.cluster.profile or "").startswith(("a2", "a3")) else 2
 
@@ -175,7 +178,7 @@ def _host_parts(preset, offloaded: dict[str, int], vllm_weights: int, sleeping: 
     return parts
 
 
-def estimate(preset, m: ModelFacts, device_bytes: int | None) -> MemoryEstimate:
+def estimate(preset: Preset, m: ModelFacts, device_bytes: int | None) -> MemoryEstimate:
     """The four phases of one step on one device and on the host (see the module docstring for each term)."""
     a, r = preset.actor, preset.rollout
     world = preset.cluster.world_size

@@ -4,7 +4,12 @@ risk under GSPO's clip. Pure: no I/O."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gspo_cli.checks import Check
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 
 def rollout_pool(p) -> tuple[int, int]:
@@ -15,7 +20,7 @@ def rollout_pool(p) -> tuple[int, int]:
     return 1, max(1, round(c.devices_per_node * share))
 
 
-def checks(preset) -> list[Check]:
+def checks(preset: Preset) -> list[Check]:
     """verl's V1 async trainer modes: what verl asserts at start-up, and the staleness risk under GSPO's clip."""
     tr, a, d = preset.trainer, preset.actor, preset.data
     if tr.mode == "sync":

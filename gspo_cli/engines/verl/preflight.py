@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.checks import Check
 from gspo_cli.engines.verl import memory
@@ -28,6 +28,9 @@ from gspo_cli.engines.verl.model_facts import (  # noqa: F401 - re-exported: pre
     model_facts,
 )
 
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
+
 # ---------------------------------------------------------------- facts
 
 
@@ -40,21 +43,17 @@ class DataFacts:
     fix: str | None = None
 
 
-def data_facts(preset) -> DataFacts:
+def data_facts(preset: Preset) -> DataFacts:
     """Rows of the prepared train/val splits from their manifests; the prepare-data check when available."""
     from gspo_cli import layout
+    from gspo_cli.data.manifest import check_prepared
     from gspo_cli.errors import GspoError
 
     facts = DataFacts()
     try:
-        from gspo_cli.data.manifest import check_prepared
-    except ImportError:  # prepare-data not installed in this tree
-        check_prepared = None
-    if check_prepared is not None:
-        try:
-            check_prepared(preset)
-        except GspoError as exc:
-            facts.error, facts.fix = exc.message, exc.hint
+        check_prepared(preset)
+    except GspoError as exc:
+        facts.error, facts.fix = exc.message, exc.hint
     for split, spec in (("train", preset.data.train), ("val", preset.data.val)):
         mpath = layout.manifest_path(spec.source, preset)
         try:
@@ -71,7 +70,7 @@ def data_facts(preset) -> DataFacts:
     return facts
 
 
-def gather(preset) -> tuple[ModelFacts | None, DataFacts]:
+def gather(preset: Preset) -> tuple[ModelFacts | None, DataFacts]:
     return model_facts(preset.model.path), data_facts(preset)
 
 
@@ -332,7 +331,7 @@ def _memory_checks(preset, model: ModelFacts) -> tuple[list[Check], dict[str, An
     return checks, {"memory": est.to_json()}
 
 
-def evaluate(preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
+def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
     """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so)."""
     from gspo_cli.engines.verl import modes, traps
 
@@ -351,11 +350,11 @@ def evaluate(preset, model: ModelFacts | None, data: DataFacts | None) -> Report
     return Report(checks, estimates)
 
 
-def estimate_memory(preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
+def estimate_memory(preset: Preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
     """Per-device memory per phase as a dict (see `gspo_cli.engines.verl.memory`)."""
     return memory.estimate(preset, m, device_bytes).to_json()
 
 
-def run(preset) -> Report:
+def run(preset: Preset) -> Report:
     model, data = gather(preset)
     return evaluate(preset, model, data)

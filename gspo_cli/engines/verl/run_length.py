@@ -10,7 +10,10 @@ deduplication changes the step count by more than `DEDUP_WARN_RATIO`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 DEDUP_WARN_RATIO = 2.0
 
@@ -59,7 +62,7 @@ class RunLength:
                 "raw_steps_per_epoch": self.raw_steps_per_epoch, "raw_total_steps": self.raw_total_steps}
 
 
-def of(preset, rows: int, rows_in: int | None) -> RunLength:
+def of(preset: Preset, rows: int, rows_in: int | None) -> RunLength:
     t = preset.trainer
     return RunLength(rows=rows, rows_in=rows_in, batch=preset.data.train_batch_size, n=preset.rollout.n,
                      epochs=t.total_epochs, total_training_steps=t.total_training_steps)

@@ -21,7 +21,6 @@ import hashlib
 import importlib.util
 import io
 import json
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -269,11 +268,3 @@ def _hydra_message(exc: BaseException) -> str:
 def cached_verdicts() -> int:
     d = cache_dir()
     return len(list(d.glob("*.ok"))) if d.is_dir() else 0
-
-
-def clear_cache() -> None:
-    d = cache_dir()
-    if d.is_dir():
-        for p in d.glob("*.ok"):
-            with contextlib.suppress(OSError):
-                os.unlink(p)

@@ -12,8 +12,13 @@ so it wins) applied on top.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gspo_cli.checks import ERROR, INFO, OK, WARN, Check
 from gspo_cli.signatures import tagged
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 A = "actor_rollout_ref.actor"
 REF = "actor_rollout_ref.ref"
@@ -23,7 +28,7 @@ MAX_GSPO_CLIP = 0.01  # the paper uses 3e-4 / 4e-4; GRPO's 0.2 / 0.28 is ~1000x 
 _DELETED = object()
 
 
-def verl_overrides(preset) -> dict[str, object]:
+def verl_overrides(preset: Preset) -> dict[str, object]:
     """overrides.verl as key -> raw value text (`~key` -> _DELETED), later entries winning, as Hydra applies them."""
     out: dict[str, object] = {}
     for item in preset.overrides.verl:
@@ -46,7 +51,7 @@ def _is_true(value: object) -> bool:
     return str(value).strip().lower() in ("true", "1", "yes")
 
 
-def loss_agg_checks(preset, over: dict[str, object]) -> list[Check]:
+def loss_agg_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
     alg = preset.algorithm
     key = f"{A}.loss_agg_mode"
     raw = over.get(key, alg.loss_agg_mode)
@@ -75,7 +80,7 @@ def loss_agg_checks(preset, over: dict[str, object]) -> list[Check]:
                   "0.9.1's default is token-mean)", keys)]
 
 
-def bypass_checks(preset, over: dict[str, object]) -> list[Check]:
+def bypass_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
     key = "algorithm.rollout_correction.bypass_mode"
     if preset.algorithm.loss_mode not in GSPO_LOSSES or not _is_true(over.get(key, False)):
         return []
@@ -86,7 +91,7 @@ def bypass_checks(preset, over: dict[str, object]) -> list[Check]:
         f"remove {key} from overrides.verl (keep rollout.calculate_log_probs: true to log the train/rollout gap)")]
 
 
-def clip_checks(preset, over: dict[str, object]) -> list[Check]:
+def clip_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
     alg = preset.algorithm
     if alg.loss_mode not in GSPO_LOSSES:
         return []
@@ -122,7 +127,7 @@ def _inert_rows(preset, over: dict[str, object]) -> list[tuple[str, str, str | N
     return rows
 
 
-def inert_checks(preset, over: dict[str, object]) -> list[Check]:
+def inert_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
     rows = _inert_rows(preset, over)
     listing = "; ".join(f"{key} -> {live}" for key, live, _, _ in rows)
     checks = [Check("inert verl keys", INFO, tagged("verl-inert-key", f"accepted but not read by verl 0.9.1 here: "
@@ -135,7 +140,7 @@ def inert_checks(preset, over: dict[str, object]) -> list[Check]:
     return checks
 
 
-def checks(preset) -> list[Check]:
+def checks(preset: Preset) -> list[Check]:
     """Every trap check for a verl-engine preset (empty for other engines)."""
     if preset.trainer.engine != "verl":
         return []

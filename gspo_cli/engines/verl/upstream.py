@@ -17,7 +17,10 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 VERL_MAIN = "verl.trainer.main_ppo"
 HOME = "/home/upstream"  # $HOME inside the script: paths built from it read as upstream's defaults
@@ -83,10 +86,6 @@ class Difference:
     key: str  # a verl key, `env:NAME`, or `ulimit:nofile`
     upstream: Any  # None: upstream does not set it (verl's default or unset)
     ours: Any
-
-    def as_row(self) -> dict[str, str]:
-        return {"key": self.key, "upstream": render(self.upstream), "ours": render(self.ours)}
-
 
 @dataclass
 class Comparison:
@@ -178,7 +177,7 @@ def audit(comparison: Comparison, departures) -> list[str]:
     return problems
 
 
-def compare_preset(preset, script: str | Path, *, inputs: dict[str, str] | None = None,
+def compare_preset(preset: Preset, script: str | Path, *, inputs: dict[str, str] | None = None,
                    scope: set[str] | None = None) -> Comparison:
     """Overrides, job env and open-files limit of `preset` (compiled with placeholder paths) against `script`."""
     from gspo_cli.engines.verl.compile import compile_preset
@@ -194,7 +193,7 @@ def compare_preset(preset, script: str | Path, *, inputs: dict[str, str] | None 
     return result
 
 
-def departures_table(preset):
+def departures_table(preset: Preset):
     """The dry-run's table of the preset's departures from its upstream script (a rich Table), or None."""
     from rich.markup import escape
     from rich.table import Table
