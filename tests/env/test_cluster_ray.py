@@ -15,7 +15,7 @@ import uuid
 import pytest
 from env_hosts import make_host
 
-pytestmark = pytest.mark.timeout(420)
+pytestmark = [pytest.mark.timeout(420), pytest.mark.ray, pytest.mark.slow]  # a real Ray cluster: not in make test-fast
 
 
 def _free_port() -> int:

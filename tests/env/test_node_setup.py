@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 RAISE_THEN_SPAWN = """
 import subprocess, sys
 from gspo_cli.env.node_setup import raise_nofile
@@ -38,6 +40,7 @@ def test_raise_nofile_without_a_preset_limit_does_nothing():
     assert raise_nofile(None) is None
 
 
+@pytest.mark.slow
 def test_doctor_fails_on_a_low_open_files_limit_with_the_fix():
     res = _in_shell(1024, sys.executable, "-m", "gspo_cli", "env", "doctor", "--preset", "qwen3-32b", "--json")
     data = json.loads(res.stdout)

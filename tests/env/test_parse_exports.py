@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 
+import pytest
 from env_hosts import A2_INFO, A3_26X, A3_INFO, make_host
 
 from gspo_cli.config.presets import load_preset
@@ -69,6 +70,7 @@ def test_exports_for_023_drop_obsolete(tmp_path):
         "LD_PRELOAD", "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_IF_IP")}
 
 
+@pytest.mark.slow
 def test_job_env_is_judged_against_the_presets_stack_and_refuses_verl_owned_keys():
     import pytest
 
@@ -128,6 +130,7 @@ def _gspo(*args, env=None):
                           env={**os.environ, **(env or {})}, timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_exports_and_doctor_json(tmp_path):
     res = _gspo("env", "exports", "--preset", "qwen3-32b", "--stack", "vllm-ascend==0.23.0")
     assert res.returncode == 0, res.stderr

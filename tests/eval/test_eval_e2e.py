@@ -89,6 +89,7 @@ def rescore(samples: list[dict]) -> None:
         assert bool(v["acc"]) == s["correct"] and (v["pred"] or None) == s["pred"], s
 
 
+@pytest.mark.slow
 def test_eval_arith_on_tiny_run(eval_home):
     proc = gspo("eval", "arith", "--preset", "tiny", "--model", "tiny-test", "--local", "--n", "4", "--k", "1,2,4",
                 "--temperature", "1.0", "--max-tokens", "8", "--json", home=eval_home)
