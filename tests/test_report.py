@@ -200,3 +200,26 @@ def test_compare_cli_default_folder_and_too_many(tmp_path):
     assert Path(res["out"]) == home / "reports" / "compare-r1-vs-r2"
     with pytest.raises(Exception, match="readable up to"):
         report.make_report([home / "runs" / "r1"] * 9)
+
+
+def test_report_and_runs_show_flag_a_metrics_file_two_jobs_wrote(tmp_path):
+    """Duplicated / out-of-order steps (two writers) are named, in `gspo report` and `gspo runs show`."""
+    home = tmp_path / "home"
+    run = home / "runs" / "twice"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text("name: tiny\nmodel:\n  path: builtin:tiny\ntrainer:\n  engine: native\n")
+    steps = [1, 2, 3, 4, 1, 2, 5, 3, 6, 8, 7]  # a second job started at step 1 while the first was at step 4
+    (run / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "data": {"critic/score/mean": s / 10}}) + "\n"
+                                               for s in steps))
+    env = {**os.environ, "GSPO_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "200"}
+    proc = subprocess.run([sys.executable, "-m", "gspo_cli", "report", "twice", "--json"], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    expected = "3 duplicated step(s) (first 1), 1 out-of-order step(s) (first 7)"
+    assert json.loads(proc.stdout)["warnings"] == [
+        f"twice: metrics.jsonl has {expected}: two jobs wrote this run; each chart keeps the last line per step, "
+        "so curves may mix both jobs"]
+    assert f"**Warning:** twice: metrics.jsonl has {expected}" in (run / "report" / "summary.md").read_text()
+    proc = subprocess.run([sys.executable, "-m", "gspo_cli", "runs", "show", "twice"], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0 and f"{expected} in metrics.jsonl: two jobs wrote" in proc.stdout

@@ -30,12 +30,13 @@ def list_cmd(address: str | None = options.address(), json_out: bool = options.j
     table.add_column("status", no_wrap=True)
     if wide:
         table.add_column("command")
+        table.add_column("run")  # the job id starts with it too; two runs of one preset are told apart
         table.add_column("preset")
     table.add_column("started", no_wrap=True)
     table.add_column("took", no_wrap=True, justify="right")
     for row in rows:
         meta = row["metadata"]
-        extra = [meta.get("command", "-"), meta.get("preset", "-")] if wide else []
+        extra = [meta.get("command", "-"), row.get("run") or "-", meta.get("preset", "-")] if wide else []
         started = row["start_time"] or "-"
         table.add_row(row["job_id"], styled(row["status"]), *extra,
                       started if wide else started[5:16], _took(row["start_time"], row["end_time"]))

@@ -39,6 +39,8 @@ def report_command(
         _render_compare(result)
     from gspo_cli.console import err
 
+    for warning in result["warnings"]:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
     for path in result["charts"]:
         err.print(f"chart: {path}", highlight=False)
     if result["missing"]:

@@ -132,9 +132,15 @@ def _render_show(info: dict) -> None:
       f"{_status(info)}" + (f": {escape(info['error'])}" if info.get("error") else ""), highlight=False)
     p(f"  folder   {escape(info['path'])} ({_size(info['size_bytes'])}, active {_ago(info['last_activity'])})",
       highlight=False)
+    if info.get("job_id"):
+        p(f"  job      {escape(info['job_id'])} on {escape(str(info.get('job_host') or '?'))} (writes this run)",
+          highlight=False)
     p(f"  steps    {info['steps_done']}/{info['total_steps'] or '?'}; last reward {_num(info['last_reward'])}; "
       f"best validation {_num(best and best['value'], True)}" + (f" at step {best['step']}" if best else ""),
       highlight=False)
+    if info.get("metrics_problem"):
+        p(f"  [red]metrics  {escape(info['metrics_problem'])} in metrics.jsonl: two jobs wrote this run; charts "
+          "keep the last line per step[/]", highlight=False)
     diff = info["preset_diff"]
     p(f"\n[bold]Settings vs preset {diff['base']}[/]" + (f" ({escape(diff['error'])})" if diff["error"] else ""))
     for c in diff["changes"] or []:
@@ -148,8 +154,8 @@ def _render_show(info: dict) -> None:
         p("  (none)")
     p("\n[bold]Evals[/]")
     for e in info["evals_all"] or []:
-        p(f"  {e['benchmark']} step {e['step']}: avg@{e['n']} {_num(e['accuracy'], True)} on {e['device']}",
-          highlight=False)
+        p(f"  {e['benchmark']} step {e['step']}: avg@{e['n']} {_num(e['accuracy'], True)} on {e['device']}, "
+          f"{e['settings']}  [dim]{escape(e['dir'].rsplit('/', 1)[-1])}[/]", highlight=False)
     if not info["evals_all"]:
         p("  (none)")
     if info["health_events"]:

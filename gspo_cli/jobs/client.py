@@ -12,7 +12,7 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gspo_cli import __version__
@@ -61,6 +61,8 @@ def job_env(env_vars: Mapping[str, str] | None = None) -> dict[str, str]:
     for key in ("GSPO_FAULT", "GSPO_REWARD_FAULT", "GSPO_REWARD_TIMEOUT_S"):  # fault injection, reward time limit
         if os.environ.get(key):
             env[key] = os.environ[key]
+    if os.environ.get("GSPO_DEBUG", "") not in ("", "0", "false"):  # --debug sets it: the job's tracebacks too
+        env["GSPO_DEBUG"] = "1"
     return env
 
 
@@ -90,14 +92,18 @@ def submit(
     """Submit; `label_selector` places the job's driver on a node with those Ray labels (e.g. gspo-node).
 
     Secret variables (`jobs/secret_env.py`) travel in a private file, never in Ray's runtime_env."""
+    from gspo_cli.runs.lock import JOB_ID_VAR
+
     job_client = client(target)
     runtime_env = _runtime_env(job_id, env_vars or {}, secret_names or [])
     attempt, deadline = 0, time.monotonic() + AGENT_WAIT_S
     while attempt < 5:
         candidate = job_id if attempt == 0 else f"{job_id}-{attempt + 1}"
+        # The job knows its own id (Ray does not tell it): the run lock names the job by it.
+        candidate_env = {**runtime_env, "env_vars": {**runtime_env.get("env_vars", {}), JOB_ID_VAR: candidate}}
         try:
             return job_client.submit_job(
-                entrypoint=entrypoint_cmd, submission_id=candidate, runtime_env=runtime_env,
+                entrypoint=entrypoint_cmd, submission_id=candidate, runtime_env=candidate_env,
                 metadata={k: str(v) for k, v in (metadata or {}).items()},
                 **({"entrypoint_label_selector": dict(label_selector)} if label_selector else {}),
             )
@@ -132,6 +138,9 @@ def run_job(
     json_out: bool = False,
     follow: bool = True,
     env_vars: Mapping[str, str] | None = None,
+    run: str | None = None,
+    before_submit: Callable[[ClusterTarget | None, str], None] | None = None,
+    after_submit: Callable[[str, str], None] | None = None,
 ) -> int:
     """Run a job command in-process (`local`) or as a Ray job on the resolved cluster; return its exit code.
 
@@ -140,23 +149,33 @@ def run_job(
 
     `request` is what the job is asked to do: a dict is written as its request file (`jobs.request`), a path
     names one already written; the job receives that one path. (A list is passed as raw arguments.)
+    `run` names the job (`<run>-<command>-<time>`) and goes into its metadata. `before_submit(target, job_id)`
+    runs once the job id is known and before anything is submitted (the run lock; target None in-process);
+    `after_submit(claimed_id, actual_id)` when Ray took another id.
     """
-    name = preset_name or getattr(preset, "name", "") or "gspo"
+    name = run or preset_name or getattr(preset, "name", "") or "gspo"
     from gspo_cli.jobs.request import entry_args_for
 
-    entry_args = entry_args_for(command, request)
     if local:
-        return _run_in_process(command, entry_args, json_out=json_out)
+        if before_submit is not None:
+            from gspo_cli.runs.lock import own_job_id
+
+            before_submit(None, own_job_id())
+        return _run_in_process(command, entry_args_for(command, request), json_out=json_out)
     target = resolve_target(address, preset)
     python = _job_python(target, preset)
     node = os.environ.get(JOB_NODE_VAR)
-    job_id = submit(
-        target, entrypoint(command, entry_args, python),
-        job_id=submission_id(name, command),
-        env_vars=job_env(env_vars), secret_names=secret_marks(preset),
-        metadata={"gspo_version": __version__, "preset": name, "command": command},
-        label_selector={"gspo-node": node} if node else None,
-    )
+    claimed = submission_id(name, command)
+    if before_submit is not None:
+        before_submit(target, claimed)
+    entry_args = entry_args_for(command, request)
+    metadata = {"gspo_version": __version__, "preset": preset_name or getattr(preset, "name", "") or "gspo",
+                "command": command, **({"run": run} if run else {})}
+    job_id = submit(target, entrypoint(command, entry_args, python), job_id=claimed, env_vars=job_env(env_vars),
+                    secret_names=secret_marks(preset),
+                    metadata=metadata, label_selector={"gspo-node": node} if node else None)
+    if job_id != claimed and after_submit is not None:
+        after_submit(claimed, job_id)
     from gspo_cli.console import err
 
     err.print(f"Submitted job [bold]{job_id}[/] to {target.dashboard_url} (from {target.source}).")
@@ -216,6 +235,7 @@ def _job_row(info) -> dict[str, Any]:
         "exit_code": getattr(info, "driver_exit_code", None),
         "message": (info.message or "").strip()[:300],
         "metadata": dict(info.metadata or {}),
+        "run": (info.metadata or {}).get("run"),
     }
 
 

@@ -38,6 +38,8 @@ def write(command: str, payload: dict[str, Any], path: str | Path | None = None)
 def entry_args_for(command: str, request: dict[str, Any] | str | Path | list[str] | None) -> list[str]:
     """The job's argv for `request`: a dict is written as a new request file, a path names one already written;
     no request = no argument (a job that takes none). A list is passed as is (raw arguments)."""
+    if callable(request):  # written only when the job is about to start (after the run lock is taken)
+        request = request()
     if request is None:
         return []
     if isinstance(request, dict):

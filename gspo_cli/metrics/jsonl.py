@@ -5,7 +5,9 @@ The one reader and writer of the file, for both engines, `gspo report` and the v
 - `read_metrics` / `iter_records`: the records in file order; a torn last line (a kill mid-write) or a foreign
   line is skipped, never an error.
 - `read_series`: metric -> [(step, value)] for charts; a step logged twice (resume) keeps its last line, whole.
-- `append_step` (or `MetricsWriter.log`): one whole line, flushed and synced.
+- `append_step` (or `MetricsWriter.log`): one whole line, flushed and synced; a step not after the last one in the
+  file is refused (`MetricsOrderError`).
+- `order_problems`: duplicated and out-of-order steps (a file two jobs wrote), for `report` and `runs show`.
 - `truncate_after`: keep steps <= N, for a resume from the checkpoint of step N.
 - `set_aside_for_resume` / `restore_after_resume`: the same for verl, whose logger truncates the file on start.
 - `Tail`: follow a growing file and hand out each new complete record once (progress events).
@@ -19,6 +21,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from gspo_cli.errors import GspoError
 from gspo_cli.fsutil import atomic_write_text
 
 Series = dict[str, list[tuple[int, float]]]
@@ -87,14 +90,74 @@ def _clean(value):
     return value
 
 
+class MetricsOrderError(GspoError):
+    """A step that is not after the last one in the file: a second writer, or a resume that did not truncate."""
+
+
+def last_step(path: str | Path) -> int | None:
+    """The step of the file's last whole record (read from its end), or None for a missing or empty file."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            chunk = 1 << 16
+            while True:
+                start = max(0, size - chunk)
+                fh.seek(start)
+                lines = fh.read().decode("utf-8", errors="replace").splitlines()
+                for line in reversed(lines[1:] if start else lines):  # the first may be cut
+                    record = parse_line(line)
+                    if record is not None:
+                        return record["step"]
+                if start == 0:
+                    return None
+                chunk *= 4
+    except FileNotFoundError:
+        return None
+
+
 def append_step(path: str | Path, step: int, data: dict) -> None:
     """Append the line of one step: one write of a whole line, flushed and synced, so a kill leaves at most one
-    torn last line (which every reader here skips)."""
+    torn last line (which every reader here skips). A step not after the file's last one is refused: one writer
+    per run, and a resume truncates to its checkpoint first (`truncate_after`)."""
+    last = last_step(path)
+    if last is not None and step <= last:
+        raise MetricsOrderError(f"{path}: refusing to log step {step} after step {last}",
+                                "another job writes this run, or a resume did not truncate the metrics to its "
+                                "checkpoint; `gspo runs show` names the run's job")
     line = json.dumps({"step": step, "data": {k: _clean(v) for k, v in data.items()}}, default=float)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line + "\n")
+    with open(path, "a+b") as fh:
+        # A torn last line (a kill mid-write) is ended first, so this line is never glued onto it.
+        torn = fh.seek(0, os.SEEK_END) > 0 and fh.seek(-1, os.SEEK_END) >= 0 and fh.read(1) != b"\n"
+        fh.write((("\n" if torn else "") + line + "\n").encode("utf-8"))
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def order_problems(path: str | Path) -> dict[str, list[int]]:
+    """Steps logged more than once and steps that came after a later step, in file order: a file written by two
+    jobs at once. `gspo report` and `gspo runs show` flag them; empty lists for a healthy file."""
+    seen: set[int] = set()
+    duplicated: list[int] = []
+    out_of_order: list[int] = []
+    previous: int | None = None
+    for record in iter_records(path):
+        step = record["step"]
+        if step in seen:
+            duplicated.append(step)
+        elif previous is not None and step < previous:
+            out_of_order.append(step)
+        seen.add(step)
+        previous = step
+    return {"duplicated": duplicated, "out_of_order": out_of_order}
+
+
+def describe_order_problems(problems: dict[str, list[int]]) -> str | None:
+    """One line for a damaged file ("63 duplicated steps (first 12), 5 out of order (first 40)"), else None."""
+    parts = [f"{len(steps)} {what} step(s) (first {steps[0]})"
+             for what, steps in (("duplicated", problems["duplicated"]), ("out-of-order", problems["out_of_order"]))
+             if steps]
+    return ", ".join(parts) or None
 
 
 def truncate_after(path: str | Path, step: int) -> int:

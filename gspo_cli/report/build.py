@@ -18,7 +18,7 @@ from typing import Any
 from gspo_cli.errors import ConfigError, DataError
 from gspo_cli.report import charts as C
 from gspo_cli.report import compare, summary
-from gspo_cli.report.data import RunData, label_runs, load_run
+from gspo_cli.report.data import RunData, label_runs, load_run, metrics_warning
 
 # Overlays beyond this stop being readable (colours repeat, the legend outgrows the plot).
 MAX_COMPARE = 8
@@ -82,7 +82,7 @@ def make_report(run: Path | list[Path], out: Path | None = None) -> dict[str, An
     summary.write(out, text)
     index: dict[str, Any] = {"run": str(runs[0].path), "runs": [str(r.path) for r in runs], "out": str(out),
                              "charts": [str(out / f) for _, f in charts], "summary": str(out / "summary.md"),
-                             "missing": missing}
+                             "missing": missing, "warnings": [w for w in map(metrics_warning, runs) if w]}
     if len(runs) == 1:
         index.update(final=summary.final_rows(runs[0].series), evals=summary.eval_rows(runs[0].evals))
     else:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gspo_cli.metrics.jsonl import Series, read_series
+from gspo_cli.metrics.jsonl import Series, describe_order_problems, order_problems, read_series
 
 # Settings named in a compare legend: at most this many, the rest summarised as "+N more" (all of them are in
 # summary.md); the ones that most often explain a difference come first.
@@ -29,6 +29,7 @@ class RunData:
     config: dict[str, Any]
     health: list[dict[str, Any]] = field(default_factory=list)
     label: str = ""
+    metrics_problem: str | None = None  # duplicated / out-of-order steps: two jobs wrote metrics.jsonl
 
     @property
     def name(self) -> str:
@@ -57,8 +58,17 @@ def load_run(path: Path) -> RunData:
     from gspo_cli.runs.catalog import load_config, read_health
 
     path = Path(path)
+    problem = describe_order_problems(order_problems(path / "metrics.jsonl"))
     return RunData(path=path, series=read_series(path / "metrics.jsonl"), evals=read_evals(path),
-                   config=load_config(path), health=read_health(path), label=path.name)
+                   config=load_config(path), health=read_health(path), label=path.name, metrics_problem=problem)
+
+
+def metrics_warning(run: RunData) -> str | None:
+    """The line `gspo report` shows for a metrics file two jobs wrote (None for a healthy one)."""
+    if not run.metrics_problem:
+        return None
+    return (f"{run.name}: metrics.jsonl has {run.metrics_problem}: two jobs wrote this run; each chart keeps the "
+            "last line per step, so curves may mix both jobs")
 
 
 def _short(value: Any) -> str:

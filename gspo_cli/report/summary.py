@@ -153,6 +153,10 @@ def single_summary(run: RunData, charts: list[tuple[str, str]], missing: list[st
     if steps:
         lines += [f"Steps logged: {steps[0]}–{steps[-1]} ({len(steps)} steps), from `{run.path / 'metrics.jsonl'}`.",
                   ""]
+    from gspo_cli.report.data import metrics_warning
+
+    if metrics_warning(run):
+        lines += [f"**Warning:** {metrics_warning(run)}.", ""]
     lines += _final_table(run.series) + _eval_table(run.evals) + _health_section([run])
     return "\n".join(lines + _charts_section(charts, missing))
 

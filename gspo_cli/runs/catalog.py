@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gspo_cli import layout
 from gspo_cli.errors import ConfigError
 from gspo_cli.metrics import names
+from gspo_cli.metrics.jsonl import describe_order_problems, order_problems
 from gspo_cli.metrics.health import HEALTH_FILE  # written by the job wrapper; format in docs/health.md
 from gspo_cli.runs import state
 
@@ -59,11 +60,21 @@ def read_evals(run: Path) -> list[dict[str, Any]]:
             res = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        m = res.get("metrics") or {}
+        m, s = res.get("metrics") or {}, res.get("settings") or {}
         rows.append({"benchmark": res.get("benchmark"), "step": (res.get("model") or {}).get("step"),
                      "accuracy": res.get("accuracy"), "n": m.get("n"), "dir": str(path.parent),
-                     "device": (res.get("settings") or {}).get("device")})
+                     "device": s.get("device"), "settings": sampling_text(s)})
     return sorted(rows, key=lambda r: (str(r["benchmark"]), r["step"] if r["step"] is not None else -1))
+
+
+def sampling_text(s: dict[str, Any]) -> str:
+    """What tells two evals of one step apart: `T=1.0 top_p=1.0 max 8 tok` (+ limit, prompt style when set)."""
+    parts = [f"T={s.get('temperature')}", f"top_p={s.get('top_p')}", f"max {s.get('max_tokens')} tok"]
+    if s.get("limit"):
+        parts.append(f"limit {s['limit']}")
+    if s.get("prompt_style"):
+        parts.append(f"prompt {s['prompt_style']}")
+    return " ".join(parts)
 
 
 def _du(path: Path) -> int:
@@ -94,13 +105,20 @@ def _metrics_summary(run: Path) -> dict[str, Any]:
 
 
 def status_of(run: Path, steps_done: int, total: int | None) -> dict[str, Any]:
+    from gspo_cli.runs import lock
+
     record = state.read(run)
     status = state.live_status(record)
+    holder = lock.live_holder(run)  # the job that owns the run now (claimed, pending or running)
+    if holder is not None and status != "running":
+        status = "running"
     if status == "succeeded":
         status = "finished"
     if status is None:
         status = "finished" if total and steps_done >= total else "incomplete"
-    return {"status": status, "error": (record or {}).get("error"), "job_host": (record or {}).get("host")}
+    return {"status": status, "error": None if holder else (record or {}).get("error"),
+            "job_host": (holder or {}).get("job_host") or (holder or record or {}).get("host"),
+            "job_id": (holder or {}).get("job_id"), "job_address": (holder or {}).get("dashboard_url")}
 
 
 def run_info(run: Path, *, size: bool = True) -> dict[str, Any]:
@@ -108,7 +126,8 @@ def run_info(run: Path, *, size: bool = True) -> dict[str, Any]:
     config = load_config(run)
     total = total_steps(run, config)
     info = {"name": run.name, "path": str(run), "engine": (config.get("trainer") or {}).get("engine"),
-            "preset": config.get("name"), "total_steps": total, **_metrics_summary(run)}
+            "preset": config.get("name"), "total_steps": total, **_metrics_summary(run),
+            "metrics_problem": describe_order_problems(order_problems(layout.metrics_file(run)))}
     info.update(status_of(run, info["steps_done"], total))
     latest: dict[str, dict] = {}
     for row in read_evals(run):
@@ -171,6 +190,12 @@ def _same_path(a: Any, b: Any) -> bool:
 def commands(info: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
     name, preset = info["name"], config.get("name") or "PRESET"
     evals = sorted({e["benchmark"] for e in info["evals"]}) or ["arith" if preset == "tiny" else "aime2024"]
+    if info["status"] == "running" and info.get("job_id"):
+        # never suggest a second writer: follow or stop the one there is
+        where = f" --address {info['job_address']}" if info.get("job_address") else ""
+        return {"follow": f"gspo jobs logs {info['job_id']} --follow{where}",
+                "stop": f"gspo jobs stop {info['job_id']}{where}",
+                "evaluate": f"gspo eval {evals[0]} --preset {preset} --model {name}:all", "report": f"gspo report {name}"}
     if info["engine"] == "verl":
         resume = f"gspo train --resume {name}"
     else:
@@ -198,10 +223,12 @@ def remove(run: Path) -> None:
 
     if run.is_symlink() or not is_run(run):  # a second check: never remove a folder that is not a run
         raise ConfigError(f"{run} is not a run folder; nothing removed", "gspo runs list shows the runs")
-    status = status_of(run, 0, None)["status"]
-    if status == "running":
-        raise ConfigError(f"run {run.name} is running (its job, pid {state.read(run).get('pid')}, is alive)",
-                          "stop it first: gspo jobs stop ID (gspo jobs list), or Ctrl-C a --local run")
+    now = status_of(run, 0, None)
+    if now["status"] == "running":
+        job = now["job_id"] or f"pid {(state.read(run) or {}).get('pid')}"
+        raise ConfigError(f"run {run.name} is running (its job, {job}, is alive)",
+                          f"stop it first: gspo jobs stop {now['job_id'] or 'ID'} (gspo jobs list), or Ctrl-C a "
+                          "--local run")
     aside = run.with_name(f".{run.name}.removing-{int(time.time())}")
     os.replace(run, aside)  # one rename: the run disappears whole, even if the delete below is interrupted
     shutil.rmtree(aside, ignore_errors=True)

@@ -34,7 +34,20 @@ def read(run_dir: Path) -> dict[str, Any] | None:
 
 
 def run_tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
-    """Run the training function, recording running -> succeeded / failed (exit code or error) around it."""
+    """Run the training function, recording running -> succeeded / failed (exit code or error) around it.
+
+    The run's lock (`runs.lock`) is adopted first, so a job started on a run another live job writes refuses before
+    it touches anything, and released at the end (a killed job's lock is taken over by the next `gspo train`)."""
+    from gspo_cli.runs import lock
+
+    lock.adopt(run_dir, engine)
+    try:
+        return _tracked(run_dir, engine, fn)
+    finally:
+        lock.release(run_dir)
+
+
+def _tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
     base = {"engine": engine, "pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
     _write(run_dir, status="running", **base)
     try:

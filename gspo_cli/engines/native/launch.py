@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gspo_cli.errors import ConfigError, DataError
+from gspo_cli.errors import ConfigError, DataError, GspoError
+from gspo_cli.runs import lock as run_lock
 from gspo_cli.runs.names import run_dir_for
 
 if TYPE_CHECKING:
@@ -25,12 +26,8 @@ def run_name_for(req) -> str:
     return check_name(req.run_name or req.preset.trainer.experiment_name or req.preset.name)
 
 
-def prepare_run(req) -> Path:
-    """The run folder with config.yaml (readable) and config.json (what the job loads)."""
-    import yaml
-
-    from gspo_cli.config.schema import to_jsonable
-    from gspo_cli.fsutil import atomic_write_json, atomic_write_text
+def check_inputs(req) -> None:
+    """Prepared data present and prepared with this preset's settings (what the job would read first)."""
     from gspo_cli.layout import train_file, val_file
 
     preset = req.preset
@@ -42,14 +39,33 @@ def prepare_run(req) -> Path:
         raise DataError(f"prepared data missing: {', '.join(missing)}",
                         f"run: gspo prepare-data --preset {req.preset_ref}")
     _check_manifests(preset)
-    run_dir = run_dir_for(run_name_for(req), preset).resolve()
+
+
+
+def prepare_run(req) -> Path:
+    """The run folder with config.yaml (readable) and config.json (what the job loads)."""
+    check_inputs(req)
+    run_dir = run_path(req)
     run_dir.mkdir(parents=True, exist_ok=True)
+    write_config(req, run_dir)
+    return run_dir
+
+
+def run_path(req) -> Path:
+    return run_dir_for(run_name_for(req), req.preset).resolve()
+
+
+def write_config(req, run_dir: Path) -> None:
+    import yaml
+
+    from gspo_cli.config.schema import to_jsonable
+    from gspo_cli.fsutil import atomic_write_json, atomic_write_text
+
     from gspo_cli.jobs.secret_env import redact_preset
 
-    data = _absolute_paths(redact_preset(to_jsonable(preset)))  # run folders never hold secret values
+    data = _absolute_paths(redact_preset(to_jsonable(req.preset)))  # run folders never hold secret values
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(data, sort_keys=False))
     atomic_write_json(run_dir / "config.json", data)
-    return run_dir
 
 
 def _absolute_paths(data: dict) -> dict:
@@ -85,19 +101,50 @@ def launch(req: TrainRequest) -> int:
                           "(trainer.resume_mode: auto): rerun with the same --run-name")
     if _already_complete(req):
         return 0
-    run_dir = prepare_run(req)
-    err.print(f"Run folder: {run_dir}")
     if req.dry_run:
-        err.print("Dry run: nothing launched.")
-        return 0
+        from gspo_cli.engines.native.dryrun import dry_run
+
+        return dry_run(req)  # its own preflight; creates nothing
+    check_inputs(req)
+    _check_model(req.preset.model.path)
+    run_dir = run_path(req)
+    claimed: list[str] = []
+
+    def take_run(target, job_id: str) -> None:
+        # One writer per run: refuse while another live job holds it, then write the config and the request.
+        taken = run_lock.claim(run_dir, job_id, engine="native", target=target,
+                               dashboard_url=target.dashboard_url if target is not None else None)
+        claimed.append(job_id)
+        if taken is not None:
+            err.print(f"Run {run_dir.name}: its job {taken['job_id']} is gone; taking the run over (it resumes "
+                      "from its newest checkpoint).", highlight=False)
+        write_config(req, run_dir)
+        err.print(f"Run folder: {run_dir}")
+
     from gspo_cli.env.exports import job_vars
 
-    code = jobs.run_job(JOB_COMMAND, entry_args(run_dir), preset=req.preset, address=req.address, local=req.local,
-                        json_out=req.json_out, follow=req.follow, env_vars=job_vars(req.preset))
+    try:
+        code = jobs.run_job(JOB_COMMAND, lambda: entry_args(run_dir), preset=req.preset, address=req.address,
+                            local=req.local, json_out=req.json_out, follow=req.follow, run=run_dir.name,
+                            env_vars=job_vars(req.preset), before_submit=take_run,
+                            after_submit=lambda old, new: run_lock.rename_job(run_dir, old, new))
+    except GspoError:
+        if claimed:
+            run_lock.release(run_dir, claimed[-1])  # the job never started (Ray refused it): the run is free
+        raise
     # stderr, so it is there with --json too (stdout then holds only the result)
     err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}",
               highlight=False)
     return code
+
+
+def _check_model(path: str) -> None:
+    """A hub id that is neither cached nor reachable fails here, in seconds, not inside the job after retries."""
+    if path.startswith("builtin:") or Path(path).expanduser().exists():
+        return
+    from gspo_cli.models.reachable import require_hub_id
+
+    require_hub_id(path, "model.path")
 
 
 def _already_complete(req) -> bool:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.engines.verl.job import SPEC_FILE
-from gspo_cli.errors import ConfigError
+from gspo_cli.errors import ConfigError, GspoError
+from gspo_cli.runs import lock as run_lock
 
 if TYPE_CHECKING:
     from gspo_cli.engines.request import TrainRequest
@@ -226,15 +227,23 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
     from gspo_cli.jobs import client as jobs
 
     raise_if_blocked(plan)
-    write_run(plan)
     target = jobs.resolve_target(address, plan.preset)
+    claimed = jobs.submission_id(plan.run_name, "train")
+    take_run(plan, target, claimed)  # one writer per run: before anything is written into the run folder
+    write_run(plan)
     python = jobs._job_python(target, plan.preset)
     entry = jobs.entrypoint(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], python)
     env = jobs.job_env(plan.compiled.env_vars)  # compiled: the preset's fitted exports + verl's own
-    job_id = jobs.submit(target, entry, job_id=jobs.submission_id(plan.preset.name, "train"), env_vars=env,
-                         secret_names=jobs.secret_marks(plan.preset),
-                         metadata={"gspo_version": __version__, "preset": plan.preset.name, "command": "train",
-                                   "engine": "verl", "run": plan.run_name})
+    try:
+        job_id = jobs.submit(target, entry, job_id=claimed, env_vars=env,
+                             secret_names=jobs.secret_marks(plan.preset),
+                             metadata={"gspo_version": __version__, "preset": plan.preset.name, "command": "train",
+                                       "engine": "verl", "run": plan.run_name})
+    except GspoError:
+        run_lock.release(plan.run_dir, claimed)  # Ray refused the job: the run is free again
+        raise
+    if job_id != claimed:
+        run_lock.rename_job(plan.run_dir, claimed, job_id)
     err.print(f"Submitted verl job [bold]{job_id}[/] to {target.dashboard_url} ({target.source}); "
               f"run folder {plan.run_dir}")
     if not follow:
@@ -245,6 +254,16 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
         err.print(f"Follow it with: gspo jobs logs {job_id} --follow")
         return 0
     return jobs.follow_job(target, job_id, json_out=json_out)
+
+
+def take_run(plan: Plan, target, job_id: str) -> None:
+    """Claim the run's lock for `job_id` (runs/lock.py): refuses while another live job writes the run."""
+    from gspo_cli.console import err
+
+    taken = run_lock.claim(plan.run_dir, job_id, engine="verl", target=target,
+                           dashboard_url=target.dashboard_url if target is not None else None)
+    if taken is not None:
+        err.print(f"Run {plan.run_name}: its job {taken['job_id']} is gone; taking the run over.", highlight=False)
 
 
 # ---------------------------------------------------------------- `gspo train` entry (engine registry)
@@ -276,7 +295,8 @@ def launch_request(req: TrainRequest) -> int:
         else:
             from gspo_cli.engines.verl.dryrun import render
 
-            render(plan, req.plan_line(plan.preset, plan.report) if req.plan_line else None)
+            render(plan, req.plan_line(plan.preset, plan.report) if req.plan_line else None,
+                   verbose=req.verbose)
         return 0 if plan.ok else 2
     for w in plan.report.warnings:
         err.print(f"[yellow]warning:[/] {w.name}: {w.message}", highlight=False)
@@ -287,6 +307,7 @@ def launch_request(req: TrainRequest) -> int:
     if req.local:
         from gspo_cli.jobs import client as jobs
 
+        take_run(plan, None, run_lock.own_job_id())
         spec = write_run(plan)  # verl then starts its own local Ray (main_ppo's ray.init)
         return jobs.run_job(JOB_COMMAND, [str(spec)], preset=plan.preset, local=True, json_out=req.json_out)
     return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out)

@@ -1,0 +1,137 @@
+"""`gspo train --dry-run` for the native engine: its own preflight, printed verdict first; creates nothing.
+
+Checks what the job would trip on first: the prepared data (present, prepared with these settings), the model
+(a local folder with config.json, builtin:tiny, or a hub id that is cached or reachable), and memory (weights,
+gradients and the two AdamW states against the host's available memory when training on the CPU). No torch import:
+sizes come from the model's config.json. The run folder is named, not created.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from gspo_cli.checks import ERROR, INFO, OK, WARN, Check
+from gspo_cli.errors import GspoError
+
+GiB = 1024**3
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def _data_check(req) -> Check:
+    from gspo_cli.engines.native.launch import check_inputs
+
+    try:
+        check_inputs(req)
+    except GspoError as exc:
+        return Check("data", ERROR, exc.message, ["paths.data_dir", "data.train.source"], exc.hint or "")
+    from gspo_cli.layout import train_file
+
+    return Check("data", OK, f"prepared: {train_file(req.preset)}")
+
+
+def _model_config(path: str) -> tuple[Check, Path | None]:
+    """(model check, the folder holding its config.json, or None)."""
+    if path.startswith("builtin:"):
+        from gspo_cli.models import tiny
+
+        cfg = tiny.default_dir() / "config.json"
+        if path != "builtin:tiny":
+            return Check("model", ERROR, f"unknown built-in model {path!r}", ["model.path"],
+                         "the built-in model is builtin:tiny"), None
+        built = cfg.is_file()
+        return Check("model", OK, "builtin:tiny " + ("(built)" if built else "(built on first use, under 1 MB)")), \
+            (cfg.parent if built else None)
+    local = Path(path).expanduser()
+    if local.exists():
+        cfg = local / "config.json"
+        if not cfg.is_file():
+            return Check("model", ERROR, f"{local} has no config.json (not a Hugging Face model folder)",
+                         ["model.path"], "point model.path at the folder that holds config.json"), None
+        return Check("model", OK, f"local folder {local}"), local
+    from gspo_cli.models.reachable import check_hub_id
+
+    hub = check_hub_id(path)
+    return Check("model", OK if hub.ok else ERROR, hub.message, ["model.path"], hub.fix or ""), None
+
+
+def _params(folder: Path) -> int | None:
+    from gspo_cli.engines.verl.model_facts import model_facts
+
+    facts = model_facts(str(folder))
+    return facts.params if facts is not None else None
+
+
+def _available_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _memory_check(preset, folder: Path | None) -> Check:
+    params = _params(folder) if folder is not None else None
+    if params is None and preset.model.path == "builtin:tiny":
+        return Check("memory", OK, "builtin:tiny needs a few MB")
+    if params is None:
+        return Check("memory", INFO, "model size unknown before download: not estimated")
+    need = params * DTYPE_BYTES.get(preset.model.dtype, 4) * 4  # weights, gradients, AdamW exp_avg + exp_avg_sq
+    what = f"{params / 1e6:.1f}M params: {need / GiB:.2f} GiB for weights, gradients and AdamW state (+ activations)"
+    device = preset.trainer.device
+    if device not in ("cpu", "auto"):
+        return Check("memory", INFO, f"{what}; {device} memory is checked when the job starts")
+    free = _available_bytes()
+    if free is None:
+        return Check("memory", INFO, what)
+    if need > free:
+        return Check("memory", ERROR if device == "cpu" else WARN, f"{what}; host has {free / GiB:.1f} GiB available",
+                     ["model.path", "model.dtype"], "a smaller model, model.dtype=bfloat16, or a bigger host")
+    return Check("memory", OK, f"{what}; host has {free / GiB:.1f} GiB available")
+
+
+def checks(req) -> list[Check]:
+    """The native preflight: data, model, memory."""
+    model_check, cfg = _model_config(req.preset.model.path)
+    return [_data_check(req), model_check, _memory_check(req.preset, cfg)]
+
+
+def dry_run(req) -> int:
+    """Verdict and its reasons first, then the details; exit 2 on errors. Nothing is created."""
+    from gspo_cli.console import print_json
+    from gspo_cli.engines.native.launch import run_path
+
+    t0 = time.perf_counter()
+    found = checks(req)
+    run_dir = run_path(req)
+    ok = not any(c.status == ERROR for c in found)
+    seconds = time.perf_counter() - t0
+    if req.json_out:
+        print_json({"ok": ok, "engine": "native", "run": run_dir.name, "run_dir": str(run_dir),
+                    "run_exists": run_dir.is_dir(), "preflight": {"ok": ok, "checks": [c.to_dict() for c in found]},
+                    "timings_s": {"preflight": round(seconds, 3)}})
+        return 0 if ok else 2
+    _render(req, found, run_dir, seconds)
+    return 0 if ok else 2
+
+
+def _render(req, found: list[Check], run_dir: Path, seconds: float) -> None:
+    from rich.markup import escape
+
+    from gspo_cli import layout
+    from gspo_cli.console import out
+    from gspo_cli.engines.verdict import print_head, print_rest
+
+    print_head(found, title=f"native preflight, {seconds:.2f} s")
+    steps = layout.list_steps(run_dir)
+    state = (f"exists; resumes from step {steps[-1]}" if steps else "exists, no checkpoint yet") \
+        if run_dir.is_dir() else "not created by a dry run"
+    out.print(f"\nRun [bold]{escape(run_dir.name)}[/]: {escape(str(run_dir))} ({state})", highlight=False, soft_wrap=False)
+    t = req.preset.trainer
+    out.print(f"Preset {escape(req.preset.name)}, engine native on {t.device}, {t.total_training_steps or '?'} steps, "
+              f"checkpoint every {t.save_freq}", highlight=False, soft_wrap=False)
+    print_rest(found)
+    out.print("Dry run: nothing launched, nothing written.")

@@ -1,0 +1,190 @@
+"""One writer per run: `runs/<run>/run.lock` names the job that owns the run folder, and its host.
+
+`gspo train` claims the lock before it writes anything into the run folder and before it submits the job
+(`claim`); the job adopts it when it starts, adding its own pid (`adopt`), and removes it when it ends
+(`release`). A second `gspo train` on the same run reads the lock and asks whether its holder is still alive:
+
+- the job's pid, when the job runs on this host (a SIGKILLed job leaves its lock behind: the pid says it is gone);
+- else the CLI that claimed it, while that CLI is still submitting or following on this host;
+- else Ray, by the job id, on the cluster the lock names (PENDING / RUNNING is alive).
+
+Alive: `train` refuses with one line (the job, how to follow it, how to stop it). Gone: the lock is taken over
+and the run resumes from its newest checkpoint. Check and write happen under flock(2) on the run folder, so two
+commands started at the same moment cannot both win.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from gspo_cli.errors import GspoError
+
+LOCK_FILE = "run.lock"
+JOB_ID_VAR = "GSPO_JOB_ID"  # set in a Ray job's env by `jobs.client.submit`: the job knows its own id
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+class RunBusyError(GspoError):
+    """Another live job writes this run."""
+
+    exit_code = 3
+
+
+def lock_path(run_dir: Path) -> Path:
+    return Path(run_dir) / LOCK_FILE
+
+
+def read(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(lock_path(run_dir).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("job_id") else None
+
+
+def own_job_id() -> str:
+    """This process's job id: the Ray job's submission id, or `local-<pid>` for an in-process (--local) job."""
+    return os.environ.get(JOB_ID_VAR) or f"local-{os.getpid()}"
+
+
+@contextlib.contextmanager
+def _guard(run_dir: Path) -> Iterator[None]:
+    """flock(2) on the run folder itself: the check and the write of the lock are one step for every process."""
+    fd = os.open(run_dir, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing drops the flock
+
+
+def _write(run_dir: Path, record: dict[str, Any]) -> None:
+    from gspo_cli.fsutil import atomic_write_json
+
+    atomic_write_json(lock_path(run_dir), record)
+
+
+def _pid_alive(pid: Any) -> bool:
+    from gspo_cli.runs.state import _pid_alive as alive  # pid alive and still a gspo process (not a recycled pid)
+
+    return isinstance(pid, int) and alive(pid)
+
+
+def _ray_status(record: dict[str, Any], target: Any = None) -> str | None:
+    """Ray's status of the lock's job (PENDING, RUNNING, SUCCEEDED...), "MISSING", or None when Ray cannot be asked."""
+    url = record.get("dashboard_url")
+    if not url:
+        return None
+    try:
+        from gspo_cli.jobs.target import client, resolve_target
+
+        if target is None or target.dashboard_url != url:
+            target = resolve_target(url, start_local=False)
+        info = client(target).get_job_info(record["job_id"])
+    except RuntimeError as exc:
+        return "MISSING" if "does not exist" in str(exc) or "404" in str(exc) else None
+    except Exception:  # unreachable head, refused token: cannot tell
+        return None
+    return getattr(info.status, "value", str(info.status))
+
+
+def holder_state(record: dict[str, Any], target: Any = None) -> str:
+    """alive / gone / unknown for the job a lock names (see the module doc for the order of the checks)."""
+    here = record.get("host") == socket.gethostname()
+    if record.get("job_pid") is not None and record.get("job_host") == socket.gethostname():
+        return "alive" if _pid_alive(record["job_pid"]) else "gone"
+    if here and _pid_alive(record.get("cli_pid")):
+        return "alive"
+    if str(record.get("job_id", "")).startswith("local-"):
+        return "gone" if here else "unknown"
+    status = _ray_status(record, target)
+    if status in ("PENDING", "RUNNING"):
+        return "alive"
+    if status is not None:
+        return "gone"
+    url = str(record.get("dashboard_url") or "")
+    # An unreachable head on this host's loopback ran the job here, and it is gone with it.
+    return "gone" if here and any(f"//{h}:" in url for h in LOOPBACK) else "unknown"
+
+
+def busy_error(run_dir: Path, record: dict[str, Any], state: str) -> RunBusyError:
+    job, host = record["job_id"], record.get("job_host") or record.get("host") or "?"
+    if job.startswith("local-"):
+        pid = record.get("job_pid") or record.get("cli_pid")
+        return RunBusyError(f"run {run_dir.name} is being trained by an in-process job (pid {pid} on {host})",
+                            f"wait for it or stop it (kill -INT {pid}); train another run with --run-name NAME")
+    where = f" --address {record['dashboard_url']}" if record.get("dashboard_url") else ""
+    unsure = "" if state == "alive" else f"; if that job is gone for good, delete {lock_path(run_dir)}"
+    return RunBusyError(f"run {run_dir.name} is being trained by job {job} (on {host})"
+                        + (", which cannot be checked now" if state == "unknown" else ""),
+                        f"follow it: gspo jobs logs {job} --follow{where}; stop it: gspo jobs stop {job}{where}"
+                        f"{unsure}")
+
+
+def claim(run_dir: Path, job_id: str, *, engine: str, dashboard_url: str | None = None,
+          target: Any = None) -> dict[str, Any] | None:
+    """Take the run for `job_id` (before anything is written or submitted). Raises RunBusyError while another
+    job holds it; returns the record of a dead holder taken over (None when the run was free)."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with _guard(run_dir):
+        previous = read(run_dir)
+        if previous is not None and previous["job_id"] != job_id:
+            state = holder_state(previous, target)
+            if state != "gone":
+                raise busy_error(run_dir, previous, state)
+        _write(run_dir, {"job_id": job_id, "engine": engine, "host": socket.gethostname(), "cli_pid": os.getpid(),
+                         "dashboard_url": dashboard_url, "claimed": time.time()})
+    return previous if previous is not None and previous["job_id"] != job_id else None
+
+
+def rename_job(run_dir: Path, old: str, new: str) -> None:
+    """Ray gave the job another id than the one claimed (a `-2` suffix): the lock follows."""
+    with _guard(Path(run_dir)):
+        record = read(run_dir)
+        if record is not None and record["job_id"] == old:
+            _write(run_dir, {**record, "job_id": new})
+
+
+def adopt(run_dir: Path, engine: str) -> None:
+    """In the job, before it writes: the lock names this job (add its pid and host), or its holder is gone (take
+    it over). A job started by hand on a run another live job holds refuses here."""
+    run_dir = Path(run_dir)
+    me = own_job_id()
+    with _guard(run_dir):
+        record = read(run_dir)
+        if record is not None and record["job_id"] != me:
+            state = holder_state(record)
+            if state != "gone":
+                raise busy_error(run_dir, record, state)
+            record = None
+        base = record or {"job_id": me, "engine": engine, "host": socket.gethostname(), "claimed": time.time()}
+        _write(run_dir, {**base, "job_pid": os.getpid(), "job_host": socket.gethostname(), "started": time.time()})
+
+
+def release(run_dir: Path, job_id: str | None = None) -> None:
+    """Remove the lock if it is still `job_id`'s (default: this process's job)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        return
+    me = job_id or own_job_id()
+    with _guard(run_dir):
+        record = read(run_dir)
+        if record is not None and record["job_id"] == me:
+            lock_path(run_dir).unlink(missing_ok=True)
+
+
+def live_holder(run_dir: Path) -> dict[str, Any] | None:
+    """The lock's record while its job is alive (or cannot be checked), else None: for `runs show` / `runs list`."""
+    record = read(Path(run_dir))
+    if record is None:
+        return None
+    return record if holder_state(record) != "gone" else None
