@@ -72,3 +72,20 @@ def test_jobs_logs_renders_events_and_raw_keeps_them(monkeypatch, capsys):
     assert "generate arith" in rendered.output
     raw = CliRunner().invoke(app, ["jobs", "logs", "x", "--raw"])
     assert raw.output == log
+
+
+def test_native_dry_run_runs_its_own_preflight_and_creates_nothing(gspo, gspo_home):
+    proc = gspo("train", "--preset", "tiny", "--dry-run", env={"COLUMNS": "80"})
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("Verdict: NOT LAUNCHABLE: 1 error(s), 0 warning(s) (native preflight")
+    assert "error data: prepared data missing" in lines[1] and "fix: run: gspo prepare-data --preset tiny" in proc.stdout
+    assert "ok    model: builtin:tiny" in proc.stdout or "ok model: builtin:tiny" in proc.stdout
+    assert "memory" in proc.stdout and "not created by a dry run" in proc.stdout
+    assert max(len(line) for line in lines) <= 80
+    assert not (gspo_home / "runs").exists() and not (gspo_home / "ray").exists()  # no run folder, no head
+    proc = gspo("train", "--preset", "tiny", "--set", "model.path=nobody/no-such-model", "--dry-run", "--json",
+                env={"HF_HUB_OFFLINE": "1"})
+    checks = {c["name"]: c for c in json.loads(proc.stdout)["preflight"]["checks"]}
+    assert proc.returncode == 2 and checks["model"]["status"] == "error"
+    assert "not in the Hugging Face cache" in checks["model"]["message"] and checks["model"]["fix"]

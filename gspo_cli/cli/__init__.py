@@ -63,6 +63,8 @@ def _root(
     ),
 ) -> None:
     _state["debug"] = _state["debug"] or debug
+    if _state["debug"]:
+        os.environ["GSPO_DEBUG"] = "1"  # jobs started from here show their tracebacks too
 
 
 # Listed in the order of the pipeline, then the tools around it.

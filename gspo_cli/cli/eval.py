@@ -12,7 +12,8 @@ def eval_command(
     model: str = typer.Option("latest", "--model", "-m",
                               help="`latest`, a run name, RUN:STEP, RUN:all or RUN:20,40,60 (several checkpoints in "
                                    "one job), a run or checkpoint folder, an HF folder, or a hub id (org/name)."),
-    preset: str = options.preset(help="Preset whose eval section, paths and cluster to use."),
+    preset: str = options.preset(help="Preset whose eval section, paths and cluster to use (default for a run's "
+                                      "checkpoints: the run's own resolved preset, runs/RUN/config.yaml)."),
     n: int = typer.Option(None, "--n", help="Samples per problem (avg@n). Every setting flag defaults to the preset's "
                           "eval.benchmarks.BENCHMARK value (see `gspo presets show PRESET --resolved`)."),
     k: str = typer.Option(None, "--k", help="Comma-separated k for pass@k and maj@k, each <= n: --k 1,4,16."),
@@ -30,12 +31,13 @@ def eval_command(
     tp: int = typer.Option(None, "--tp", help="vllm backend: tensor-parallel size per engine."),
     limit: int = typer.Option(None, "--limit", help="Evaluate only the first N problems."),
     seed: int = typer.Option(None, "--seed", help="Sampling seed."),
-    out: str = typer.Option(None, "--out", help="Output folder (default runs/<run>/eval/<benchmark>-<step>)."),
+    out: str = typer.Option(None, "--out", help="Output folder (default runs/<run>/eval/<benchmark>-<step>-<digest>, "
+                                                "the digest naming the sampling settings: other settings, another "
+                                                "folder)."),
     sets: list[str] | None = options.sets("eval.benchmarks.aime2024.n=64"),
     local: bool = options.local(),
     address: str = options.address(),
-    force: bool = options.force("With RUN:all or a step list: evaluate again the checkpoints already evaluated "
-                                "with the same settings."),
+    force: bool = options.force("Evaluate again the checkpoints already evaluated with the same settings."),
     json_out: bool = options.json_out("Print results.json to stdout (a list for several steps)."),
 ) -> None:
     """Evaluate a model on a benchmark: avg@n, unbiased pass@k, maj@k, with every response saved."""
@@ -50,10 +52,27 @@ def eval_command(
     loaded = service.load_preset(req)  # fail fast here on a bad preset or --set, before a job is submitted
     settings.benchmark_settings(benchmark, loaded, req.flags())  # and on a bad flag
     refs = service.resolve_all(req, loaded)  # and on a --model that names nothing loadable
+    if req.preset is None and (config := service.run_preset(refs)) is not None:
+        from gspo_cli.console import err
+
+        req.preset = str(config)  # a run's checkpoints are evaluated with the run's own resolved preset
+        loaded = service.load_preset(req)
+        settings.benchmark_settings(benchmark, loaded, req.flags())
+        err.print(f"Preset: the run's own ({config}); --preset NAME to use another", highlight=False)
+    _check_hub_model(refs)
     if len(refs) > 1:
         _eval_steps(req, loaded, refs, force=force, address=address, local=local, json_out=json_out)
     else:
-        _eval_one(req, loaded, refs[0], address=address, local=local, json_out=json_out)
+        _eval_one(req, loaded, refs[0], force=force, address=address, local=local, json_out=json_out)
+
+
+def _check_hub_model(refs) -> None:
+    """A hub id that is neither cached nor reachable fails here, in seconds, not after a minute inside the job."""
+    for ref in refs:
+        if getattr(ref, "kind", "") == "hub":
+            from gspo_cli.models.reachable import require_hub_id
+
+            require_hub_id(str(ref.path))
 
 
 def _k_list(k: str | None) -> list[int] | None:
@@ -67,20 +86,28 @@ def _k_list(k: str | None) -> list[int] | None:
         raise ConfigError(f"--k takes comma-separated integers, got {k!r}", "example: --k 1,4,16") from None
 
 
-def _eval_one(req, loaded, ref, *, address, local: bool, json_out: bool) -> None:
-    """One model: its request file beside the results, one job, then the metrics table."""
+def _eval_one(req, loaded, ref, *, force: bool, address, local: bool, json_out: bool) -> None:
+    """One model: its request file beside the results, one job, then the metrics table. A checkpoint already
+    evaluated with these settings is shown, not redone (unless --force)."""
+    from gspo_cli.console import err
     from gspo_cli.eval import request, service
     from gspo_cli.jobs import client as jobs
 
-    out_dir = service.output_dir(req, loaded, ref)
-    req.out = str(out_dir)
-    request_file = request.write_request(req, out_dir / request.REQUEST_FILE)
-    # --json prints results.json from disk (shared $GSPO_HOME), not the job's trimmed result event
-    from gspo_cli.env.exports import job_vars
+    done = None if force or req.out else service.evaluated_dir(req, loaded, ref)
+    if done is not None:
+        err.print(f"Already evaluated with these settings (--force redoes it): {done}", highlight=False)
+        out_dir = done
+    else:
+        out_dir = service.output_dir(req, loaded, ref)
+        req.out = str(out_dir)
+        request_file = request.write_request(req, out_dir / request.REQUEST_FILE)
+        # --json prints results.json from disk (shared $GSPO_HOME), not the job's trimmed result event
+        from gspo_cli.env.exports import job_vars
 
-    code = jobs.run_job("eval", request_file, preset=loaded, address=address, local=local, env_vars=job_vars(loaded))
-    if code != 0:
-        raise typer.Exit(code)
+        code = jobs.run_job("eval", request_file, preset=loaded, address=address, local=local,
+                            env_vars=job_vars(loaded), run=ref.run.name if getattr(ref, "run", None) is not None else None)
+        if code != 0:
+            raise typer.Exit(code)
     results = service.read_results(out_dir / service.RESULTS)
     if json_out:
         from gspo_cli.console import print_json
@@ -108,7 +135,7 @@ def _eval_steps(req, loaded, refs, *, force: bool, address, local: bool, json_ou
         from gspo_cli.env.exports import job_vars
 
         code = jobs.run_job("eval", request.payload(req), preset=loaded, address=address, local=local,
-                            env_vars=job_vars(loaded))
+                            env_vars=job_vars(loaded), run=run.name)
         if code != 0:
             raise typer.Exit(code)
     results = service.results_of(req, loaded, refs)

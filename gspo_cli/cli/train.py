@@ -18,8 +18,11 @@ def train_command(
     local: bool = options.local(),
     address: str = options.address(),
     json_out: bool = options.json_out("Print the job's result as JSON on stdout."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="verl engine: preflight table, verl schema check, overrides, "
-                                 "env and entrypoint; launches nothing (exit 2 on errors)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="The verdict first (every error and warning with its fix), "
+                                 "then the details: the engine's preflight (verl: also its schema check); launches "
+                                 "and creates nothing (exit 2 on errors)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="With --dry-run: every detail (verl: the full "
+                                 "preflight table, overrides, env and entrypoint)."),
     resume: str = typer.Option(None, "--resume", metavar="RUN", help="verl engine: continue RUN from its newest "
                                "global_step_N with its saved config (--set changes are applied and shown)."),
 ) -> None:
@@ -39,7 +42,8 @@ def train_command(
     from gspo_cli.plan import dry_run_line
 
     req = TrainRequest(preset=loaded, preset_ref=preset, sets=list(sets or []), run_name=run_name, local=local,
-                       address=address, json_out=json_out, dry_run=dry_run, resume=resume, plan_line=dry_run_line)
+                       address=address, json_out=json_out, dry_run=dry_run, resume=resume, plan_line=dry_run_line,
+                       verbose=verbose)
     code = get_engine(loaded.trainer.engine)(req)
     if code:
         raise typer.Exit(code)

@@ -34,14 +34,23 @@ def load_preset(req: EvalRequest):
     return _load(req.preset, req.sets)
 
 
+def settings_digest(wanted: dict[str, Any]) -> str:
+    """8 hex characters naming the settings that determine an eval's numbers (`wanted_settings`)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(wanted, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
 def output_dir(req: EvalRequest, preset=None, model_ref=None) -> Path:
-    """runs/<run>/eval/<benchmark>-<step>/ for a run's checkpoint, else $GSPO_HOME/evals/<model>-<benchmark>-<ts>/."""
+    """runs/<run>/eval/<benchmark>-<step>-<settings digest>/ for a run's checkpoint (other settings: another folder,
+    so evals never overwrite each other), else $GSPO_HOME/evals/<model>-<benchmark>-<ts>/."""
     if req.out:
         return Path(req.out).expanduser()
     if model_ref is None:
         model_ref = resolve(req, preset)
     if model_ref.run is not None and model_ref.step is not None:
-        return model_ref.run / "eval" / f"{req.benchmark}-{model_ref.step}"
+        digest = settings_digest(wanted_settings(req, preset))
+        return model_ref.run / "eval" / f"{req.benchmark}-{model_ref.step}-{digest}"
     # a folder name safe on every filesystem ("builtin:tiny" -> "builtin-tiny")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", model_ref.path.name or str(model_ref.path)).strip("-") or "model"
     return layout.gspo_home() / "evals" / f"{name}-{req.benchmark}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -130,14 +139,27 @@ def read_results(path: str | Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+def evaluated_dir(req: EvalRequest, preset, ref) -> Path | None:
+    """The folder of a finished eval of `ref` with the request's settings: its digest folder, or a folder of an
+    older gspo (`<benchmark>-<step>`, no digest) whose results.json has the same settings; None when there is none."""
+    wanted = wanted_settings(req, preset)
+    folder = output_dir(req, preset, ref)
+    candidates = [folder]
+    if not req.out and ref.run is not None and ref.step is not None:
+        candidates.append(ref.run / "eval" / f"{req.benchmark}-{ref.step}")
+    for candidate in candidates:
+        path = candidate / RESULTS
+        if path.is_file() and same_settings(read_results(path), wanted):
+            return candidate
+    return None
+
+
 def split_evaluated(req: EvalRequest, preset, refs: list, *, force: bool = False) -> tuple[list[int], list[int]]:
     """(steps to evaluate, steps already evaluated with the same settings) of a RUN:all / step-list request;
     `force` evaluates every step again."""
-    wanted = wanted_settings(req, preset)
     todo, done = [], []
     for ref in refs:
-        path = output_dir(req, preset, ref) / RESULTS
-        if not force and path.is_file() and same_settings(read_results(path), wanted):
+        if not force and evaluated_dir(req, preset, ref) is not None:
             done.append(ref.step)
         else:
             todo.append(ref.step)
@@ -146,4 +168,13 @@ def split_evaluated(req: EvalRequest, preset, refs: list, *, force: bool = False
 
 def results_of(req: EvalRequest, preset, refs: list) -> list[dict[str, Any]]:
     """The results.json of each checkpoint, in `refs` order."""
-    return [read_results(output_dir(req, preset, ref) / RESULTS) for ref in refs]
+    return [read_results((evaluated_dir(req, preset, ref) or output_dir(req, preset, ref)) / RESULTS) for ref in refs]
+
+
+def run_preset(refs: list) -> Path | None:
+    """The resolved preset of the run the checkpoints belong to (runs/<run>/config.yaml): eval's default preset."""
+    runs = {ref.run for ref in refs if getattr(ref, "run", None) is not None}
+    if len(runs) != 1:
+        return None
+    config = next(iter(runs)) / "config.yaml"
+    return config.resolve() if config.is_file() else None

@@ -49,6 +49,24 @@ def main(argv: list[str] | None = None) -> int:
         if exc.hint:
             print(f"Hint: {exc.hint}", file=sys.stderr)
         return exc.exit_code
+    except Exception as exc:
+        # The CLI's rule inside jobs too: one line and a hint, the traceback only with --debug. A training attempt
+        # keeps its traceback: the job wrapper reads it to tell a transient failure from a bug.
+        if argv[0] in KEEP_TRACEBACK or _debug():
+            raise
+        text = " ".join(str(exc).split())[:300]
+        print(f"Error: {type(exc).__name__}: {text}" if text else f"Error: {type(exc).__name__}", file=sys.stderr)
+        print("Hint: an unexpected failure inside the job; rerun with --debug for the traceback", file=sys.stderr)
+        return 1
+
+
+KEEP_TRACEBACK = ("train-attempt",)
+
+
+def _debug() -> bool:
+    import os
+
+    return os.environ.get("GSPO_DEBUG", "") not in ("", "0", "false")
 
 
 if __name__ == "__main__":

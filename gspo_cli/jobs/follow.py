@@ -115,7 +115,7 @@ def follow_job(target, job_id: str, *, json_out: bool = False, quiet: bool = Fal
 
     job_client = client(target)
     job_info(job_client, job_id, target)  # unknown id -> clean error before streaming
-    view = JobView(title=job_id, quiet=quiet)
+    view = JobView(title=job_id, quiet=quiet, hold_errors=True)
     watch = LossWatch(target)
     interrupted, restore = _catch_ctrl_c()
     try:
@@ -195,6 +195,8 @@ def _lost_during(watch, info) -> list[dict[str, Any]]:
 
 
 def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> int:
+    from rich.markup import escape
+
     from gspo_cli.console import err, print_json
 
     status = status_name(info)
@@ -221,11 +223,16 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> in
     if lost:
         code = NODE_LOST_EXIT
     err.print(f"[red]Job {job_id} {status.lower()}[/]" + (f" (exit code {exit_code})" if exit_code else "") + ".")
-    if info.message:
-        err.print(f"[dim]Ray: {info.message.strip().splitlines()[-1][:300]}[/]")
-    if tail:
-        err.print(f"[dim]Last {LOG_TAIL_LINES} log lines:[/]")
-        err.print(tail, markup=False, highlight=False)
+    if view.job_error:
+        # A clean failure (GspoError in the job): its one line and hint, once; the log above already streamed.
+        for line in view.job_error:
+            err.print(f"[red]{escape(line)}[/]" if line.startswith("Error:") else escape(line), highlight=False)
+    else:
+        if info.message and not info.message.startswith("Job entrypoint command failed"):  # that one quotes the log
+            err.print(f"[dim]Ray: {escape(info.message.strip().splitlines()[-1][:300])}[/]")
+        if tail:
+            err.print(f"[dim]Last {LOG_TAIL_LINES} log lines:[/]")
+            err.print(tail, markup=False, highlight=False)
     for node in lost:
         err.print(f"[red]Lost during the job: {_describe(node)}[/]", highlight=False)
     if lost:

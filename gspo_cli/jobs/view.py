@@ -3,6 +3,7 @@ line each), other lines pass through to stderr."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.markup import escape
@@ -34,11 +35,19 @@ def health_text(event: dict[str, Any]) -> str:
             f"{event.get('step')}: {escape(str(event.get('message', '')))}{escape(numbers)}")
 
 
+# Ray's own job-manager logging in a job's log (`2026-01-01 10:00:00,123\tINFO job_manager.py:581 -- Runtime env is
+# setting up.`): about Ray, not the job; WARNING and ERROR lines are kept.
+RAY_INFO = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s+(INFO|DEBUG) \S+\.py:\d+ -- ")
+# A job's clean failure, as `jobs.entry` prints it: the follower holds these and prints them once, in its summary.
+JOB_ERROR = re.compile(r"^(Error|Hint): ")
+
+
 def plain_line(line: str) -> str | None:
-    """A log line as plain text: a message or health event as its text, other events None, other lines as is."""
+    """A log line as plain text: a message or health event as its text, other events None, Ray's INFO lines None,
+    other lines as is."""
     event = events.parse_line(line)
     if event is None:
-        return line
+        return None if RAY_INFO.match(line) else line
     if event.get("kind") == "message":
         return str(event.get("text", ""))
     if event.get("kind") == "health":
@@ -60,9 +69,12 @@ class _ProgressWithHealth(Progress):
 class JobView:
     """Feed it log text (`feed`) or events (`handle_event`); use as a context manager around the run."""
 
-    def __init__(self, title: str = "", quiet: bool = False, console=None):
+    def __init__(self, title: str = "", quiet: bool = False, console=None, hold_errors: bool = False):
         self.title = title
         self.quiet = quiet
+        # A live follower prints the job's `Error:` / `Hint:` lines once, in its summary (`follow._finish`).
+        self.hold_errors = hold_errors
+        self.job_error: list[str] = []
         # stderr for a live run (chatter beside --json); `gspo jobs logs` passes stdout: there the log is the data
         self.console = console if console is not None else err
         self.result: dict[str, Any] | None = None
@@ -96,6 +108,10 @@ class JobView:
         event = events.parse_line(line)
         if event is not None:
             self.handle_event(event)
+        elif RAY_INFO.match(line):
+            return
+        elif self.hold_errors and JOB_ERROR.match(line):
+            self.job_error.append(line.rstrip())
         elif not self.quiet and line.strip():
             self._print(f"[dim]{escape(line.rstrip())}[/]")
 

@@ -162,7 +162,7 @@ def _verl(row: Row) -> Result:
     try:
         res = verl_compute_score(row.data_source, row.response, row.ground_truth)
     except Exception as e:  # noqa: BLE001 - e.g. NotImplementedError for a data_source verl does not know
-        return Result(False, None, "error", f"{type(e).__name__}: {e}"[:200])
+        return Result(False, None, "error", f"{type(e).__name__}: {' '.join(str(e).split())}"[:200])
     return Result(res["acc"], res["pred"])
 
 
@@ -215,6 +215,8 @@ class Tally:
     peer_errors: int = 0
     agree: Counter = field(default_factory=Counter)  # (ours, peer) -> rows
     disagreements: list[dict] = field(default_factory=list)
+    # (data_source, the peer's error) -> rows the peer cannot score: said once, left out of the comparison
+    unscorable: Counter = field(default_factory=Counter)
 
     def add(self, row: Row, ours: Result, peer: Result | None, keep: int) -> None:
         self.rows += 1
@@ -227,8 +229,11 @@ class Tally:
         self.by_source[row.data_source] += 1
         if peer is None:
             return
+        if peer.error is not None:
+            self.peer_errors += 1
+            self.unscorable[(row.data_source, peer.error)] += 1
+            return
         self.peer_correct += peer.acc
-        self.peer_errors += peer.error is not None
         self.agree[(ours.acc, peer.acc)] += 1
         if ours.acc != peer.acc and len(self.disagreements) < keep:
             self.disagreements.append({
@@ -275,9 +280,14 @@ def summary(tally: Tally, *, path: Path, verifier: str, compare: str | None, def
     }
     if compare:
         a = tally.agree
+        scored = n - tally.peer_errors
         out["compare"] = {
-            "peer": compare, "peer_correct": tally.peer_correct, "peer_accuracy": tally.peer_correct / n,
-            "peer_errors": tally.peer_errors, "both_right": a[(True, True)], "both_wrong": a[(False, False)],
+            "peer": compare, "peer_correct": tally.peer_correct,
+            "peer_accuracy": tally.peer_correct / scored if scored else None, "scored": scored,
+            "peer_errors": tally.peer_errors,
+            "unscorable": [{"data_source": ds, "error": error, "rows": rows}
+                           for (ds, error), rows in tally.unscorable.most_common()],
+            "both_right": a[(True, True)], "both_wrong": a[(False, False)],
             "only_ours": a[(True, False)], "only_peer": a[(False, True)],
             "disagree": a[(True, False)] + a[(False, True)], "examples": tally.disagreements,
         }

@@ -52,14 +52,17 @@ def reasons(s: dict[str, Any]) -> Table:
 def agreement(s: dict[str, Any]) -> Table:
     c = s["compare"]
     ours, peer = s["verifier"], c["peer"]
-    t = Table(title=f"{ours} vs {peer}: {c['disagree']:,} disagreements ({_pct(c['disagree'] / s['rows'])})",
-              title_justify="left")
+    scored = c.get("scored", s["rows"])
+    of = f" of the {scored:,} rows {peer} scores" if scored != s["rows"] else ""
+    t = Table(title=f"{ours} vs {peer}: {c['disagree']:,} disagreements ({_pct(c['disagree'] / scored if scored else 0)}"
+                    f"{of})", title_justify="left")
     t.add_column("")
     t.add_column(f"{peer} right", justify="right")
     t.add_column(f"{peer} wrong", justify="right")
     t.add_row(f"{ours} right", f"{c['both_right']:,}", f"{c['only_ours']:,}")
     t.add_row(f"{ours} wrong", f"{c['only_peer']:,}", f"{c['both_wrong']:,}")
-    t.add_row("accuracy", _pct(c["peer_accuracy"]) + f" ({peer})", _pct(s["accuracy"]) + f" ({ours})")
+    peer_acc = _pct(c["peer_accuracy"]) if c["peer_accuracy"] is not None else "-"
+    t.add_row("accuracy", peer_acc + f" ({peer})", _pct(s["accuracy"]) + f" ({ours})")
     return t
 
 
@@ -75,17 +78,27 @@ def examples(s: dict[str, Any]) -> Table:
     return t
 
 
+def unscorable_lines(s: dict[str, Any]) -> list[str]:
+    """Once, up front: which rows the peer cannot score and why (one line per data_source and error)."""
+    c = s.get("compare") or {}
+    lines = []
+    for u in c.get("unscorable") or []:
+        lines.append(f"{c['peer']} cannot score {u['rows']:,} row(s) with data_source {u['data_source']!r}: "
+                     f"{u['error']}; they are left out of the comparison")
+    return lines
+
+
 def render(s: dict[str, Any], console) -> None:
+    for line in unscorable_lines(s):
+        console.print(f"[yellow]note:[/] {escape(line)}", highlight=False)
     console.print(headline(s))
     console.print()
     console.print(reasons(s))
     if "compare" in s:
         c = s["compare"]
         console.print()
-        console.print(agreement(s))
-        if c["peer_errors"]:
-            console.print(f"[yellow]{c['peer_errors']:,} rows raised in {c['peer']} (counted wrong for it), "
-                          "e.g. a data_source it does not know[/]")
+        if c.get("scored", 1):
+            console.print(agreement(s))
         if c["examples"]:
             console.print()
             console.print(examples(s))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -13,12 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def gspo(*args: str, home: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GSPO_HOME": str(home), "TOKENIZERS_PARALLELISM": "false"}
+def gspo(*args: str, home: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GSPO_HOME": str(home), "TOKENIZERS_PARALLELISM": "false", **(env or {})}
     return subprocess.run([sys.executable, "-m", "gspo_cli", *args], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=600)
 
@@ -89,13 +91,57 @@ def rescore(samples: list[dict]) -> None:
         assert bool(v["acc"]) == s["correct"] and (v["pred"] or None) == s["pred"], s
 
 
+def eval_dirs(home: Path, benchmark: str, step: int) -> list[Path]:
+    """The eval folders of one step: <benchmark>-<step>-<8 hex digest of the settings>."""
+    found = sorted((home / "runs" / "tiny-test" / "eval").glob(f"{benchmark}-{step}-*"))
+    assert all(re.fullmatch(rf"{benchmark}-{step}-[0-9a-f]{{8}}", d.name) for d in found), found
+    return found
+
+
+def eval_dir(home: Path, benchmark: str, step: int) -> Path:
+    found = eval_dirs(home, benchmark, step)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_two_evals_of_one_step_with_other_settings_are_both_kept(eval_home):
+    """Other settings add a folder, the same settings reuse it; `runs show` lists each; eval of a run defaults to
+    the run's own resolved preset."""
+    from gspo_cli.config.presets import load_preset
+    from gspo_cli.config.schema import to_jsonable
+
+    run = eval_home / "runs" / "tiny-test"
+    preset = to_jsonable(load_preset("tiny", ["eval.benchmarks.arith.max_tokens=4", "eval.benchmarks.arith.n=2",
+                                              "eval.benchmarks.arith.k=[1,2]"]))
+    (run / "config.yaml").write_text(yaml.safe_dump(preset, sort_keys=False))
+    first = gspo("eval", "arith", "--model", "tiny-test", "--local", "--json", "--limit", "4", home=eval_home)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert f"Preset: the run's own ({run / 'config.yaml'})" in first.stderr
+    a = json.loads(first.stdout)
+    assert (a["settings"]["max_tokens"], a["settings"]["n"]) == (4, 2)  # the run's preset, not the schema's
+    second = gspo("eval", "arith", "--model", "tiny-test", "--local", "--json", "--limit", "4", "--max-tokens", "8",
+                  home=eval_home)
+    assert second.returncode == 0, second.stderr[-3000:]
+    b = json.loads(second.stdout)
+    dirs = eval_dirs(eval_home, "arith", 5)
+    assert len(dirs) == 2 and {Path(a["files"]["results"]).parent, Path(b["files"]["results"]).parent} == set(dirs)
+    again = gspo("eval", "arith", "--model", "tiny-test", "--local", "--json", "--limit", "4", home=eval_home)
+    assert again.returncode == 0 and "Already evaluated with these settings" in again.stderr
+    assert json.loads(again.stdout) == a and len(eval_dirs(eval_home, "arith", 5)) == 2
+    shown = gspo("runs", "show", "tiny-test", home=eval_home, env={"COLUMNS": "200"})
+    lines = [ln for ln in shown.stdout.splitlines() if ln.strip().startswith("arith step 5")]
+    assert len(lines) == 2 and {"max 4 tok" in ln for ln in lines} == {True, False}, shown.stdout
+    assert all("limit 4" in ln for ln in lines)
+    assert all(d.name in shown.stdout for d in dirs)
+
+
 @pytest.mark.slow
 def test_eval_arith_on_tiny_run(eval_home):
     proc = gspo("eval", "arith", "--preset", "tiny", "--model", "tiny-test", "--local", "--n", "4", "--k", "1,2,4",
                 "--temperature", "1.0", "--max-tokens", "8", "--json", home=eval_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout)
-    out = eval_home / "runs" / "tiny-test" / "eval" / "arith-5"
+    out = eval_dir(eval_home, "arith", 5)
     assert json.loads((out / "results.json").read_text()) == results
     samples = load_samples(out / "samples.jsonl")
     assert len(samples) == 24 * 4
@@ -117,7 +163,7 @@ def test_eval_aime2024_on_tiny_run_thinking_switch(eval_home):
     proc = gspo(*args, "--thinking", home=eval_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "avg@2" in proc.stdout and "pass@2" in proc.stdout  # the rich table
-    out = eval_home / "runs" / "tiny-test" / "eval" / "aime2024-5"
+    out = eval_dir(eval_home, "aime2024", 5)
     results = json.loads((out / "results.json").read_text())
     samples = load_samples(out / "samples.jsonl")
     assert len(samples) == 30 * 2 and results["data"]["problems"] == 30
@@ -131,11 +177,13 @@ def test_eval_aime2024_on_tiny_run_thinking_switch(eval_home):
     # --no-thinking: Qwen3's template closes an empty think block in the generation prompt
     proc = gspo(*args, "--no-thinking", "--prompt-style", "boxed", "--limit", "3", home=eval_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    samples = load_samples(out / "samples.jsonl")
+    other = next(d for d in eval_dirs(eval_home, "aime2024", 5) if d != out)  # other settings: another folder
+    assert json.loads((out / "results.json").read_text()) == results  # the first eval is kept as it was
+    samples = load_samples(other / "samples.jsonl")
     assert samples[0]["prompt"].endswith("<think>\n\n</think>\n\n")
     assert "\\boxed{}" in samples[0]["prompt"] and "Answer:" not in samples[0]["prompt"]
-    results = json.loads((out / "results.json").read_text())
-    assert results["settings"]["enable_thinking"] is False and results["settings"]["prompt_style"] == "boxed"
+    second = json.loads((other / "results.json").read_text())
+    assert second["settings"]["enable_thinking"] is False and second["settings"]["prompt_style"] == "boxed"
 
 
 def test_eval_bare_hf_folder_goes_to_evals_dir(eval_home, tiny_model_dir, tmp_path, arith_writer):
@@ -170,6 +218,17 @@ def test_eval_as_ray_job(eval_home, ray_head):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "succeeded" in proc.stderr
     results = json.loads(proc.stdout)
-    out = eval_home / "runs" / "tiny-test" / "eval" / "arith-5"
+    out = eval_dir(eval_home, "arith", 5)
     assert json.loads((out / "results.json").read_text()) == results
     recompute_and_compare(results, load_samples(out / "samples.jsonl"))
+
+
+def test_unreachable_hub_id_fails_in_the_cli_before_any_job(eval_home):
+    """A hub id neither cached nor reachable: one line with the way out, from the CLI (no job, no retries)."""
+    proc = gspo("eval", "arith", "--model", "nobody/no-such-model", "--address", "http://127.0.0.1:9",
+                home=eval_home, env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_OFFLINE": ""})
+    assert proc.returncode == 2, proc.stderr
+    assert "Error: --model nobody/no-such-model is not a local folder, not in the Hugging Face cache, and the hub " \
+           "(http://127.0.0.1:9) cannot be reached from here" in proc.stderr
+    assert "huggingface-cli download nobody/no-such-model" in proc.stderr and "Traceback" not in proc.stderr
+    assert "Submitted" not in proc.stderr  # refused before a job (the --address would not even answer)

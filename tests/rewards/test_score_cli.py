@@ -70,6 +70,27 @@ def test_compare_verl_counts_disagreements_like_verl_itself(gspo, tmp_path):
                                                    if a != b}
 
 
+def test_compare_says_once_which_rows_the_peer_cannot_score(gspo, tmp_path):
+    """verl has no scorer for `arith`: said once up front (rows, data_source, verl's error), those rows left out of
+    the comparison, not listed as disagreements one by one."""
+    from verl.utils.reward_score import default_compute_score
+
+    with pytest.raises(NotImplementedError) as verl_says:
+        default_compute_score("arith", "Answer: 3", "3")
+    arith = [{"response": f"Answer: {i}", "ground_truth": str(i % 3), "data_source": "arith"} for i in range(20)]
+    f = _write_jsonl(tmp_path / "r.jsonl", ROWS + arith)
+    rep = _json(gspo("score", str(f), "--data-source", "math_dapo", "--compare", "verl", "--json"))
+    c = rep["compare"]
+    assert c["scored"] == 6 and c["peer_errors"] == 20
+    assert c["unscorable"] == [{"data_source": "arith", "rows": 20,
+                                "error": f"NotImplementedError: {' '.join(str(verl_says.value).split())}"[:200]}]
+    assert all(e["data_source"] != "arith" for e in c["examples"])
+    proc = gspo("score", str(f), "--data-source", "math_dapo", "--compare", "verl", env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("note: verl cannot score 20 row(s) with data_source 'arith': NotImplementedError")
+    assert proc.stdout.count("NotImplementedError") == 1 and "of the 6 rows verl scores" in proc.stdout
+
+
 def test_text_report_shows_the_comparison_table(gspo, tmp_path):
     f = _write_jsonl(tmp_path / "r.jsonl", ROWS)
     proc = gspo("score", str(f), "--data-source", "math_dapo", "--compare", "verl")

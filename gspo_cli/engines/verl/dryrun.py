@@ -1,12 +1,63 @@
-"""The dry-run view of a verl plan (`gspo train --preset P --dry-run`): preflight table, schema verdict,
-overrides with the preset key each came from, env (secrets redacted), the Ray job entrypoint."""
+"""The dry-run view of a verl plan (`gspo train --preset P --dry-run`).
+
+First the verdict and every error and warning with its fix (engines/verdict.py), so the answer is on the first
+screen. Then the details: by default one line per check, the predicted run and where the rest is; with
+`--verbose` the full preflight table, the schema verdict, the overrides with the preset key each came from, the
+env (secrets redacted) and the Ray job entrypoint. `--json` has everything.
+"""
 
 from __future__ import annotations
 
+from gspo_cli.checks import ERROR, OK, Check
 
-def render(plan, plan_line: str | None = None) -> None:  # plan: launch.Plan
-    """The dry-run: preflight table, schema verdict, overrides, env (secrets redacted), entrypoint, and
-    `plan_line`: gspo plan's prediction, computed by the caller (gspo_cli.plan sits above the engines)."""
+
+def all_checks(plan) -> list[Check]:
+    """The preflight checks plus the verl schema check as one more row."""
+    checks = list(plan.report.checks)
+    if plan.schema_error is not None:
+        checks.append(Check("verl schema", ERROR, plan.schema_error.message, [], plan.schema_error.hint or ""))
+    elif plan.schema is not None:
+        how = "cached verdict for these overrides" if plan.schema.cached else "Hydra compose + validate_config ok"
+        checks.append(Check("verl schema", OK, f"verl {plan.schema.verl_version}: {how}"))
+    return checks
+
+
+def render(plan, plan_line: str | None = None, *, verbose: bool = False) -> None:  # plan: launch.Plan
+    """The verdict head, then the details (folded; all of them with `verbose`). `plan_line`: gspo plan's
+    prediction, computed by the caller (gspo_cli.plan sits above the engines)."""
+    from rich.markup import escape
+
+    from gspo_cli.console import out
+    from gspo_cli.engines.verdict import print_head, print_rest
+
+    checks = all_checks(plan)
+    print_head(checks, title=f"verl preflight + schema check, {plan.timings.get('total', 0):.2f} s")
+    p = plan.preset
+    exists = "exists" if plan.run_dir.is_dir() else "not created by a dry run"
+    out.print(f"\nRun [bold]{escape(plan.run_name)}[/]: preset {escape(p.name)}, engine verl ({exists})"
+              + (f", resumes from {escape(str(plan.resume_from))}" if plan.resume_from else ""), highlight=False, soft_wrap=False)
+    if plan.sets:
+        out.print("--set changes: " + ", ".join(escape(s) for s in plan.sets), highlight=False, soft_wrap=False)
+    if plan_line:
+        out.print(escape(plan_line), highlight=False, soft_wrap=False)
+    if verbose:
+        _details(plan)
+        return
+    print_rest(checks)
+    up = p.upstream
+    if up.script or up.departures:
+        names = [d.key for d in up.departures]
+        keys = ", ".join(names[:3]) + (f", +{len(names) - 3} more" if len(names) > 3 else "") \
+            if names else "none on the compared keys"
+        out.print(f"[bold]Departures from upstream[/] {escape(up.script or '')}: {len(up.departures)} "
+                  f"({escape(keys)})", highlight=False, soft_wrap=False)
+    out.print(f"[dim]Not shown: the full check details, {len(plan.compiled.overrides)} verl overrides, "
+              f"{len(plan.compiled.env_vars)} env vars, the departures table and the Ray entrypoint: --verbose (or "
+              "--json).[/]", soft_wrap=False)
+
+
+def _details(plan) -> None:
+    """--verbose: preflight table, schema verdict, overrides, env (secrets redacted), entrypoint."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -14,10 +65,6 @@ def render(plan, plan_line: str | None = None) -> None:  # plan: launch.Plan
     from gspo_cli.engines.verl.compile import redact
 
     p = plan.preset
-    out.print(f"[bold]gspo train[/] preset [bold]{p.name}[/] engine verl, run [bold]{plan.run_name}[/]"
-              + (f" (resume from {plan.resume_from})" if plan.resume_from else ""))
-    if plan.sets:
-        out.print("--set changes: " + ", ".join(escape(s) for s in plan.sets))
     table = Table(title="Preflight", show_lines=False)
     table.add_column("check")
     table.add_column("status")
@@ -55,9 +102,3 @@ def render(plan, plan_line: str | None = None) -> None:  # plan: launch.Plan
               highlight=False, soft_wrap=True)
     for note in plan.compiled.notes:
         out.print(f"[dim]note: {escape(note)}[/]")
-    if plan_line:
-        out.print(escape(plan_line), highlight=False, soft_wrap=True)
-    errors = len(plan.report.errors) + (plan.schema_error is not None)
-    verdict = (f"[bold red]{errors} error(s)[/], {len(plan.report.warnings)} warning(s): not launchable"
-               if errors else f"[green]ready to launch[/] ({len(plan.report.warnings)} warning(s))")
-    out.print(f"Verdict: {verdict}  [dim](preflight + schema check {plan.timings.get('total', 0):.2f} s)[/]")

@@ -79,6 +79,23 @@ def test_verdict_cache_is_per_overrides(gspo_home):
     assert not other.cached and schema_check.cached_verdicts() == 2
 
 
+def test_warm_check_skips_compose_and_the_cold_path_still_rejects(gspo_home, monkeypatch):
+    """A cached verdict covers both stages (it is written only after both passed): no Hydra compose when warm; a
+    changed override is a new key, composed and rejected as before."""
+    assert check([]).compose_s > 0
+    composed = []
+    real = schema_check.compose
+    monkeypatch.setattr(schema_check, "compose", lambda overrides: composed.append(1) or real(overrides))
+    warm = check([])
+    assert warm.cached and warm.validated and composed == []
+    with pytest.raises(ConfigError, match="rejected override `actor_rollout_ref.actor.optim.lrr=2e-6` .compose."):
+        check(["overrides.verl=[actor_rollout_ref.actor.optim.lrr=2e-6]"])
+    assert composed
+    monkeypatch.setenv(schema_check.RECOMPOSE_VAR, "1")  # the old behaviour, for benchmarks/dry_run.py
+    composed.clear()
+    assert check([]).cached and composed
+
+
 def test_verdict_cache_ignores_the_run_name(gspo_home):
     """Presets without trainer.experiment_name use the run name for it: a new run must still hit the cache."""
     from gspo_cli.engines.verl.launch import make_plan

@@ -14,16 +14,31 @@ from gspo_cli.config.schema import to_jsonable
 pytestmark = pytest.mark.slow
 
 
-def test_dry_run_prints_table_overrides_env_and_entrypoint_and_exits_2_without_data(gspo):
-    proc = gspo("train", "--preset", "qwen3-32b", "--dry-run", env={"COLUMNS": "200", "HF_TOKEN": "hf_secret"})
+def test_dry_run_leads_with_the_verdict_and_its_fix_then_folded_details(gspo, gspo_home):
+    proc = gspo("train", "--preset", "qwen3-32b", "--dry-run", env={"COLUMNS": "80"})
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("Verdict: NOT LAUNCHABLE: 1 error(s), 0 warning(s)")
+    head = "\n".join(lines[:6])
+    assert "error prepared data: dataset dapo-math-17k is not prepared" in head
+    assert "fix: run: gspo prepare-data --preset qwen3-32b-4x16" in head
+    assert max(len(line) for line in lines) <= 80 and len(lines) < 40  # folded: one screen
+    assert "--verbose" in proc.stdout and "verl schema" in proc.stdout
+    assert not (gspo_home / "runs").exists()  # a dry run creates no run folder
+
+
+def test_dry_run_verbose_prints_table_overrides_env_and_entrypoint_and_exits_2_without_data(gspo):
+    proc = gspo("train", "--preset", "qwen3-32b", "--dry-run", "--verbose",
+                env={"COLUMNS": "200", "HF_TOKEN": "hf_secret"})
     assert proc.returncode == 2, proc.stderr
     out = proc.stdout
+    assert out.startswith("Verdict: NOT LAUNCHABLE")
     assert "Preflight" in out and "prepared data" in out and "gspo prepare-data --preset qwen3-32b-4x16" in out
     assert "rollout memory" in out and "verl schema" in out
     assert "actor_rollout_ref.actor.optim.lr=1e-06  [actor.lr]" in out
     assert "VERL_FILE_LOGGER_PATH=" in out and "/metrics.jsonl" in out
     assert "-m gspo_cli.jobs.entry verl-train" in out and "-m verl.trainer.main_ppo" in out
-    assert "not launchable" in out and "Traceback" not in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_dry_run_json_parses_and_redacts_secrets(gspo, tmp_path):
@@ -59,7 +74,8 @@ def test_resume_continues_from_the_newest_step_with_saved_config(gspo, gspo_home
     assert "actor_rollout_ref.actor.optim.lr=2e-06" in plan["overrides"]  # the run's saved config
     assert f"trainer.default_local_dir={run}/checkpoints" in plan["overrides"]
 
-    proc = gspo("train", "--resume", run.name, "--set", "actor.lr=3e-6", "--dry-run", env={"COLUMNS": "200"})
+    proc = gspo("train", "--resume", run.name, "--set", "actor.lr=3e-6", "--dry-run", "--verbose",
+                env={"COLUMNS": "200"})
     assert "--set changes: actor.lr=3e-6" in proc.stdout
     assert "actor_rollout_ref.actor.optim.lr=3e-06" in proc.stdout
 
