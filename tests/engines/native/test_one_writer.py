@@ -32,6 +32,7 @@ def test_two_trains_on_one_run_one_refuses_and_metrics_hold_every_step_once(work
     assert "Traceback" not in refused
     run = workspace["runs"] / "twice"
     steps = [r["step"] for r in jsonl.read_metrics(run / "metrics.jsonl")]
+    print(f"refused:\n{refused}\nmetrics.jsonl steps: {steps}")  # the closing note's evidence (pytest -s)
     assert steps == sorted(set(steps)) and steps[-1] == 4, steps
     assert jsonl.describe_order_problems(jsonl.order_problems(run / "metrics.jsonl")) is None
     assert not (run / "run.lock").exists()  # released by the job when it ended
