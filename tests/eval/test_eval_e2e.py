@@ -104,6 +104,7 @@ def eval_dir(home: Path, benchmark: str, step: int) -> Path:
     return found[0]
 
 
+@pytest.mark.timeout(1500)  # three eval processes (one reuses) and runs show: slow on a loaded 2-core box
 def test_two_evals_of_one_step_with_other_settings_are_both_kept(eval_home):
     """Other settings add a folder, the same settings reuse it; `runs show` lists each; eval of a run defaults to
     the run's own resolved preset."""

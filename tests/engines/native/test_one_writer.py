@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from native_helpers import ROOT
 
 from gspo_cli.metrics import jsonl
@@ -19,6 +20,8 @@ def _start(args: list[str], home) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.ray
+@pytest.mark.timeout(1500)  # two CLIs, a training job and a third CLI on a real head
 def test_two_trains_on_one_run_one_refuses_and_metrics_hold_every_step_once(workspace, ray_head):
     sets = sum((["--set", s] for s in workspace["sets"]), [])
     args = ["train", "--preset", "tiny", "--run-name", "twice", "--address", ray_head.dashboard_url, *sets]
