@@ -97,6 +97,7 @@ def submit(
     job_client = client(target)
     runtime_env = _runtime_env(job_id, env_vars or {}, secret_names or [])
     attempt, deadline = 0, time.monotonic() + AGENT_WAIT_S
+    dropped: str | None = None  # the id whose submit lost its connection (it may have reached Ray)
     while attempt < 5:
         candidate = job_id if attempt == 0 else f"{job_id}-{attempt + 1}"
         # The job knows its own id (Ray does not tell it): the run lock names the job by it.
@@ -110,6 +111,8 @@ def submit(
         except RuntimeError as exc:
             if auth.is_auth_failure(str(exc)):
                 raise_for(exc, target, "Ray refused the job at")
+            if "already exists" in str(exc) and dropped == candidate:
+                return candidate  # the submit whose connection dropped did reach Ray: that job is ours
             if "already exists" in str(exc):
                 attempt += 1
             elif "No available agent" in str(exc) and time.monotonic() < deadline:
@@ -118,6 +121,11 @@ def submit(
                 time.sleep(1.0)
             else:
                 raise ClusterError(f"Ray refused the job: {first_line(exc)}", f"dashboard: {target.dashboard_url}") from None
+        except Exception as exc:  # requests' ConnectionError: a busy or just-started head dropped the connection
+            if time.monotonic() >= deadline:
+                raise_for(exc, target, "cannot submit the job to")
+            dropped = candidate
+            time.sleep(1.0)
     raise ClusterError(f"could not find a free submission id for {job_id}", "wait a second and retry")
 
 
