@@ -159,7 +159,7 @@ def run_job(
     names one already written; the job receives that one path. (A list is passed as raw arguments.)
     `run` names the job (`<run>-<command>-<time>`) and goes into its metadata. `before_submit(target, job_id)`
     runs once the job id is known and before anything is submitted (the run lock; target None in-process);
-    `after_submit(claimed_id, actual_id)` when Ray took another id.
+    `after_submit(claimed_id, actual_id)` once Ray has the job (the ids differ when Ray took another one).
     """
     name = run or preset_name or getattr(preset, "name", "") or "gspo"
     from gspo_cli.jobs.request import entry_args_for
@@ -182,7 +182,7 @@ def run_job(
     job_id = submit(target, entrypoint(command, entry_args, python), job_id=claimed, env_vars=job_env(env_vars),
                     secret_names=secret_marks(preset),
                     metadata=metadata, label_selector={"gspo-node": node} if node else None)
-    if job_id != claimed and after_submit is not None:
+    if after_submit is not None:
         after_submit(claimed, job_id)
     from gspo_cli.console import err
 

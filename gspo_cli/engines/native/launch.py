@@ -123,14 +123,20 @@ def launch(req: TrainRequest) -> int:
 
     from gspo_cli.env.exports import job_vars
 
+    submitted: list[str] = []
+
+    def on_submit(old: str, new: str) -> None:
+        submitted.append(new)
+        if new != old:
+            run_lock.rename_job(run_dir, old, new)
+
     try:
         code = jobs.run_job(JOB_COMMAND, lambda: entry_args(run_dir), preset=req.preset, address=req.address,
                             local=req.local, json_out=req.json_out, follow=req.follow, run=run_dir.name,
-                            env_vars=job_vars(req.preset), before_submit=take_run,
-                            after_submit=lambda old, new: run_lock.rename_job(run_dir, old, new))
+                            env_vars=job_vars(req.preset), before_submit=take_run, after_submit=on_submit)
     except GspoError:
-        if claimed:
-            run_lock.release(run_dir, claimed[-1])  # the job never started (Ray refused it): the run is free
+        if claimed and not submitted and not req.local:
+            run_lock.release(run_dir, claimed[-1])  # Ray never got the job: the run is free again
         raise
     # stderr, so it is there with --json too (stdout then holds only the result)
     err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}",
