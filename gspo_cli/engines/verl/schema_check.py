@@ -24,6 +24,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
