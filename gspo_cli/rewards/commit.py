@@ -147,4 +147,7 @@ def conclusion_before(t: str, pos: int) -> list[str]:
     if "\n" in sentence.strip() or not _CONCLUSION.match(sentence) or _MENTION.search(sentence):
         return []
     vals = asserted(clean(sentence) or sentence)
-    return vals[-1:]
+    # A sentence naming several numbers ("Hence there are 34 ways, where 3 are symmetric.") states no single
+    # value: it is not a commitment, and the marked answer decides. A hedge gains nothing from this: only the
+    # marked answer is paid, and "the answer is A or B" sentences are judged on their own (answer_sentences).
+    return vals if len(vals) == 1 else []

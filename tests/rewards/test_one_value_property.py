@@ -3,6 +3,7 @@ is never accepted, whatever the formatting, the order, the text around them, and
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,3 +41,13 @@ def test_two_different_committed_values_are_never_accepted(gt, delta, right_firs
 def test_the_same_value_committed_twice_is_accepted(gt, first, second, between, think, ds):
     response = think + "We count the cases.\n\n" + first.format(v=gt) + between + second.format(v=gt)
     assert compute_score(ds, response, str(gt))["acc"], response
+
+
+@pytest.mark.parametrize("text", [
+    "Hence there are 34 ways, where 3 of them are symmetric.\n\n**Answer: 34**",
+    "Thus there are 5 configurations so far, and n >= 7.\n\nAnswer: 34",
+])
+def test_a_conclusion_naming_several_numbers_is_not_a_second_commitment(text):
+    """It states no single value; the marked answer decides (and a hedge in it gains nothing: only that is paid)."""
+    assert compute_score("math_dapo", "<think>x</think>" + text, "34")["acc"] is True
+    assert compute_score("math_dapo", "<think>x</think>" + text, "7")["acc"] is False

@@ -22,6 +22,8 @@ def test_verl_loads_compute_score_by_path():
         "score": 1.0,
         "acc": True,
         "pred": "33",
+        "reward_errors": 0.0,  # counted per response (issue #22), so verl's dumps and val metrics carry them
+        "reward_timeouts": 0.0,
     }
     assert fn(data_source="aime24", solution_str="\\boxed{34}", ground_truth="33", extra_info=None)["acc"] is False
 
