@@ -79,12 +79,16 @@ def test_resume_continues_from_the_newest_step_with_saved_config(gspo, gspo_home
     assert "--set changes: actor.lr=3e-6" in proc.stdout
     assert "actor_rollout_ref.actor.optim.lr=3e-06" in proc.stdout
 
-    empty = gspo_home / "runs" / "fresh"
+    empty = gspo_home / "runs" / "fresh"  # a run gspo made (its config.yaml) that saved no checkpoint yet
     empty.mkdir()
+    (empty / "config.yaml").write_text(yaml.safe_dump(saved))
     proc = gspo("train", "--resume", "fresh", "--dry-run")
     assert proc.returncode == 2 and "has no complete global_step_N checkpoint" in proc.stderr
+    (gspo_home / "runs" / "bare").mkdir()  # a folder that is no run (runs/names.py): refused as such
+    proc = gspo("train", "--resume", "bare", "--dry-run")
+    assert proc.returncode == 2 and "is not a run" in proc.stderr
     proc = gspo("train", "--resume", "nope", "--dry-run")
-    assert proc.returncode == 2 and "no such run" in proc.stderr
+    assert proc.returncode == 2 and "no run 'nope'" in proc.stderr
 
 
 def test_resumed_run_keeps_its_metrics_history(tmp_path):
