@@ -35,7 +35,9 @@ def integer_answer(value: Any) -> str | None:
     m = _INT.fullmatch(value)
     if m:
         return str(int(m.group(1)))
-    if not value.strip():
+    if not value.strip() or not any(ch.isdigit() for ch in value):
+        # a ground truth names its integer in digits: the verifier reads number words in responses ("seven"),
+        # but a data set whose answer is a word is more likely broken than worded, so the row is rejected
         return None
     norm = _verifier_normalize(value)
     if norm is not None:
