@@ -21,7 +21,7 @@ class Check:
     status: str  # one of STATUSES
     message: str  # what was found
     keys: list[str] = field(default_factory=list)  # preset keys that decide it (preflight)
-    fix: str = ""  # how to fix it; empty when nothing is wrong (None is taken as empty)
+    fix: str | None = ""  # how to fix it; empty when nothing is wrong (None is accepted and stored as "")
     node: str = ""  # the node it was judged on (`gspo env doctor --cluster`)
 
     def __post_init__(self) -> None:

@@ -48,9 +48,8 @@ def _nonzero_or_one(x: torch.Tensor) -> torch.Tensor:
 
 
 def _seq_mean(seq_losses: torch.Tensor, seq_mask: torch.Tensor, global_batch_size: float | None) -> torch.Tensor:
-    if global_batch_size is None:
-        global_batch_size = _nonzero_or_one(seq_mask.sum())
-    return masked_sum(seq_losses, seq_mask) / global_batch_size
+    denom: float | torch.Tensor = _nonzero_or_one(seq_mask.sum()) if global_batch_size is None else global_batch_size
+    return masked_sum(seq_losses, seq_mask) / denom
 
 
 def _token_mean(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):

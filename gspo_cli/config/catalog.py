@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from gspo_cli import layout
 from gspo_cli.config import presets
 from gspo_cli.config.schema import ClusterSection, TrainerSection
@@ -37,7 +39,7 @@ def catalog() -> list[dict[str, Any]]:
     return rows
 
 
-def _given_or_default(section: dict[str, Any], schema: type, key: str) -> Any:
+def _given_or_default(section: dict[str, Any], schema: type[BaseModel], key: str) -> Any:
     """The file's value, else the schema's default (the catalog lists presets without validating them)."""
     return section.get(key, schema.model_fields[key].get_default(call_default_factory=True))
 

@@ -12,7 +12,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -64,10 +64,11 @@ def _node_to_data(node: yaml.Node, file: str, prefix: tuple[str, ...], origins: 
     if isinstance(node, yaml.SequenceNode):
         items = []
         for i, item in enumerate(node.value):
-            origins[(*prefix, str(i))] = f"{file}:{item.start_mark.line + 1}"
-            items.append(_node_to_data(item, file, (*prefix, str(i)), origins))
+            item_path = (*prefix, str(i))
+            origins[item_path] = f"{file}:{item.start_mark.line + 1}"
+            items.append(_node_to_data(item, file, item_path, origins))
         return items
-    return _scalar(node)
+    return _scalar(cast(yaml.ScalarNode, node))  # a composed node that is neither mapping nor sequence
 
 
 _SCALAR_LOADER = yaml.SafeLoader("")
@@ -90,7 +91,7 @@ def parse_yaml(text: str, file: str) -> tuple[dict[str, Any], Origins]:
         raise ConfigError(f"{file}: the preset file is empty", "a preset is a YAML mapping with name, model, data, ...")
     if not isinstance(node, yaml.MappingNode):
         raise ConfigError(
-            f"{file}:{node.start_mark.line + 1}: a preset must be a YAML mapping, found {node.id}",
+            f"{file}:{node.start_mark.line + 1}: a preset must be a YAML mapping, found {cast(Any, node).id}",  # every concrete node class has an id
             "start the file with keys such as `name:`, `model:`, `data:`",
         )
     origins: Origins = {}
@@ -119,7 +120,8 @@ def _read_source(path: Path, *, builtin: bool) -> PresetSource:
     except OSError as exc:
         raise ConfigError(f"cannot read preset file {path}: {exc.strerror}", "check the path and permissions") from None
     data, origins = parse_yaml(text, str(path))
-    name = data.get("name") if isinstance(data.get("name"), str) else path.stem
+    raw_name = data.get("name")
+    name = raw_name if isinstance(raw_name, str) else path.stem
     return PresetSource(name=name, path=path, builtin=builtin, data=data, origins=origins)
 
 

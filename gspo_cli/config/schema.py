@@ -8,7 +8,7 @@ need no model files and no cluster live here; checks that need model facts or th
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -71,7 +71,7 @@ class ArithSpec(Section):
     train_size: PositiveInt = 2000
     val_size: PositiveInt = 200
     max_operand: PositiveInt = 9
-    ops: list[Literal["+", "-", "*"]] = Field(default_factory=lambda: ["+"])
+    ops: list[Literal["+", "-", "*"]] = Field(default_factory=lambda: cast(list[Literal["+", "-", "*"]], ["+"]))
     seed: int = 0
 
 

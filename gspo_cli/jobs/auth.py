@@ -110,7 +110,7 @@ def use_in_process(mode: str | None, token_file: str | os.PathLike | None = None
 
     if changed and "ray._raylet" in sys.modules:
         # Ray cached the mode (RayConfig) and the token when it was first used in this process.
-        from ray._raylet import AuthenticationTokenLoader, Config
+        from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]  # Cython module, absent from ray's stubs
 
         Config.initialize("")
         AuthenticationTokenLoader.instance().reset_cache()

@@ -13,13 +13,16 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli import __version__
 from gspo_cli.errors import ClusterError
 from gspo_cli.jobs import auth, local_head
 from gspo_cli.jobs.follow import TERMINAL, follow_job, job_info, status_name
 from gspo_cli.jobs.target import ClusterTarget, client, first_line, raise_for, resolve_target
+
+if TYPE_CHECKING:
+    from gspo_cli.jobs.request import JobRequest
 
 # Run the job's driver on the node `gspo cluster up/join` named so (its `gspo-node` label): for the native engine
 # on a cluster, where the one device it trains on is a matter of which node.
@@ -137,7 +140,7 @@ AGENT_WAIT_S = 60.0  # how long a submit waits for the head's job agent to regis
 
 def run_job(
     command: str,
-    request: dict[str, Any] | str | os.PathLike | list[str] | None,
+    request: JobRequest,
     *,
     preset: Any = None,
     preset_name: str | None = None,

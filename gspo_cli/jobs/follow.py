@@ -46,7 +46,7 @@ class _Tail:
         import threading
 
         self.loop = asyncio.new_event_loop()
-        self.task = None
+        self.task: asyncio.Task[None] | None = None
         self.thread = threading.Thread(target=self._run, args=(job_client, job_id, view), daemon=True)
 
     def _run(self, job_client, job_id: str, view) -> None:
@@ -55,9 +55,9 @@ class _Tail:
                 view.feed(chunk)
 
         asyncio.set_event_loop(self.loop)
-        self.task = self.loop.create_task(tail())
+        self.task = task = self.loop.create_task(tail())
         try:
-            self.loop.run_until_complete(self.task)
+            self.loop.run_until_complete(task)
         except BaseException:  # noqa: BLE001 - cancelled, or the stream broke (the node holding it died)
             pass
 

@@ -13,11 +13,17 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gspo_cli.errors import ConfigError
 from gspo_cli.fsutil import atomic_write_json
+
+# What a job is given: a payload to write, a written request file, raw argv, nothing; or a callable returning one
+# of these when the job is about to start.
+Request = dict[str, Any] | str | os.PathLike | list[str] | None
+JobRequest = Request | Callable[[], Request]
 
 
 def write(command: str, payload: dict[str, Any], path: str | Path | None = None) -> Path:
@@ -35,7 +41,7 @@ def write(command: str, payload: dict[str, Any], path: str | Path | None = None)
     return dest.resolve()
 
 
-def entry_args_for(command: str, request: dict[str, Any] | str | Path | list[str] | None) -> list[str]:
+def entry_args_for(command: str, request: JobRequest) -> list[str]:
     """The job's argv for `request`: a dict is written as a new request file, a path names one already written;
     no request = no argument (a job that takes none). A list is passed as is (raw arguments)."""
     if callable(request):  # written only when the job is about to start (after the run lock is taken)

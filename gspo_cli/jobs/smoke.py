@@ -17,7 +17,8 @@ def main(argv: list[str]) -> int:
 
     from gspo_cli.jobs import events
 
-    ray.init(address=os.environ.get("RAY_ADDRESS", "auto"), logging_level="ERROR", log_to_driver=False)
+    ray.init(address=os.environ.get("RAY_ADDRESS", "auto"), logging_level="ERROR",  # type: ignore[arg-type]  # ray takes a level name too (logging.setLevel)
+             log_to_driver=False)
     try:
         nodes = [n for n in ray.nodes() if n.get("Alive")]
 

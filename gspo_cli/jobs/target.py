@@ -90,7 +90,8 @@ def _from_record(record: nodes.NodeRecord) -> ClusterTarget:
 
 def cpu_device_slots(preset: Any) -> int:
     """Ray GPU slots a verl job on `cluster.device: cpu` places its workers on (verl asks Ray for one per device)."""
-    cluster, trainer = getattr(preset, "cluster", None), getattr(preset, "trainer", None)
+    cluster: Any = getattr(preset, "cluster", None)
+    trainer: Any = getattr(preset, "trainer", None)
     if getattr(cluster, "device", None) == "cpu" and getattr(trainer, "engine", None) == "verl":
         return int(cluster.devices_per_node)
     return 0

@@ -80,7 +80,7 @@ class JobView:
         self.result: dict[str, Any] | None = None
         self.health: list[dict[str, Any]] = []
         self._buffer = ""
-        self._progress: Progress | None = None
+        self._progress: _ProgressWithHealth | None = None
         self._tasks: dict[str, Any] = {}
 
     def __enter__(self) -> JobView:

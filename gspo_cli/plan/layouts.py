@@ -69,14 +69,14 @@ def knob_grid(preset: Preset) -> list[dict[str, object]]:
     a, r, d, c = preset.actor, preset.rollout, preset.data, preset.cluster
     if preset.trainer.engine == "native":
         per_step = d.train_batch_size * r.n
-        micro = sorted({a.ppo_micro_batch_size_per_device or per_step} | {m for m in (8, 32, 128) if m < per_step})
-        return [{"actor.ppo_micro_batch_size_per_device": m} for m in micro]
+        micros = sorted({a.ppo_micro_batch_size_per_device or per_step} | {m for m in (8, 32, 128) if m < per_step})
+        return [{"actor.ppo_micro_batch_size_per_device": m} for m in micros]
     seq = d.max_prompt_length + d.max_response_length
     tps = sorted(set(_divisors(c.devices_per_node)) | {r.tensor_parallel_size}) if r.name == "vllm" else [1]
     sps = sorted(set(_divisors(c.world_size, (1, 2, 4, 8))) | {a.ulysses_sequence_parallel_size})
     utils = sorted(set(UTILISATIONS) | {r.gpu_memory_utilization})
     batched = sorted({r.max_num_batched_tokens, 2 * max(seq, 8192)})
-    grid = []
+    grid: list[dict[str, object]] = []
     for tp, sp, (po, oo), util, bt, k in itertools.product(tps, sps, OFFLOADS, utils, batched, (1, 2, 4)):
         micro = k * -(-seq // sp)
         grid.append({"rollout.tensor_parallel_size": tp, "actor.ulysses_sequence_parallel_size": sp,

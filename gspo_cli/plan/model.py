@@ -58,7 +58,7 @@ class Prediction:
 
     @property
     def bottleneck(self) -> str:
-        phase = max(self.phases, key=self.phases.get)
+        phase = max(self.phases, key=lambda k: self.phases[k])
         share = self.phases[phase] / self.step_s if self.step_s else 0.0
         why = f" ({self.gen_bound})" if phase == "gen" and self.gen_bound else ""
         return f"{phase}{why}, {share:.0%} of the step"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any, cast
 
 GB = 1e9
 TB = 1e12
@@ -58,7 +59,7 @@ class Profile:
         return {k: getattr(self, k) for k in FACTOR_FIELDS}
 
     def with_factors(self, **factors: float) -> Profile:
-        return replace(self, **factors)
+        return replace(self, **cast(dict[str, Any], factors))  # factor names are float fields of Profile
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -198,7 +199,8 @@ def _load_user(path: Path) -> Profile:
         raise ConfigError(f"profile {path} is unreadable ({exc})", "delete it or save it again with "
                           "`gspo plan --calibrate RUN --save-profile NAME`") from exc
     sources = dict(base.sources) | {k: f"calibrated from {data.get('run', '?')} (saved {path.name})" for k in factors}
-    return replace(base, name=path.stem, label=f"{base.label}, calibrated ({path.stem})", sources=sources, **factors)
+    return replace(base, name=path.stem, label=f"{base.label}, calibrated ({path.stem})", sources=sources,
+                   **cast(dict[str, Any], factors))
 
 
 def save_user(name: str, base: Profile, factors: dict[str, float], run: str) -> Path:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class PlanResult:
-    preset: object  # the preset as planned (with --nodes/--devices/--profile applied)
+    preset: Preset  # the preset as planned (with --nodes/--devices/--profile applied)
     profile: profiles.Profile
     workload: Workload
     prediction: step_model.Prediction

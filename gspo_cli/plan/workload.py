@@ -135,7 +135,7 @@ def from_preset(preset: Preset, facts, *, kv_capacity_tokens: int | None = None,
 def _val_trajectories(preset) -> int:
     """Validation prompts x val n, from the prepared data's manifest when present, else 0 (not counted)."""
     try:
-        from gspo_cli.data.manifest import val_rows
+        from gspo_cli.data.manifest import val_rows  # type: ignore[attr-defined]  # absent: ImportError -> 0, see #24 report
         rows = val_rows(preset)
     except Exception:  # no manifest yet (a plan before prepare-data): validation is not counted
         rows = None

@@ -189,7 +189,7 @@ def _lower(tail: str) -> str:
 
 def _answer_marks(low: str) -> list[int]:
     """End positions of the last few answer words ("answer", "result", ...) standing as words, in order."""
-    ends = []
+    ends: list[int] = []
     for w in _ANSWER_WORDS:
         i = low.rfind(w)
         while i >= 0 and len(ends) < 16:

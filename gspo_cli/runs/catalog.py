@@ -11,7 +11,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gspo_cli import layout
 from gspo_cli.errors import ConfigError
@@ -94,7 +94,7 @@ def _metrics_summary(run: Path) -> dict[str, Any]:
     series = read_series(layout.metrics_file(run))
     steps = sorted({s for pts in series.values() for s, _ in pts})
     reward = series.get(names.REWARD) or []
-    best = None
+    best: dict[str, Any] | None = None
     for key in names.val_keys(series):
         step, value = max(series[key], key=lambda p: p[1])
         if best is None or value > best["value"]:
@@ -172,7 +172,7 @@ def preset_diff(config: dict[str, Any]) -> dict[str, Any]:
     try:
         from gspo_cli.jobs.secret_env import redact_preset
 
-        base = redact_preset(to_jsonable(presets.load_preset(name)))  # secret values are never shown
+        base = redact_preset(to_jsonable(presets.load_preset(cast(str, name))))  # config.yaml is a resolved preset: it has a name  # secret values are never shown
     except ConfigError as exc:
         return {"base": name, "error": exc.message, "changes": []}
     changes = [{"key": k, "base": a, "run": b} for k, a, b in diff(base, config) if is_setting(k)

@@ -38,7 +38,7 @@ def check_name(name: str | None) -> str:
         bad = f"it starts with {name[0]!r}"
     elif "\0" in name or any(ord(c) < 32 for c in name):
         bad = "it contains a control character"
-    if bad:
+    if bad or name is None:  # None already set `bad` ("it is empty")
         raise ConfigError(f"bad run name {name!r}: {bad}", NAME_HINT)
     return name
 

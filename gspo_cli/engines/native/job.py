@@ -54,7 +54,8 @@ def main(argv: list[str]) -> int:
         # The trainer drops the metric lines after the checkpoint it resumes from; doing it first keeps the
         # wrapper's tail of the file from reading those steps twice.
         if preset.trainer.resume_mode == "auto" or index > 0:
-            MetricsWriter(metrics).truncate_after(last_checkpoint() if last_checkpoint() is not None else -1)
+            last = last_checkpoint()
+            MetricsWriter(metrics).truncate_after(last if last is not None else -1)
 
     def command(index: int, resume_step: int | None) -> list[str]:
         return [sys.executable, "-u", "-m", "gspo_cli.jobs.entry", ATTEMPT_COMMAND, *argv]

@@ -56,8 +56,9 @@ def _noop(*_args: Any, **_kwargs: Any) -> None:
 
 def _device_module() -> types.ModuleType:
     """torch.cpu plus what verl calls on `get_torch_device()` and torch.cpu lacks; the rest falls through."""
-    mod = types.ModuleType("gspo_cpu_device")
-    mod.__getattr__ = lambda name: getattr(torch.cpu, name)  # type: ignore[method-assign]
+    # Any: the shims below are attributes a bare module does not declare (verl calls them on the device module)
+    mod: Any = types.ModuleType("gspo_cpu_device")
+    mod.__getattr__ = lambda name: getattr(torch.cpu, name)
     mod.is_available = lambda: True  # verl/utils/device.py is_device_available
     mod.current_device = lambda: "cpu"  # tensor.to(get_device_id()), verl/protocol.py and engine code
     mod.set_device = _noop  # verl/utils/distributed.py initialize_global_process_group*

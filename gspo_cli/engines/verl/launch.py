@@ -105,18 +105,18 @@ def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, re
     from gspo_cli.runs.names import run_dir_for
 
     if resume:
-        run_dir, resume_from, _ = _resolve_resume(resume)
+        run_dir, checkpoint, _ = _resolve_resume(resume)
         saved = run_dir / "config.yaml"
         if not saved.is_file():
             raise ConfigError(f"--resume: {saved} is missing", "the run folder is incomplete; start a new run")
-        return presets.load(str(saved), sets), run_dir.name, run_dir, resume_from
+        return presets.load(str(saved), sets), run_dir.name, run_dir, checkpoint
     if not preset_name:
         raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
     loaded = presets.load(preset_name, sets)
     # the same rule as the native engine, except the default: a new timestamped run each time
     run_name = run_name or loaded.preset.trainer.experiment_name or layout.new_run_name(loaded.preset.name)
     run_dir = run_dir_for(run_name, loaded.preset)  # the one run-name rule (runs/names.py), as the native engine
-    resume_from = None
+    resume_from: Path | None = None
     if layout.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
         # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
         _, resume_from, _ = _resolve_resume(str(run_dir), loaded.preset)

@@ -267,12 +267,13 @@ def check(compiled: Compiled, loaded=None, *, full: bool = True, use_cache: bool
 def _hydra_message(exc: BaseException) -> str:
     parts = []
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        text = str(exc).strip()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        text = str(cur).strip()
         if text and text not in parts:
             parts.append(text)
-        exc = exc.__cause__ or exc.__context__
+        cur = cur.__cause__ or cur.__context__
     return " <- ".join(parts) or "unknown error"
 
 

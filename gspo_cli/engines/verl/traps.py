@@ -110,7 +110,7 @@ def clip_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
 def _inert_rows(preset, over: dict[str, object]) -> list[tuple[str, str, str | None, str | None]]:
     """(inert verl key, where verl reads the live setting, the inert value, the live value) for this preset."""
     alg, a = preset.algorithm, preset.actor
-    rows = []
+    rows: list[tuple[str, str, str | None, str | None]] = []
     grad = over.get(f"{A}.grad_clip", a.grad_clip)
     live = over.get(f"{A}.optim.clip_grad", a.grad_clip)
     rows.append((f"{A}.grad_clip", f"{A}.optim.clip_grad (the FSDP engine's optimizer config)", str(grad), str(live)))
