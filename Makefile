@@ -65,13 +65,13 @@ $(ENGINE_STAMP): pyproject.toml setup.py constraints-engine.txt
 test-engine: engine
 	$(ENGINE_VENV)/bin/pytest -q -m engine tests/engine
 
-# ruff; the layer contracts of docs/architecture.md (import-linter, [tool.importlinter] in pyproject.toml)
+# ruff; the layer contracts of docs/architecture.md (import-linter, [tool.importlinter] in pyproject.toml); mypy
 lint: install
 	$(VENV)/bin/ruff check gspo_cli tests benchmarks
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
-# mypy over config, algo, rewards, engines, jobs, plan, runs ([tool.mypy] in pyproject.toml). Not yet part of
-# `lint`: it still reports errors (docs/architecture.md "Types").
+# mypy over config, algo, rewards, engines, jobs, plan, runs ([tool.mypy] in pyproject.toml); also part of `lint`.
 typecheck: install
 	$(VENV)/bin/mypy
 
