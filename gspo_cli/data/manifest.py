@@ -51,6 +51,16 @@ def read(source: str, preset=None, *, data_dir: Path | None = None) -> dict[str,
         return None
 
 
+def val_rows(preset) -> int | None:
+    """Rows of the prepared validation split the preset validates on, or None when it is not prepared."""
+    manifest = read(preset.data.val.source, preset)
+    try:
+        rows = (manifest or {})["outputs"]["val"]["rows"]
+    except (KeyError, TypeError):
+        return None
+    return rows if isinstance(rows, int) else None
+
+
 def _roles(preset) -> dict[str, tuple[Any, list[str]]]:
     """source -> (spec, splits) the preset's training reads."""
     out: dict[str, tuple[Any, list[str]]] = {}

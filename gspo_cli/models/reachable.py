@@ -9,7 +9,6 @@ unreachable (with what to do). No torch or transformers import: huggingface_hub 
 from __future__ import annotations
 
 import os
-import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -61,7 +60,7 @@ def _head(url: str, timeout: float) -> int | None:
             return resp.status
     except urllib.error.HTTPError as exc:
         return exc.code
-    except (urllib.error.URLError, socket.timeout, TimeoutError, OSError, ValueError):
+    except (urllib.error.URLError, TimeoutError, OSError, ValueError):
         return None
 
 

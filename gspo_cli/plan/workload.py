@@ -133,13 +133,10 @@ def from_preset(preset: Preset, facts, *, kv_capacity_tokens: int | None = None,
 
 
 def _val_trajectories(preset) -> int:
-    """Validation prompts x val n, from the prepared data's manifest when present, else 0 (not counted)."""
-    try:
-        from gspo_cli.data.manifest import val_rows  # type: ignore[attr-defined]  # absent: ImportError -> 0, see #24 report
-        rows = val_rows(preset)
-    except Exception:  # no manifest yet (a plan before prepare-data): validation is not counted
-        rows = None
-    return int(rows or 0) * preset.rollout.val.n
+    """Validation prompts x val n, from the prepared data's manifest; 0 (not counted) before prepare-data."""
+    from gspo_cli.data.manifest import val_rows
+
+    return int(val_rows(preset) or 0) * preset.rollout.val.n
 
 
 def lengths_from(metrics: dict[str, float], max_prompt: int, max_response: int, base: Lengths | None = None) -> Lengths:

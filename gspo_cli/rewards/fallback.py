@@ -71,9 +71,9 @@ def take_startup_s() -> float:
 
 def _start():
     """A worker that has imported math-verify (its "ready"), so a request's time limit is the request's alone."""
-    from gspo_cli.rewards._proc import Child
-
     import time
+
+    from gspo_cli.rewards._proc import Child
 
     started = time.monotonic()
     child = Child("gspo_cli.rewards.fallback:_serve")

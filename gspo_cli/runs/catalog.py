@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, cast
 from gspo_cli import layout
 from gspo_cli.errors import ConfigError
 from gspo_cli.metrics import names
-from gspo_cli.metrics.jsonl import describe_order_problems, order_problems
 from gspo_cli.metrics.health import HEALTH_FILE  # written by the job wrapper; format in docs/health.md
+from gspo_cli.metrics.jsonl import describe_order_problems, order_problems
 from gspo_cli.runs import state
 
 if TYPE_CHECKING:

@@ -121,16 +121,21 @@ def test_run_all_is_one_job_and_skips_done_steps(eval_home):
     assert "2 checkpoints of tiny-test in one job" in proc.stderr
     assert proc.stderr.count("checkpoint 1/2") == 1 and "checkpoint 2/2" in proc.stderr
     eval_dir = eval_home / "runs" / "tiny-test" / "eval"
-    assert sorted(p.name for p in eval_dir.iterdir()) == ["arith-10", "arith-5"]
+    folders = sorted(p.name for p in eval_dir.iterdir())  # <benchmark>-<step>-<digest of the settings>
+    assert [f.rsplit("-", 1)[0] for f in folders] == ["arith-10", "arith-5"], folders
+    assert len({f.rsplit("-", 1)[1] for f in folders}) == 1  # one settings digest for both steps
+    step5 = eval_dir / folders[1]
     # again: nothing to do, the table comes from disk
-    stamp = (eval_dir / "arith-5" / "results.json").stat().st_mtime_ns
+    stamp = (step5 / "results.json").stat().st_mtime_ns
     proc = gspo(*args, home=eval_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Already evaluated with these settings (--force redoes them): steps 5, 10" in proc.stderr
     assert "in one job" not in proc.stderr and "avg@1" in proc.stdout
-    assert (eval_dir / "arith-5" / "results.json").stat().st_mtime_ns == stamp
-    # other settings (a different --limit) are not the same eval: both redone; --force redoes a step list
+    assert (step5 / "results.json").stat().st_mtime_ns == stamp
+    # other settings (a different --limit) are not the same eval: both run, into folders of their own, and the
+    # first results stay; --force redoes a step list
     proc = gspo(*args[:-3], "--limit", "3", "--local", home=eval_home)
     assert proc.returncode == 0 and "2 checkpoints" in proc.stderr, proc.stderr[-3000:]
+    assert len(list(eval_dir.iterdir())) == 4 and (step5 / "results.json").stat().st_mtime_ns == stamp
     proc = gspo(*args[:-3], "--limit", "3", "--local", "--force", home=eval_home)
     assert proc.returncode == 0 and "2 checkpoints" in proc.stderr, proc.stderr[-3000:]

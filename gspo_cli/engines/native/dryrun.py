@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from gspo_cli.checks import ERROR, INFO, OK, WARN, Check
 from gspo_cli.errors import GspoError

@@ -60,7 +60,6 @@ def write_config(req, run_dir: Path) -> None:
 
     from gspo_cli.config.schema import to_jsonable
     from gspo_cli.fsutil import atomic_write_json, atomic_write_text
-
     from gspo_cli.jobs.secret_env import redact_preset
 
     data = _absolute_paths(redact_preset(to_jsonable(req.preset)))  # run folders never hold secret values
