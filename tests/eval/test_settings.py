@@ -3,6 +3,8 @@ prompt restyling."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gspo_cli.config.benchmarks import source_of
@@ -143,7 +145,8 @@ def test_model_folder_checks_and_output_dirs(eval_home, tmp_path):
     ref = resolve_model("tiny-test")
     assert service.hf_folder(ref) == ref.path
     req = EvalRequest(benchmark="aime2024", model="tiny-test")
-    assert service.output_dir(req) == eval_home / "runs" / "tiny-test" / "eval" / "aime2024-5"
+    out = service.output_dir(req)  # <benchmark>-<step>-<8-hex digest of the sampling settings>
+    assert out.parent == eval_home / "runs" / "tiny-test" / "eval" and re.fullmatch(r"aime2024-5-[0-9a-f]{8}", out.name)
     assert service.output_dir(EvalRequest(benchmark="x", out=str(tmp_path / "o"))) == tmp_path / "o"
     bare = service.output_dir(EvalRequest(benchmark="arith", model="builtin:tiny"))
     assert bare.parent == eval_home / "evals" and bare.name.startswith("builtin-tiny-arith-")
