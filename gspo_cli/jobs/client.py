@@ -95,7 +95,7 @@ def submit(
     """Submit; `label_selector` places the job's driver on a node with those Ray labels (e.g. gspo-node).
 
     Secret variables (`jobs/secret_env.py`) travel in a private file, never in Ray's runtime_env."""
-    from gspo_cli.runs.lock import JOB_ID_VAR
+    from gspo_cli.jobs.identity import JOB_ID_VAR
 
     job_client = client(target)
     runtime_env = _runtime_env(job_id, env_vars or {}, secret_names or [])
@@ -169,7 +169,7 @@ def run_job(
 
     if local:
         if before_submit is not None:
-            from gspo_cli.runs.lock import own_job_id
+            from gspo_cli.jobs.identity import own_job_id
 
             before_submit(None, own_job_id())
         return _run_in_process(command, entry_args_for(command, request), json_out=json_out)

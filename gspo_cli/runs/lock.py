@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from gspo_cli.errors import GspoError
+from gspo_cli.jobs.identity import JOB_ID_VAR, own_job_id  # noqa: F401 - the run lock's callers read them here
 
 LOCK_FILE = "run.lock"
-JOB_ID_VAR = "GSPO_JOB_ID"  # set in a Ray job's env by `jobs.client.submit`: the job knows its own id
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -48,11 +48,6 @@ def read(run_dir: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("job_id") else None
-
-
-def own_job_id() -> str:
-    """This process's job id: the Ray job's submission id, or `local-<pid>` for an in-process (--local) job."""
-    return os.environ.get(JOB_ID_VAR) or f"local-{os.getpid()}"
 
 
 @contextlib.contextmanager
