@@ -84,3 +84,18 @@ def kill_group(pid: int, timeout: float = 20.0) -> None:
             except ChildProcessError:
                 pass
             time.sleep(0.2)
+
+
+def gspo_process_alive(pid: int) -> bool:
+    """pid alive and still a gspo process: a recycled pid belongs to some other program (/proc/<pid>/cmdline)."""
+    from pathlib import Path
+
+    if not pid_alive(pid):
+        return False
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if cmdline.exists():
+        try:
+            return b"gspo" in cmdline.read_bytes()
+        except OSError:
+            return True
+    return True

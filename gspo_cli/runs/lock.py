@@ -68,7 +68,7 @@ def _write(run_dir: Path, record: dict[str, Any]) -> None:
 
 
 def _pid_alive(pid: Any) -> bool:
-    from gspo_cli.runs.state import _pid_alive as alive  # pid alive and still a gspo process (not a recycled pid)
+    from gspo_cli.jobs.procs import gspo_process_alive as alive  # alive and still gspo (not a recycled pid)
 
     return isinstance(pid, int) and alive(pid)
 

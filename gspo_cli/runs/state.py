@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gspo_cli.jobs.procs import gspo_process_alive
+
 STATE_FILE = "job_state.json"
 
 
@@ -63,20 +65,6 @@ def _tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
     return code
 
 
-def _pid_alive(pid: int) -> bool:
-    from gspo_cli.jobs.procs import pid_alive
-
-    if not pid_alive(pid):
-        return False
-    cmdline = Path(f"/proc/{pid}/cmdline")
-    if cmdline.exists():  # a recycled pid belongs to some other program
-        try:
-            return b"gspo" in cmdline.read_bytes()
-        except OSError:
-            return True
-    return True
-
-
 def live_status(state: dict[str, Any] | None) -> str | None:
     """running / killed / succeeded / failed / stopped from the job's own record; None when there is none."""
     if not state:
@@ -85,5 +73,5 @@ def live_status(state: dict[str, Any] | None) -> str | None:
     if status != "running":
         return status or None
     if state.get("host") == socket.gethostname() and isinstance(state.get("pid"), int):
-        return "running" if _pid_alive(state["pid"]) else "killed"
+        return "running" if gspo_process_alive(state["pid"]) else "killed"
     return "running"

@@ -19,7 +19,7 @@ DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
 def _data_check(req) -> Check:
-    from gspo_cli.engines.native.launch import check_inputs
+    from gspo_cli.engines.native.inputs import check_inputs
 
     try:
         check_inputs(req)
@@ -101,7 +101,7 @@ def checks(req) -> list[Check]:
 def dry_run(req) -> int:
     """Verdict and its reasons first, then the details; exit 2 on errors. Nothing is created."""
     from gspo_cli.console import print_json
-    from gspo_cli.engines.native.launch import run_path
+    from gspo_cli.engines.native.inputs import run_path
 
     t0 = time.perf_counter()
     found = checks(req)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gspo_cli.errors import ConfigError, DataError, GspoError
+from gspo_cli.engines.native.inputs import check_inputs, run_name_for, run_path
+from gspo_cli.errors import ConfigError, GspoError
 from gspo_cli.runs import lock as run_lock
 from gspo_cli.runs.names import run_dir_for
 
@@ -20,28 +21,6 @@ if TYPE_CHECKING:
 JOB_COMMAND = "train"
 
 
-def run_name_for(req) -> str:
-    from gspo_cli.runs.names import check_name
-
-    return check_name(req.run_name or req.preset.trainer.experiment_name or req.preset.name)
-
-
-def check_inputs(req) -> None:
-    """Prepared data present and prepared with this preset's settings (what the job would read first)."""
-    from gspo_cli.layout import train_file, val_file
-
-    preset = req.preset
-    needed = [train_file(preset)]
-    if preset.trainer.test_freq > 0 or preset.trainer.val_before_train:
-        needed.append(val_file(preset))
-    missing = [str(p) for p in needed if not p.is_file()]
-    if missing:
-        raise DataError(f"prepared data missing: {', '.join(missing)}",
-                        f"run: gspo prepare-data --preset {req.preset_ref}")
-    _check_manifests(preset)
-
-
-
 def prepare_run(req) -> Path:
     """The run folder with config.yaml (readable) and config.json (what the job loads)."""
     check_inputs(req)
@@ -49,10 +28,6 @@ def prepare_run(req) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     write_config(req, run_dir)
     return run_dir
-
-
-def run_path(req) -> Path:
-    return run_dir_for(run_name_for(req), req.preset).resolve()
 
 
 def write_config(req, run_dir: Path) -> None:
@@ -170,14 +145,3 @@ def _already_complete(req) -> bool:
               f"  a new run:   gspo train --preset {req.preset_ref} --run-name {run_dir.name}-2\n"
               f"  evaluate it: gspo eval BENCH --preset {req.preset_ref} --model {run_dir.name}:all", highlight=False)
     return True
-
-
-def _check_manifests(preset) -> None:
-    """Refuse data prepared with other settings (e.g. after --set data.arith.*). Parquet written without
-    prepare-data (no manifest at all) is trusted as given."""
-    from gspo_cli import layout
-    from gspo_cli.data import manifest
-
-    sources = {preset.data.train.source, preset.data.val.source}
-    if all(layout.manifest_path(source, preset).is_file() for source in sources):
-        manifest.check_prepared(preset)
