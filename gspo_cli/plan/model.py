@@ -230,22 +230,23 @@ def other_s(w: Workload, prof: Profile) -> float:
     return prof.step_fixed_s if w.engine == "verl" else NATIVE_STEP_FIXED_S
 
 
-def _sync_phases(w: Workload, prof: Profile) -> tuple[dict[str, float], dict[str, float], str]:
-    gen, gen_detail, bound = gen_s(w, prof)
-    fwd = forward_pass_s(w, prof, train=False) + offload_s(w, prof, train=False)
+def _phases(w: Workload, prof: Profile, gen_side: Workload, train_side: Workload) -> tuple[dict, dict, str]:
+    """Seconds per phase, generation on `gen_side`'s devices and training on `train_side`'s (both `w` when sync)."""
+    gen, gen_detail, bound = gen_s(gen_side, prof)
+    fwd = forward_pass_s(train_side, prof, train=False) + offload_s(train_side, prof, train=False)
     phases = {
         "gen": gen,
         "update_weights": update_weights_s(w, prof),
         "reward": w.trajectories * prof.reward_s_per_response,
         "old_log_prob": fwd if w.old_log_prob else 0.0,
         "ref": fwd if w.ref else 0.0,
-        "update_actor": update_actor_s(w, prof),
-        "testing": testing_s(w, prof),
-        "save_checkpoint": save_s(w, prof),
+        "update_actor": update_actor_s(train_side, prof),
+        "testing": testing_s(gen_side, prof),
+        "save_checkpoint": save_s(train_side, prof),
         "other": other_s(w, prof),
     }
-    details = gen_detail | {"offload_update_s": offload_s(w, prof, train=True),
-                            "offload_forward_s": offload_s(w, prof, train=False) if w.old_log_prob else 0.0}
+    details = gen_detail | {"offload_update_s": offload_s(train_side, prof, train=True),
+                            "offload_forward_s": offload_s(train_side, prof, train=False) if w.old_log_prob else 0.0}
     return phases, details, bound
 
 
@@ -261,7 +262,7 @@ def split_pools(w: Workload) -> tuple[Workload, Workload]:
 def predict(w: Workload, prof: Profile) -> Prediction:
     if w.mode == "separate_async" and w.devices > 1:
         return _predict_separate(w, prof)
-    phases, details, bound = _sync_phases(w, prof)
+    phases, details, bound = _phases(w, prof, w, w)
     staleness = 0
     if w.mode == "colocate_async":  # partial rollout: the step no longer waits for the longest responses
         phases["gen"] -= details["gen_tail_s"] - _resumed_s(details)
@@ -278,20 +279,9 @@ def _resumed_s(detail: dict[str, float]) -> float:
 def _predict_separate(w: Workload, prof: Profile) -> Prediction:
     """Generation (with partial rollout) on the rollout pool beside old-log-prob + update on the training pool."""
     gen_side, train_side = split_pools(w)
-    gen, gen_detail, bound = gen_s(gen_side, prof)
-    gen -= gen_detail.pop("gen_tail_s") - _resumed_s(gen_detail)  # partial rollout: resumed after the sync
-    fwd = forward_pass_s(train_side, prof, train=False) + offload_s(train_side, prof, train=False)
-    phases = {
-        "gen": gen,
-        "update_weights": collective_s(w, prof, w.weight_bytes * w.model.params),  # trainer -> rollout pool
-        "reward": w.trajectories * prof.reward_s_per_response,
-        "old_log_prob": fwd if w.old_log_prob else 0.0,
-        "ref": fwd if w.ref else 0.0,
-        "update_actor": update_actor_s(train_side, prof),
-        "testing": testing_s(gen_side, prof),
-        "save_checkpoint": save_s(train_side, prof),
-        "other": other_s(w, prof),
-    }
+    phases, gen_detail, _ = _phases(w, prof, gen_side, train_side)
+    phases["gen"] -= gen_detail.pop("gen_tail_s") - _resumed_s(gen_detail)  # partial rollout: resumed after the sync
+    phases["update_weights"] = collective_s(w, prof, w.weight_bytes * w.model.params)  # trainer -> rollout pool
     rollout_side = phases["gen"] + phases["reward"]
     training_side = phases["old_log_prob"] + phases["ref"] + phases["update_actor"]
     details = gen_detail | {"rollout_devices": gen_side.devices, "train_devices": train_side.devices,
