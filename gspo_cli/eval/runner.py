@@ -57,6 +57,9 @@ def _backend_options(ctx: EvalContext, model_dir: Path, tokenizer, prompts: list
         "address": cluster.address,
     }
     if backend_name == "vllm":
+        # vLLM's CPU settings (VLLM_CPU_KVCACHE_SPACE, ...) are the preset's env.vars (backends/vllm_target.py)
+        options["env_vars"] = dict(ctx.preset.env.vars) if ctx.preset is not None else {}
+        options["enforce_eager"] = rollout.enforce_eager
         # prompt + response must fit the engine's context
         longest = max(len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts)
         options["max_model_len"] = longest + ctx.settings.max_tokens
@@ -82,6 +85,8 @@ def _generate(ctx: EvalContext, model_dir: Path, backend_name: str) -> tuple[lis
     t0 = time.monotonic()
     backend = make_backend(backend_name, str(model_dir), **options)
     load_s = time.monotonic() - t0
+    if getattr(backend, "settings", None):
+        options["engine"] = backend.settings  # what the engine ran with (vllm: the CPU / accelerator target)
     t0 = time.monotonic()
     try:
         generations = backend.generate(prompts, sampling, settings.n, _Progress(f"generate {req.benchmark}"))
@@ -165,6 +170,7 @@ def evaluate_model(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path) 
         "metrics": summary["metrics"],
         "settings": {**settings.to_dict(), "backend": backend_name, "device": ctx.device,
                      "tp": options["tp"], "limit": req.limit,
+                     **({"engine": options["engine"]} if "engine" in options else {}),
                      "verifier": preset.reward.verifier if preset is not None else "gspo",
                      "preset": preset.name if preset is not None else None, "sets": list(req.sets)},
         "model": {"ref": req.model, "path": str(model_dir), "run": str(model_ref.run) if model_ref.run else None,

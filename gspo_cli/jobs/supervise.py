@@ -58,6 +58,10 @@ class Child:
 
 
 class Supervisor:
+    # The stall clock (monotonic seconds). Tests replace it to decide when time passes, so a loaded machine
+    # cannot make a normal step look stalled; the restart backoff and kill grace periods stay real sleeps.
+    clock: Callable[[], float] = staticmethod(time.monotonic)
+
     def __init__(self, child: Child, preset: Preset):
         trainer = preset.trainer
         self.child = child
@@ -130,7 +134,7 @@ class Supervisor:
         if child.before_attempt is not None:
             child.before_attempt(index, resume_step)
         attempt = Attempt(number=index + 1, resume_step=resume_step)
-        self.monitor.new_attempt(resume_step if index else None)
+        self.monitor.new_attempt(resume_step if index else None, now=self.clock())
         tail = Tail(child.metrics, child.metrics.stat().st_size if child.metrics.exists() else 0)
         env = {**os.environ, **child.env, "GSPO_ATTEMPT": str(index)}
         started = time.monotonic()
@@ -181,7 +185,7 @@ class Supervisor:
             if done and proc.poll() is not None:
                 return None
             finishing = self.total_steps is not None and (self.monitor.last_step or 0) >= self.total_steps
-            if proc.poll() is None and not finishing and (stall := self.monitor.check_stall()) is not None:
+            if proc.poll() is None and not finishing and (stall := self.monitor.check_stall(self.clock())) is not None:
                 self.record(stall)
                 if stall.action == "stop":
                     events.message(f"stall: stopping the training process ({stall.message})")
@@ -223,7 +227,7 @@ class Supervisor:
                 shown = {label: float(data[k]) for k, label in self.child.progress_metrics.items()
                          if isinstance(data.get(k), (int, float))}
                 events.progress(step, self.child.total_steps, task="train", metrics=shown)
-            for event in self.monitor.observe(step, data):
+            for event in self.monitor.observe(step, data, now=self.clock()):
                 self.record(event)
                 raised.append(event)
         return raised

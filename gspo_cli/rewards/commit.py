@@ -15,13 +15,39 @@ from fractions import Fraction
 from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_value
 
 # Cues that make the words before a value a mention, not a commitment.
-_NEGATED = r"\bnot\b|n['’]t\b|\bnever\b|\brather than\b|\binstead of\b"
-_CONDITIONAL = r"\bif\b|\bunless\b|\bwould\b|\bcould\b|\bmight\b|\bsuppos\w*|\bassuming\b"
-_EXEMPLARY = r"\be\.?g\b|\bfor (?:example|instance)\b|\bsuch as\b|\b(?:in|of) the form\b|\bformat\b|\btemplate\b"
-_MENTION = re.compile(f"(?i){_NEGATED}|{_CONDITIONAL}|{_EXEMPLARY}")
+_CUE_WORDS = frozenset("not never if unless would could might assuming format template eg e.g".split())
+_CUE_PHRASES = ("n't", "n’t", "rather than", "instead of", "for example", "for instance", "such as", "in the form",
+                "of the form", "suppos")
+
+
+class _Mention:
+    """`_MENTION.search(text)`: a negation, condition or example cue in text (words and phrases, any case).
+
+    Plain word-set and substring tests, not an alternation regex tried at every position (this runs on every
+    marked answer)."""
+
+    @staticmethod
+    def search(text: str) -> bool:
+        low = text.lower()
+        if any(p in low for p in _CUE_PHRASES):
+            return True
+        return not _CUE_WORDS.isdisjoint(w.strip(".,;:!?()[]$*`'\"") for w in low.split())
+
+
+_MENTION = _Mention()
 _AFTER_NEGATED = re.compile(r"(?i)^[\s$}]*(?:is|was)\s+(?:not|(?:a\s+)?wrong|incorrect)\b")
 _AFTER_VALUE_NEGATED = re.compile(r"(?i)^[\s$*]*[^\s]{1,40}\s+(?:is|was)\s+(?:not|(?:a\s+)?wrong|incorrect)\b")
-_ABBREV = re.compile(r"(?i)\b(e)\.(g)\.|\b(i)\.(e)\.")
+_ABBREVIATIONS = (("e.g.", "eg  "), ("E.g.", "Eg  "), ("i.e.", "ie  "), ("I.e.", "Ie  "))
+
+
+def _unabbrev(s: str) -> str:
+    """`e.g.`/`i.e.` without their dots (same length, so positions still match s): they end no sentence."""
+    if "." in s:
+        for a, b in _ABBREVIATIONS:
+            s = s.replace(a, b)
+    return s
+
+
 _SENT_END = re.compile(r"[.!?;:](?:\s|$)")
 # A number asserted as a value: not an operand (next to an operator or brace), not a subscript or power.
 _NUM = re.compile(r"(?<![\w.^_{}\\])[+-]?\d[\d,]*(?:\.\d+)?(?![a-z\d_{}^])")  # `1The`: a value, `2x` not
@@ -29,7 +55,7 @@ _OPERATOR = set("+-*/<>^{}≤≥×÷·")
 _OPERATOR_CMDS = ("\\cdot", "\\times", "\\div", "\\le", "\\ge", "\\lt", "\\gt", "\\neq", "\\pm", "\\frac", "\\sqrt")
 _ASIDE_START = re.compile(r"(?i)^[\s$.]*(?:\(|=|\bor\b|,|;|\bi\.?e\b|\bthat is\b|\bequivalently\b|\\text\{\s*or)")
 _ALTERNATIVE = re.compile(r"(?i)\bif\b|\bunless\b|\botherwise\b|\belse\b|\bor\b|\beither\b")
-_ANSWER_SENTENCE = re.compile(r"(?i)\banswer\s+(?:is|should\s+be|must\s+be|=)\s*")
+_ANSWER_SUFFIX = re.compile(r"\s+(?:is|IS|should\s+be|must\s+be|=)(?![A-Za-z])\s*")
 _CONCLUSION = re.compile(r"(?i)^\W*(?:therefore|thus|hence|so|in total|in conclusion|altogether|finally)\b")
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 MAX_SENTENCES = 16
@@ -39,7 +65,9 @@ _LOOK = 240  # characters of context read around a marker
 def _prefix(t: str, pos: int) -> str:
     """The words of the sentence before `pos` (same line, `e.g.`/`i.e.` not ending a sentence)."""
     line_start = t.rfind("\n", max(0, pos - _LOOK), pos) + 1
-    seg = _ABBREV.sub(r"\1\2\3\4 ", t[max(line_start, pos - _LOOK):pos])
+    if pos - line_start < 4:  # the marker starts its line (`Answer: 34`, `**Answer:**`): nothing before it
+        return ""
+    seg = _unabbrev(t[max(line_start, pos - _LOOK):pos])
     ends = list(_SENT_END.finditer(seg))
     return seg[ends[-1].end():] if ends else seg
 
@@ -79,12 +107,18 @@ def asserted(s: str) -> list[str]:
     return out
 
 
+_PLAIN_INT = re.compile(r"[ \t]*\$?([+-]?\d{1,30})\$?\.?[ \t]*")
+
+
 def values(content: str, aside: str = "") -> list[str]:
     """The distinct values one marked answer commits to ([] when it states none); `aside` is the rest of its line.
 
     A sentence states its first value (`Réponse: Janeth paiera 220 $ en 12 mois` is 220) unless an aside or an
     alternative follows it (`55 (that is, a_8 = 34)`, `55, i.e. 34`, `34 if ..., else 30`): then every value.
     A bracketed whole without words is one value (`(1, 2)`)."""
+    m = _PLAIN_INT.fullmatch(content)  # most answers: `34`, `$34$`
+    if m and not aside:
+        return [str(int(m.group(1)))]
     c = clean(content)
     vals: list[str] = []
     if c and any(ch.isalnum() for ch in c):
@@ -96,7 +130,7 @@ def values(content: str, aside: str = "") -> list[str]:
         else:
             first = _NUM.search(c[:4000])
             if first is not None:  # a sentence: its first value and what the same sentence adds to it
-                end = _SENT_END.search(_ABBREV.sub(r"\1\2\3\4 ", c), first.end())
+                end = _SENT_END.search(_unabbrev(c), first.end())
                 c = c[:end.start()] if end else c
             nums = [first] if first is not None else []
             found = asserted(c)
@@ -118,35 +152,52 @@ def negated_after(content: str) -> bool:
     return bool(_AFTER_VALUE_NEGATED.match(content))
 
 
+def _answer_sentence_starts(t: str):
+    """(start, value start) of "answer is" phrases, last first; found with str.rfind (C speed), not a regex scan."""
+    i, looked = len(t), 0
+    while looked < 4 * MAX_SENTENCES:
+        i = t.rfind("nswer", 0, i)
+        if i < 1:
+            return
+        looked += 1
+        if t[i - 1] in "aA" and not (i >= 2 and t[i - 2].isalnum()):
+            m = _ANSWER_SUFFIX.match(t, i + 5)
+            if m:
+                yield i - 1, m.end()
+
+
 def answer_sentences(t: str) -> list[list[str]]:
     """The values of every "the answer is N" sentence in t that is a commitment (not negated/conditional/...)."""
-    out = []
-    for m in list(_ANSWER_SENTENCE.finditer(t))[-MAX_SENTENCES:]:
-        if is_mention(t, m.start()):
+    out: list[list[str]] = []
+    for start, at in _answer_sentence_starts(t):
+        if len(out) >= MAX_SENTENCES:
+            break
+        if is_mention(t, start):
             continue
-        end = _SENT_END.search(_ABBREV.sub(r"\1\2\3\4 ", t[m.end():m.end() + 300]))
-        span = t[m.end():m.end() + (end.start() if end else 300)]
+        end = _SENT_END.search(_unabbrev(t[at:at + 300]))
+        span = t[at:at + (end.start() if end else 300)]
         span = re.split(r"\\boxed|\\fbox", span, maxsplit=1)[0]  # a box is a commitment of its own
         first = _NUM.search(span)
         if first is None or _MENTION.search(span[:first.start()]):
             continue
         vals = asserted(clean(span) or span)
         out.append(vals if _ALTERNATIVE.search(span) else vals[:1])
-    return out
+    return out[::-1]
 
 
 def conclusion_before(t: str, pos: int) -> list[str]:
     """The value of a conclusion sentence ("Thus there are 30 ways.") ending right before the marker at pos."""
     head = t[max(0, pos - _LOOK):pos].rstrip(" \t\r\n*#$\\[")
-    head = re.sub(r"(?i)\**\s*final answer\s*\**:?\s*$", "", head).rstrip(" \t\r\n*")
-    seg = _ABBREV.sub(r"\1\2\3\4 ", head)
-    ends = [m.end() for m in _SENT_END.finditer(seg) if m.end() < len(seg.rstrip())]
-    sentence = seg[ends[-1]:] if ends else seg
+    if head[-14:].lower().rstrip(":").endswith("final answer"):  # a "**Final Answer**" heading
+        head = head[:head.lower().rfind("final answer")].rstrip(" \t\r\n*")
     if not head.endswith((".", "!", "?", ":")):  # the marker sits inside this sentence: it is the conclusion
         return []
-    if "\n" in sentence.strip() or not _CONCLUSION.match(sentence) or _MENTION.search(sentence):
+    body = head[:-1]
+    start = max(body.rfind(". "), body.rfind("! "), body.rfind("? "), body.rfind("\n"), body.rfind(": ")) + 1
+    sentence = body[start:]
+    if not _CONCLUSION.match(sentence) or _MENTION.search(sentence):
         return []
-    vals = asserted(clean(sentence) or sentence)
+    vals = asserted(sentence)  # raw text: `$34$` reads as 34, `12{,}000` states no value here
     # A sentence naming several numbers ("Hence there are 34 ways, where 3 are symmetric.") states no single
     # value: it is not a commitment, and the marked answer decides. A hedge gains nothing from this: only the
     # marked answer is paid, and "the answer is A or B" sentences are judged on their own (answer_sentences).

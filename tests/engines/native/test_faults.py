@@ -74,3 +74,23 @@ def test_a_malformed_gspo_fault_is_one_line_in_the_cli_and_creates_no_run(gspo, 
     assert lines[0] == "Error: GSPO_FAULT='boom@3': 'boom@3' is not KIND@STEP", proc.stderr
     assert proc.stderr.count("is not KIND@STEP") == 1 and "metrics:" not in proc.stderr
     assert not (gspo_home / "runs" / "f").exists()
+
+
+def test_slow_fault_is_a_4x_step_on_a_simulated_device_clock(workspace):
+    """slow@S times steps on a simulated clock (1 s, then 4 s from S), so the throughput rule's input does not
+    depend on the machine's load; without faults the trainer times steps on the real clock."""
+    from native_helpers import quick_preset
+
+    from gspo_cli.engines.native.faults import with_faults
+    from gspo_cli.engines.native.trainer import NativeTrainer
+
+    trainer = with_faults(NativeTrainer, "slow@3")(quick_preset(workspace["sets"]), workspace["runs"] / "slow")
+    seconds = []
+    for _ in range(4):
+        metrics = trainer.train_step()
+        trainer.step += 1
+        seconds.append(metrics["timing_s/step"])
+        assert metrics["perf/throughput"] == metrics["perf/total_num_tokens"] / metrics["timing_s/step"]
+    assert seconds == [1.0, 1.0, 4.0, 4.0]
+    assert NativeTrainer.clock is not trainer.clock and 0 < NativeTrainer(
+        quick_preset(workspace["sets"]), workspace["runs"] / "plain").train_step()["timing_s/step"] != 1.0
