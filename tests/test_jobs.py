@@ -152,3 +152,28 @@ def test_job_view_reassembles_chunked_lines():
             view.feed(line[i:i + 7])
         view.feed("\n")
     assert view.result == {"ok": 1}
+
+
+@pytest.mark.ray
+def test_embedded_head_that_cannot_start_says_why(gspo_home, monkeypatch):
+    """`ray start` refusing (here: the GCS port is taken) is one error naming Ray's own reason, not just 'see the
+    log'; nothing is recorded as running."""
+    import socket
+
+    from gspo_cli.errors import ClusterError
+    from gspo_cli.jobs import local_head
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        ports = iter([port])
+        real_free_port = local_head._free_port
+        monkeypatch.setattr(local_head, "_free_port", lambda: next(ports, None) or real_free_port())
+        with pytest.raises(ClusterError) as caught:
+            local_head.start(quiet=True)
+    message = caught.value.message
+    print(message)
+    assert message.startswith("the embedded Ray head exited during start (code "), message
+    assert "RuntimeError: Failed to start GCS" in message, message  # Ray's own words, from its output
+    assert local_head.running() is None

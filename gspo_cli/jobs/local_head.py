@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -166,6 +167,7 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
                           token_file)
     env.pop("RAY_ADDRESS", None)
     with open(log_file, "ab") as log:
+        log_start = log.tell()  # this start's part of the log, for the reason if it fails
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
     record = HeadRecord(
@@ -176,8 +178,9 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            reason = start_failure_reason(log_file, log_start)
             raise ClusterError(
-                f"the embedded Ray head exited during start (code {proc.returncode})",
+                f"the embedded Ray head exited during start (code {proc.returncode})" + (f": {reason}" if reason else ""),
                 f"see {log_file}",
             )
         if dashboard_alive(record.dashboard_url, timeout=1.0, token_file=record.token_file):
@@ -186,6 +189,29 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
         time.sleep(0.5)
     kill_group(proc.pid)
     raise ClusterError(f"the embedded Ray head did not answer within {START_TIMEOUT_S:.0f} s", f"see {log_file}")
+
+
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): ")
+_FAILURE_WORDS = ("error", "failed", "timed out", "address already in use")
+
+
+def start_failure_reason(log_file: Path, offset: int = 0) -> str | None:
+    """Why `ray start` failed, from its output after offset: the last exception line (with the line after it
+    when it ends in a colon, as Ray's "Failed to start GCS. Last 1 lines of error files:" does), else the last
+    line naming an error; shortened. None when the output says nothing."""
+    try:
+        with open(log_file, "rb") as log:
+            log.seek(offset)
+            lines = [" ".join(line.split()) for line in log.read().decode("utf-8", "replace").splitlines()]
+    except OSError:
+        return None
+    lines = [line for line in lines if line]
+    for i in range(len(lines) - 1, -1, -1):
+        if _EXCEPTION_LINE.match(lines[i]):
+            text = lines[i] + (f" {lines[i + 1]}" if lines[i].endswith(":") and i + 1 < len(lines) else "")
+            return text[:300]
+    found = next((line for line in reversed(lines) if any(w in line.lower() for w in _FAILURE_WORDS)), None)
+    return found[:300] if found else None
 
 
 def stop() -> HeadRecord | None:
