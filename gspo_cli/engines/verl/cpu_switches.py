@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
 
 PLUGIN_MODULE = "gspo_cli.engines.verl.cpu_platform"
+CHECKPOINT_ENGINE_MODULE = "gspo_cli.engines.verl.cpu_checkpoint_engine"
 R = "actor_rollout_ref.rollout"
 M = "actor_rollout_ref.model"
 
@@ -63,6 +64,19 @@ SWITCHES: tuple[Switch, ...] = (
 )
 
 
+# Only for trainer.mode separate_async, whose trainer and rollout exchange weights through a checkpoint engine.
+ASYNC_SWITCHES: tuple[Switch, ...] = (
+    Switch("cpu_weight_transfer",
+           "separate_async moves weights with a collective checkpoint engine (nccl/hccl), and NCCL needs a GPU "
+           "(verl's nccl engine imports cupy): gspo's cpu_store engine (cpu_checkpoint_engine.py, through verl's "
+           "custom_backend_module hook) sends the same weight buckets through a TCP store",
+           overrides=(Override(f"{R}.checkpoint_engine.backend", "cpu_store"),
+                      Override(f"{R}.checkpoint_engine.custom_backend_module", CHECKPOINT_ENGINE_MODULE))),
+)
+
+
 def switches_for(preset: Preset) -> tuple[Switch, ...]:
-    """The switches a preset gets: all of them on `cluster.device: cpu`, none otherwise."""
-    return SWITCHES if preset.cluster.device == "cpu" else ()
+    """The switches a preset gets on `cluster.device: cpu` (the async one only in separate_async), none otherwise."""
+    if preset.cluster.device != "cpu":
+        return ()
+    return SWITCHES + (ASYNC_SWITCHES if preset.trainer.mode == "separate_async" else ())

@@ -155,3 +155,23 @@ def test_every_builtin_verl_preset_evaluates_with_the_template_it_trains_with():
         assert preset.eval.prepare, name
         for bench in preset.eval.prepare:  # the benchmarks the preset configures (the rest keep built-in values)
             assert preset.eval.benchmarks[bench].enable_thinking is True, f"{name}: eval.benchmarks.{bench}.enable_thinking"
+
+
+def test_separate_async_on_cpu_gets_the_cpu_weight_transfer_and_composes():
+    """tiny-verl in separate_async: verl's nccl engine needs a GPU, so the CPU job names gspo's cpu_store engine
+    (loaded through verl's custom_backend_module hook); an NPU preset in the same mode keeps hccl."""
+    sets = ["trainer.mode=separate_async", "cluster.devices_per_node=2", "trainer.parameter_sync_step=1"]
+    c = compile_preset(presets.load("tiny-verl", sets).preset, run_dir=RUN, train_file="/d/t.parquet",
+                       val_file="/d/v.parquet")
+    assert f"{R}.checkpoint_engine.backend=cpu_store" in c.overrides
+    assert f"{R}.checkpoint_engine.custom_backend_module=gspo_cli.engines.verl.cpu_checkpoint_engine" in c.overrides
+    assert c.origins[f"{R}.checkpoint_engine.backend"] == "cpu switch: cpu_weight_transfer"
+    assert "trainer.n_gpus_per_node=1" in c.overrides and f"{R}.n_gpus_per_node=1" in c.overrides
+    cfg = schema_check.compose(c.overrides)
+    assert cfg.actor_rollout_ref.rollout.checkpoint_engine.backend == "cpu_store"
+    sync = compile_preset(presets.load("tiny-verl").preset, run_dir=RUN, train_file="/d/t.parquet",
+                          val_file="/d/v.parquet")
+    assert not any("checkpoint_engine.backend" in o for o in sync.overrides)
+    npu = compile_preset(presets.load("qwen3-32b-4x16", ["trainer.mode=separate_async"]).preset, **PATHS)
+    assert f"{R}.checkpoint_engine.backend=hccl" in npu.overrides
+    assert npu.origins[f"{R}.checkpoint_engine.backend"].startswith("derived")
