@@ -82,7 +82,7 @@ def run_engine(engine: str, preset: Path, home: Path, steps: int, timeout: float
     from gspo_cli.metrics.jsonl import last_per_step
 
     home.mkdir(parents=True, exist_ok=True)
-    for _ in range(3):  # on a loaded host the embedded head can miss Ray's 30 s raylet start-up wait: retry
+    for _ in range(5):  # on a loaded host the embedded head can miss Ray's 30 s raylet start-up wait: retry
         prep = gspo(home, "prepare-data", "--preset", str(preset), timeout=900)
         if not prep.returncode:
             break
@@ -181,6 +181,7 @@ def main() -> None:
         presets = {"native": native_preset, "verl": PRESET}
         results = [summarize(run_engine(e, presets[e], tmp / e, args.steps, args.timeout), batch, args.window)
                    for e in args.engines.split(",")]
+        results.sort(key=lambda r: ENGINES.index(r["engine"]))  # the table: native, then verl
     finally:
         if args.keep:
             print(f"GSPO_HOMEs kept under {tmp}", file=sys.stderr)

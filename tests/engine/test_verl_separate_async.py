@@ -54,8 +54,11 @@ def test_cpu_store_engine_moves_every_weight_to_every_rollout_worker():
         return await asyncio.gather(sender.send_weights(iter(weights.items())), other.send_weights(walk()),
                                     *(read(r) for r in readers))
 
-    _, _, *got = asyncio.run(sync())
-    assert walked == list(weights)
+    sent, walked_result, *got = asyncio.run(sync())
+    assert walked == list(weights) and walked_result == {}
+    assert sent[f"checkpoint_engine/{BACKEND}/buckets"] == 2  # 240 kB per layer, 2 layers per 512 kiB bucket
+    assert sent[f"checkpoint_engine/{BACKEND}/megabytes"] == pytest.approx(
+        sum(t.nbytes for t in weights.values()) / 2**20)
     for g in got:
         assert list(g) == list(weights)
         assert all(torch.equal(g[k], weights[k]) and g[k].dtype == weights[k].dtype for k in weights)
@@ -82,8 +85,14 @@ def test_separate_async_steps_on_verl_with_vllm_cpu(gspo_home):
         records = read_metrics(layout.run_dir(run) / "metrics.jsonl")
         assert [r["step"] for r in records] == [1, 2, 3]
         assert all("actor/pg_loss" in r["data"] and "critic/score/mean" in r["data"] for r in records)
+        # the weights reached the standalone vLLM server through cpu_store (its per-sync figures, logged by verl)
+        synced = [r["data"] for r in records if "checkpoint_engine/cpu_store/megabytes" in r["data"]]
+        assert synced and all(d["checkpoint_engine/cpu_store/megabytes"] > 0 for d in synced)
+        # generation ran ahead of training: samples one policy version old (verl's staleness metric)
+        assert max(r["data"]["training/off_policy/trajectory_staleness/max"] for r in records) >= 1
         print("\nseparate_async on CPU:", json.dumps({k: [r["data"].get(k) for r in records] for k in (
             "critic/score/mean", "timing_s/step", "timing_s/gen", "timing_s/update_actor",
-            "timing_s/update_weights")}))
+            "timing_s/update_weights", "training/off_policy/trajectory_staleness/mean",
+            "checkpoint_engine/cpu_store/megabytes", "checkpoint_engine/cpu_store/send_s")}))
     finally:
         gspo("cluster", "down", timeout=120)

@@ -3,7 +3,7 @@
 separate_async trains on one share of the devices and generates on the other, and moves weights between them with
 a collective checkpoint engine; it refuses verl's colocated `naive` one (verl/trainer/ppo/v1/
 trainer_separate_async.py:67). verl 0.9.1's collective engines all need an accelerator transport: `nccl` imports
-cupy and uses NCCL through ray.util.collective (verl/checkpoint_engine/nccl_checkpoint_engine.py:22-26; on a CPU
+cupy and uses NCCL through ray.util.collective (verl/checkpoint_engine/nccl_checkpoint_engine.py:22-23, 298; on a CPU
 host cupy is absent, so `nccl` is not even registered), `hccl` needs torch_npu, nixl/mooncake/kimi their own RDMA
 libraries. This engine, registered as `cpu_store` through verl's plugin hook (`checkpoint_engine.
 custom_backend_module`, imported by every worker before the backend is built: verl/checkpoint_engine/base.py
@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import io
 import socket
+import time
 from collections.abc import AsyncGenerator, Generator
 from datetime import timedelta
 
@@ -86,7 +87,8 @@ class CpuStoreCheckpointEngine(CheckpointEngine):
         if self.rank != 0:
             async for _ in ensure_async_iterator(weights):  # not the sender: only help gather each tensor
                 pass
-            return
+            return {}
+        start, total = time.perf_counter(), 0
         bucket, size, index = [], 0, 0
         async for name, tensor in ensure_async_iterator(weights):  # a plain or async generator (verl's engines)
             tensor = tensor.detach().to("cpu").contiguous()
@@ -95,7 +97,12 @@ class CpuStoreCheckpointEngine(CheckpointEngine):
                 bucket, size, index = [], 0, index + 1
             bucket.append((name, tensor.clone()))
             size += tensor.nbytes
+            total += tensor.nbytes
         await asyncio.to_thread(self.store.set, f"b{index}", _pack(bucket, last=True))
+        # verl's CheckpointEngineManager hands a sender's dict to the trainer, which logs it with the next step
+        return {f"checkpoint_engine/{BACKEND}/megabytes": total / 2**20,
+                f"checkpoint_engine/{BACKEND}/buckets": index + 1,
+                f"checkpoint_engine/{BACKEND}/send_s": time.perf_counter() - start}
 
     @torch.no_grad()
     async def receive_weights(self, global_steps: int | None = None) -> AsyncGenerator[tuple[str, torch.Tensor]]:
