@@ -1,4 +1,4 @@
-"""The `gspo prepare-data` job: `python -m gspo_cli.jobs.entry prepare-data REQUEST.json`.
+"""The `gspo prepare-data` job: `python -m gspo_cli.job_kinds prepare-data REQUEST.json`.
 
 `request` (in the CLI process) checks the flags against the preset and returns the request, paths made absolute;
 `main` (in the job) loads the preset, prepares each source and reports progress (rows read), one summary line

@@ -1,4 +1,4 @@
-"""Job entrypoint of `gspo eval`: `python -m gspo_cli.jobs.entry eval REQUEST.json`.
+"""Job entrypoint of `gspo eval`: `python -m gspo_cli.job_kinds eval REQUEST.json`.
 
 The CLI writes the request (eval/request.py); the job reads it, evaluates every checkpoint it names and reports
 a trimmed result event (results.json on disk has everything).

@@ -1,7 +1,7 @@
 """What `gspo eval` was asked, and how it reaches its job: a JSON request file (jobs/request.py), as every job.
 
 The CLI fills an `EvalRequest` from its flags and writes it into the output folder (`request.json`; several
-checkpoints: under $GSPO_HOME/jobs/); the job (`python -m gspo_cli.jobs.entry eval REQUEST.json`) reads it
+checkpoints: under $GSPO_HOME/jobs/); the job (`python -m gspo_cli.job_kinds eval REQUEST.json`) reads it
 back, so a Ray job and a `--local` run execute the same request. Settings flags are None unless given: the preset's `eval.benchmarks.<name>` (schema) holds
 every default.
 """

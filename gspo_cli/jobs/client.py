@@ -1,7 +1,7 @@
 """The Ray job layer: every long-running gspo command runs as a Ray job through here.
 
 Which cluster and which token: `target.py`. Following a job (progress, node loss, exit code): `follow.py`.
-`run_job` is what commands call: it runs `python -m gspo_cli.jobs.entry COMMAND ARGS...` either in-process
+`run_job` is what commands call: it runs `python -m gspo_cli.job_kinds COMMAND ARGS...` either in-process
 (`local=True`) or as a Ray job, renders its progress events (`view.py`) and returns its exit code.
 """
 
@@ -41,7 +41,9 @@ def submission_id(preset_name: str, command: str) -> str:
 
 
 def entrypoint(command: str, entry_args: list[str], python: str) -> str:
-    return " ".join(shlex.quote(p) for p in [python, "-u", "-m", "gspo_cli.jobs.entry", command, *entry_args])
+    from gspo_cli.jobs.entry import command_line
+
+    return " ".join(shlex.quote(p) for p in command_line(python, command, entry_args))
 
 
 def secret_marks(preset: Any) -> list[str]:
@@ -212,8 +214,8 @@ def _run_in_process(command: str, entry_args: list[str], *, json_out: bool) -> i
     import contextlib
 
     from gspo_cli.console import print_json
-    from gspo_cli.jobs import entry as jobs_entry
     from gspo_cli.jobs import events
+    from gspo_cli.jobs.entry import run_in_process
     from gspo_cli.jobs.view import JobView
 
     view = JobView(title=command)
@@ -222,7 +224,7 @@ def _run_in_process(command: str, entry_args: list[str], *, json_out: bool) -> i
     try:
         # Job code may print; in-process that would corrupt --json on stdout, so it goes to stderr.
         with view, contextlib.redirect_stdout(sys.stderr):
-            code = jobs_entry.run(command, entry_args)
+            code = run_in_process(command, entry_args)
     finally:
         events.set_sink(previous)
     if json_out and view.result is not None:

@@ -1,41 +1,57 @@
-"""The entrypoint of every gspo Ray job: `python -m gspo_cli.jobs.entry COMMAND REQUEST.json`.
+"""How a gspo job runs: `python -m gspo_cli.job_kinds COMMAND [ARGS...]` (the wire command of every Ray job).
 
-A Ray job and an in-process (`--local`) run execute exactly this code. Each command maps to a
-`module:function` taking the remaining argv (the path of its request file, see `jobs.request`; none for
-`cluster-smoke`) and returning an exit code; modules are imported only when run.
+The job kinds themselves (which command runs which function) are registered in `gspo_cli/job_kinds.py`, a module
+above the services: this layer runs jobs and never imports the services that implement them. It knows the
+registry only by its module name, `ENTRY_MODULE`, the name Ray runs with `python -m`; an in-process (`--local`)
+run imports that same module, so both execute exactly the same code. A kind's function takes the remaining argv
+(the path of its request file, see `jobs.request`; none for `cluster-smoke`) and returns an exit code.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
-# command name -> "module:function(argv: list[str]) -> int"
-COMMANDS: dict[str, str] = {
-    "cluster-smoke": "gspo_cli.jobs.smoke:main",
-    "eval": "gspo_cli.eval.job:main",
-    "prepare-data": "gspo_cli.data.job:main",
-    "train": "gspo_cli.engines.native.job:main",
-    "train-attempt": "gspo_cli.engines.native.job:attempt_main",
-    "verl-train": "gspo_cli.engines.verl.job:job_main",
-    "verl-export": "gspo_cli.models.verl_checkpoint:job_main",
-}
+ENTRY_MODULE = "gspo_cli.job_kinds"
+
+JobMain = Callable[[list[str]], int]
 
 
-def run(command: str, argv: list[str]) -> int:
+@dataclass(frozen=True)
+class JobKind:
+    """One job kind: `load()` imports its module (only when the job runs) and returns its `main(argv) -> int`."""
+
+    load: Callable[[], JobMain]
+    keep_traceback: bool = False  # a training attempt: the job wrapper reads the traceback to classify the failure
+
+
+def command_line(python: str, command: str, args: list[str]) -> list[str]:
+    """The argv that runs the job `command` with `args` under `python`."""
+    return [python, "-u", "-m", ENTRY_MODULE, command, *args]
+
+
+def run(kinds: Mapping[str, JobKind], command: str, argv: list[str]) -> int:
     from gspo_cli.errors import GspoError
 
-    if command not in COMMANDS:
-        raise GspoError(f"unknown job command {command!r}", f"known: {', '.join(sorted(COMMANDS))}", exit_code=2)
-    module_name, func_name = COMMANDS[command].split(":")
-    func = getattr(importlib.import_module(module_name), func_name)
-    return int(func(list(argv)) or 0)
+    if command not in kinds:
+        raise GspoError(f"unknown job command {command!r}", f"known: {', '.join(sorted(kinds))}", exit_code=2)
+    return int(kinds[command].load()(list(argv)) or 0)
 
 
-def main(argv: list[str] | None = None) -> int:
+def run_in_process(command: str, argv: list[str]) -> int:
+    """Run a registered job kind in this process (`--local`): the registry's `run`, as `python -m` runs it."""
+    registry = importlib.import_module(ENTRY_MODULE)  # by name: the registry sits above this layer
+    return int(registry.run(command, argv))
+
+
+def main(kinds: Mapping[str, JobKind], argv: list[str] | None = None) -> int:
+    """The job process: load the job's secrets, run its kind; a failure is one line and a hint."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
-        print(f"usage: python -m gspo_cli.jobs.entry COMMAND [ARGS...]; commands: {', '.join(sorted(COMMANDS))}")
+        print(f"usage: python -m {ENTRY_MODULE} COMMAND [ARGS...]; commands: {', '.join(sorted(kinds))}")
         return 2
     from gspo_cli.errors import GspoError
 
@@ -43,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         from gspo_cli.jobs import secret_env
 
         secret_env.load()  # the job's secrets, from its private file (never in Ray's runtime_env)
-        return run(argv[0], argv[1:])
+        return run(kinds, argv[0], argv[1:])
     except GspoError as exc:
         print(f"Error: {exc.message}", file=sys.stderr)
         if exc.hint:
@@ -52,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         # The CLI's rule inside jobs too: one line and a hint, the traceback only with --debug. A training attempt
         # keeps its traceback: the job wrapper reads it to tell a transient failure from a bug.
-        if argv[0] in KEEP_TRACEBACK or _debug():
+        kind = kinds.get(argv[0])
+        if (kind is not None and kind.keep_traceback) or _debug():
             raise
         text = " ".join(str(exc).split())[:300]
         print(f"Error: {type(exc).__name__}: {text}" if text else f"Error: {type(exc).__name__}", file=sys.stderr)
@@ -60,14 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-KEEP_TRACEBACK = ("train-attempt",)
-
-
 def _debug() -> bool:
-    import os
-
     return os.environ.get("GSPO_DEBUG", "") not in ("", "0", "false")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the wire command of gspo before job kinds moved up: say where it went
+    print(f"gspo_cli.jobs.entry is no job entrypoint any more: run python -m {ENTRY_MODULE} COMMAND [ARGS...]",
+          file=sys.stderr)
+    sys.exit(2)

@@ -1,6 +1,6 @@
 """How a job receives its request: one JSON file whose path is the job's only argument.
 
-    python -m gspo_cli.jobs.entry COMMAND REQUEST.json
+    python -m gspo_cli.job_kinds COMMAND REQUEST.json
 
 The CLI process validates its flags, resolves relative paths (a Ray job runs in another working directory) and
 writes the request; the job reads it back with `read`. The file sits on `$GSPO_HOME` (shared by every node of
@@ -58,7 +58,9 @@ def entry_args_for(command: str, request: JobRequest) -> list[str]:
 def read(argv: list[str], command: str) -> dict[str, Any]:
     """The request of a `command` job from its argv (exactly one path); a usage line and exit 2 otherwise."""
     if len(argv) != 1:
-        print(f"usage: python -m gspo_cli.jobs.entry {command} REQUEST.json", file=sys.stderr)
+        from gspo_cli.jobs.entry import ENTRY_MODULE
+
+        print(f"usage: python -m {ENTRY_MODULE} {command} REQUEST.json", file=sys.stderr)
         raise SystemExit(2)
     try:
         data = json.loads(Path(argv[0]).read_text(encoding="utf-8"))

@@ -38,7 +38,7 @@ def health_text(event: dict[str, Any]) -> str:
 # Ray's own job-manager logging in a job's log (`2026-01-01 10:00:00,123\tINFO job_manager.py:581 -- Runtime env is
 # setting up.`): about Ray, not the job; WARNING and ERROR lines are kept.
 RAY_INFO = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s+(INFO|DEBUG) \S+\.py:\d+ -- ")
-# A job's clean failure, as `jobs.entry` prints it: the follower holds these and prints them once, in its summary.
+# A job's clean failure, as `jobs.entry.main` prints it: the follower holds these and prints them once, in its summary.
 JOB_ERROR = re.compile(r"^(Error|Hint): ")
 
 

@@ -50,9 +50,9 @@ def _wait_for(pred, proc: subprocess.Popen, timeout: float = 1500) -> None:
 
 
 def _job_pids(run_dir) -> list[int]:
-    """The job wrapper process of this run (`gspo_cli.jobs.entry verl-train <run>/verl_job.json`) on this host."""
+    """The job wrapper process of this run (`gspo_cli.job_kinds verl-train <run>/verl_job.json`) on this host."""
     spec = str(run_dir / "verl_job.json")
-    out = subprocess.run(["pgrep", "-f", f"gspo_cli.jobs.entry verl-train {spec}"], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-f", f"gspo_cli.job_kinds verl-train {spec}"], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]
 
 

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gspo_cli import job_kinds
 from gspo_cli.config.presets import load_preset
 from gspo_cli.config.schema import to_jsonable
-from gspo_cli.jobs import entry, events
+from gspo_cli.jobs import events
 from gspo_cli.jobs.supervise import Supervisor
 from gspo_cli.metrics.health import read_events
 from gspo_cli.metrics.jsonl import read_metrics
@@ -74,7 +75,7 @@ def _run(tmp_path: Path, fault: str, total: int = 6, sets=(), env=None) -> tuple
     seen: list[dict] = []
     previous = events.set_sink(seen.append)
     try:
-        code = entry.run("verl-train", [str(spec)])
+        code = job_kinds.run("verl-train", [str(spec)])
     finally:
         events.set_sink(previous)
     return code, seen, run_dir

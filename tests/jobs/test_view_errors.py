@@ -42,12 +42,12 @@ def test_unexpected_exception_in_a_job_is_one_line_with_a_hint_and_a_traceback_w
     bad = tmp_path / "bad.json"
     bad.write_text('{"command": "prepare-data", "preset": 7}')
     env_base = {"PATH": "/usr/bin:/bin", "GSPO_HOME": str(tmp_path), "PYTHONPATH": ":".join(sys.path)}
-    proc = subprocess.run([sys.executable, "-m", "gspo_cli.jobs.entry", "prepare-data", str(bad)],
+    proc = subprocess.run([sys.executable, "-m", "gspo_cli.job_kinds", "prepare-data", str(bad)],
                           capture_output=True, text=True, env=env_base, timeout=120)
     assert proc.returncode != 0
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert "Traceback" not in proc.stderr and lines[0].startswith("Error: "), proc.stderr
-    debug = subprocess.run([sys.executable, "-m", "gspo_cli.jobs.entry", "prepare-data", str(bad)],
+    debug = subprocess.run([sys.executable, "-m", "gspo_cli.job_kinds", "prepare-data", str(bad)],
                            capture_output=True, text=True, env={**env_base, "GSPO_DEBUG": "1"}, timeout=120)
     # a request without `sets` is a KeyError inside the job, not a GspoError: the traceback only with --debug
     assert lines == ["Error: KeyError: 'sets'",

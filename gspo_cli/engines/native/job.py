@@ -1,6 +1,6 @@
 """Job side of native training.
 
-`python -m gspo_cli.jobs.entry train RUN_DIR/train_request.json` is the job: it runs the trainer as a child
+`python -m gspo_cli.job_kinds train RUN_DIR/train_request.json` is the job: it runs the trainer as a child
 process (`train-attempt`, same request file) under the job wrapper (gspo_cli/jobs/supervise.py), which passes the trainer's
 progress through, applies the health rules to metrics.jsonl, catches stalls, and restarts the trainer from its last
 checkpoint on transient failures (the trainer resumes by itself: trainer.resume_mode auto).
@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+
+from gspo_cli.jobs.entry import command_line
 
 ATTEMPT_COMMAND = "train-attempt"
 
@@ -58,7 +60,7 @@ def main(argv: list[str]) -> int:
             MetricsWriter(metrics).truncate_after(last if last is not None else -1)
 
     def command(index: int, resume_step: int | None) -> list[str]:
-        return [sys.executable, "-u", "-m", "gspo_cli.jobs.entry", ATTEMPT_COMMAND, *argv]
+        return command_line(sys.executable, ATTEMPT_COMMAND, argv)
 
     child = Child(name="native trainer", run_dir=run_dir, metrics=metrics, command=command, cwd=Path.cwd(),
                   before_attempt=before_attempt, resume_step=last_checkpoint,

@@ -1,4 +1,4 @@
-"""The verl training job: `python -u -m gspo_cli.jobs.entry verl-train <run>/verl_job.json`.
+"""The verl training job: `python -u -m gspo_cli.job_kinds verl-train <run>/verl_job.json`.
 
 It runs `python -m verl.trainer.main_ppo <overrides>` in the run folder under the job wrapper
 (gspo_cli/jobs/supervise.py), which passes verl's log through, turns new lines of `runs/<run>/metrics.jsonl`
@@ -93,7 +93,7 @@ def job_main(argv: list[str]) -> int:
     from gspo_cli.jobs.supervise import Child, supervise
 
     if len(argv) != 1:
-        print("usage: python -m gspo_cli.jobs.entry verl-train RUN_DIR/verl_job.json", file=sys.stderr)
+        print("usage: python -m gspo_cli.job_kinds verl-train RUN_DIR/verl_job.json", file=sys.stderr)
         return 2
     spec_path = Path(argv[0]).resolve()
     spec = json.loads(spec_path.read_text(encoding="utf-8"))

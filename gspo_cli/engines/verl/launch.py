@@ -1,6 +1,6 @@
 """`gspo train` for the verl engine: plan (compile + preflight + schema check), dry-run rendering, launch, resume.
 
-The Ray job this submits is `python -u -m gspo_cli.jobs.entry verl-train <run>/verl_job.json`; its side (verl's
+The Ray job this submits is `python -u -m gspo_cli.job_kinds verl-train <run>/verl_job.json`; its side (verl's
 main_ppo under the job wrapper: progress, health rules, restarts) is gspo_cli/engines/verl/job.py. The dry-run
 table is gspo_cli/engines/verl/dryrun.py.
 """

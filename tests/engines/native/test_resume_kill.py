@@ -36,7 +36,7 @@ def test_sigkill_after_a_checkpoint_then_resume(workspace):
     preset = quick_preset(workspace["sets"], SETS)
     run_dir = prepare_run(TrainRequest(preset=preset, preset_ref="tiny", run_name="killed"))
     env = {**os.environ, "GSPO_HOME": str(workspace["home"])}
-    proc = subprocess.Popen([PY, "-m", "gspo_cli.jobs.entry", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT, env=env,
+    proc = subprocess.Popen([PY, "-m", "gspo_cli.job_kinds", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 300
@@ -92,7 +92,7 @@ def test_kills_at_random_moments_never_break_the_run(workspace):
     rng = random.Random(0)
     kills = 0
     for _ in range(3):
-        proc = subprocess.Popen([PY, "-m", "gspo_cli.jobs.entry", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT,
+        proc = subprocess.Popen([PY, "-m", "gspo_cli.job_kinds", JOB_COMMAND, *entry_args(run_dir)], cwd=ROOT,
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             start = list_steps(run_dir)

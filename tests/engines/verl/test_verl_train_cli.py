@@ -37,7 +37,7 @@ def test_dry_run_verbose_prints_table_overrides_env_and_entrypoint_and_exits_2_w
     assert "rollout memory" in out and "verl schema" in out
     assert "actor_rollout_ref.actor.optim.lr=1e-06  [actor.lr]" in out
     assert "VERL_FILE_LOGGER_PATH=" in out and "/metrics.jsonl" in out
-    assert "-m gspo_cli.jobs.entry verl-train" in out and "-m verl.trainer.main_ppo" in out
+    assert "-m gspo_cli.job_kinds verl-train" in out and "-m verl.trainer.main_ppo" in out
     assert "Traceback" not in proc.stderr
 
 
