@@ -2,97 +2,48 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from gspo_cli.cli import options
 
-
-@dataclass
-class NodeArgs:
-    role: str
-    preset: str
-    head: str | None
-    port: int
-    dashboard_port: int
-    node_ip: str | None
-    npus: int | None
-    stack: str | None
-    temp_dir: str | None
-    wait: float
-    sets: list[str] | None
-    num_cpus: int | None = None
-    dashboard_host: str | None = None
-    auth: bool = True
-    rotate_token: bool = False
-    token_file: str | None = None
-    ray_args: list[str] | None = None
-    metrics: bool = False
-
-
-def _token(a: NodeArgs):
-    """The token file this node starts with: made (or reused) by `up`, required by `join`."""
-    from pathlib import Path
-
-    from gspo_cli.console import err
-    from gspo_cli.errors import ClusterError
-    from gspo_cli.jobs import auth, nodes
-
-    if a.role == "head":
-        if not a.auth:
-            err.print("[yellow]warning:[/] --no-auth: anyone who can reach this head's ports can run any command "
-                      "on every node")
-            return None
-        path, new = auth.ensure_cluster_token(rotate=a.rotate_token)
-        err.print(f"Token auth on; token {'written to' if new else 'reused from'} {path} (mode 0600)")
-        return path
-    known = nodes.matching_cluster(a.head or "")
-    if known is not None and known.auth == auth.DISABLED and not a.token_file:
-        return None
-    if a.token_file:
-        return auth.require_token(Path(a.token_file).expanduser(), a.head or "?")
-    if known is not None:  # the cluster `cluster up` recorded in this (shared) home: its own token
-        return auth.require_token(Path(known.token_file or auth.cluster_token_file()), a.head or "?")
-    # Another head: this home's token belongs to another cluster and is never handed to it.
-    named = auth.user_named_token()
-    if named and named != "RAY_AUTH_TOKEN":
-        return auth.require_token(Path(named).expanduser(), a.head or "?")
-    recorded = nodes.read_cluster()
-    raise ClusterError(
-        f"{a.head} is not the cluster recorded in this $GSPO_HOME"
-        + (f" (that one is {recorded.address})" if recorded else " (no `gspo cluster up` recorded here)")
-        + ", so gspo does not hand it this home's token",
-        "pass that cluster's token with --token-file FILE (or RAY_AUTH_TOKEN_PATH), or join with the address "
-        "`gspo cluster up` printed")
-
-
-def _dashboard_url(a: NodeArgs) -> str | None:
-    """For a worker: the head's dashboard as `cluster up` recorded it (shared home), else HEAD_IP:--dashboard-port."""
-    from gspo_cli.jobs import nodes
-
-    if a.role == "head":
-        return None
-    known = nodes.matching_cluster(a.head or "")
-    return known.dashboard_url if known else f"http://{(a.head or '').rsplit(':', 1)[0]}:{a.dashboard_port}"
+if TYPE_CHECKING:
+    from gspo_cli.env.node_start import NodeArgs
 
 
 def _start(a: NodeArgs) -> None:
+    """Parse -> the node service (env/node_start.py: token policy, plan, start, NPU wait) -> what it did, on stderr."""
     from gspo_cli.config.presets import load_preset
-    from gspo_cli.console import err
-    from gspo_cli.env import raystart
+    from gspo_cli.env import node_start
 
     loaded = load_preset(a.preset, a.sets or [])
-    token_file = _token(a)
-    if a.role == "worker" and a.token_file and token_file:
-        import os  # the token the user named for this head also serves the NPU wait below (jobs/target.py)
+    token = node_start.node_token(a)
+    _say_token(a, token)
+    p = node_start.plan(a, loaded, token)
+    _say_plan(a, p)
+    record = node_start.start(p)
+    _say_started(a, loaded, record)
+    target = node_start.npu_wait_target(a, loaded, record)
+    if target is not None:
+        _wait_for_npus(*target, a.wait)
 
-        os.environ["RAY_AUTH_TOKEN_PATH"] = str(token_file)
-    temp_dir = str(raystart.private_temp_dir(a.temp_dir))
-    p = raystart.plan_here(loaded, role=a.role, stack=a.stack, head_address=a.head, port=a.port,
-                           dashboard_port=a.dashboard_port, node_ip=a.node_ip, npus=a.npus, temp_dir=temp_dir,
-                           num_cpus=a.num_cpus, token_file=token_file, dashboard_host=a.dashboard_host,
-                           dashboard_url=_dashboard_url(a), extra_args=a.ray_args, metrics=a.metrics)
+
+def _say_token(a: NodeArgs, token: Any) -> None:
+    from gspo_cli.console import err
+
+    if a.role != "head":
+        return
+    if not a.auth:
+        err.print("[yellow]warning:[/] --no-auth: anyone who can reach this head's ports can run any command "
+                  "on every node")
+        return
+    err.print(f"Token auth on; token {'written to' if token.made else 'reused from'} {token.path} (mode 0600)")
+
+
+def _say_plan(a: NodeArgs, p: dict[str, Any]) -> None:
+    from gspo_cli.console import err
+
     if a.metrics:
         err.print("[yellow]warning:[/] --metrics: Ray's metrics exporter listens on every interface of this node "
                   "without auth (read-only metrics: node IPs, temp paths, resource use); firewall it")
@@ -101,7 +52,11 @@ def _start(a: NodeArgs) -> None:
     for d in p["exports"].dropped:
         err.print(f"[dim]dropped {d['name']} (ignored since vllm-ascend {d['since']})[/]")
     err.print("$ " + " ".join(p["argv"][1:]) + "  (ray)")
-    record = raystart.start(p)
+
+
+def _say_started(a: NodeArgs, loaded: Any, record: Any) -> None:
+    from gspo_cli.console import err
+
     err.print(f"[green]Ray {a.role} started[/] (node {record.hostname}, pid {record.pid}, NPU={record.npus}); "
               f"log: {record.log_file}")
     if a.role == "head":
@@ -111,23 +66,13 @@ def _start(a: NodeArgs) -> None:
                      else ""))
     err.print(f"gspo commands on this host now use this cluster ({record.dashboard_url}); `gspo cluster down` "
               "stops this node.")
-    target = raystart.npu_wait_target(loaded, record, role=a.role, head=a.head, dashboard_port=a.dashboard_port)
-    if a.wait > 0 and target is not None:
-        _wait_for_npus(*target, a.wait)
 
 
 def _wait_for_npus(url: str, want: int, wait: float) -> None:
     from gspo_cli.console import err
-    from gspo_cli.env import raystart
+    from gspo_cli.env import node_start
 
-    last: list[float] = []
-
-    def progress(n: float) -> None:  # polled every 2 s: print only changes
-        if not last or n != last[-1]:
-            err.print(f"[dim]NPU registered: {n:g}/{want}[/]")
-        last[:] = [n]
-
-    seen = raystart.wait_for_npus(url, want, timeout=wait, on_progress=progress)
+    seen = node_start.wait_for_npus(url, want, wait, lambda n: err.print(f"[dim]NPU registered: {n:g}/{want}[/]"))
     if seen < want:
         err.print(f"[yellow]Only {seen:g} of {want} NPUs registered after {wait:g} s[/]: "
                   "join the other nodes, then `gspo cluster status`.")
@@ -174,6 +119,8 @@ def register(app: typer.Typer) -> None:
 nodes, `gspo cluster join` and every gspo command find it. gspo commands on this host use this cluster from now \
 on (no --address needed); the line to run on the other nodes is printed.
         """
+        from gspo_cli.env.node_start import NodeArgs
+
         _start(NodeArgs("head", preset, None, port, dashboard_port, node_ip, npus, stack, temp_dir, wait, sets,
                         num_cpus=num_cpus, dashboard_host=dashboard_host, auth=use_auth, rotate_token=rotate_token,
                         ray_args=ray_args, metrics=metrics))
@@ -191,5 +138,7 @@ on (no --address needed); the line to run on the other nodes is printed.
         metrics: bool = METRICS,
     ) -> None:
         """Start a Ray worker here that joins HEAD, with the cluster's token, the exports and this node's NPUs."""
+        from gspo_cli.env.node_start import NodeArgs
+
         _start(NodeArgs("worker", preset, head, 6379, dashboard_port, node_ip, npus, stack, temp_dir, wait, sets,
                         num_cpus=num_cpus, token_file=token_file, ray_args=ray_args, metrics=metrics))
