@@ -1,6 +1,6 @@
 """The built-in eval benchmarks: where each one's data comes from and its default settings.
 
-This table is data the preset schema loads (`schema.EvalSection`): every preset's `eval.benchmarks` holds each
+This table is data the preset schema loads (`eval_schema.EvalSection`): every preset's `eval.benchmarks` holds each
 built-in benchmark with these values under whatever the preset sets, so `gspo presets show --resolved` prints
 exactly what `gspo eval BENCHMARK` uses. Pure data, no imports from the rest of the package.
 """

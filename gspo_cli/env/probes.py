@@ -2,15 +2,13 @@
 
 Everything goes through a `Host` (root path, environment, command runner), so tests point the probes at fixture
 trees and fake `npu-smi` / `hccn_tool` executables. Python packages are probed in subprocesses, in parallel,
-each with a timeout.
+each with a timeout (stack_probe.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +19,7 @@ from gspo_cli.env.host import Host
 from gspo_cli.env.matrix import vkey
 from gspo_cli.env.node_setup import probe_nofile
 from gspo_cli.env.npusmi import parse_board, parse_info, parse_processes
+from gspo_cli.env.stack_probe import probe_python
 
 NETWORK_FS = {
     "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "glusterfs", "fuse.glusterfs", "ceph", "fuse.ceph",
@@ -279,77 +278,6 @@ def read_marker(host: Host, name: str) -> str | None:
         return (host.path(gspo_home_path(host)) / name).read_text().strip()
     except OSError:
         return None
-
-
-# ------------------------------------------------------------------ python stack (subprocesses only)
-
-_PY_PROBE = r'''
-import importlib.util, json, platform, sys
-mode = sys.argv[1]
-out = {}
-try:
-    if mode == "meta":
-        from importlib import metadata
-        out["python"] = platform.python_version()
-        out["executable"] = sys.executable
-        for dist in ("torch", "torch-npu", "vllm", "vllm-ascend", "transformers", "ray", "verl", "numpy"):
-            try:
-                out[dist] = metadata.version(dist)
-            except Exception:
-                out[dist] = None
-    elif mode == "torch_npu":
-        if importlib.util.find_spec("torch_npu") is None:
-            out = {"installed": False}
-        else:
-            import torch_npu
-            out = {"installed": True, "version": getattr(torch_npu, "__version__", None), "cann": None}
-            for getter in ("torch_npu.npu.utils", "torch_npu.npu"):
-                try:
-                    mod = importlib.import_module(getter)
-                    out["cann"] = str(mod.get_cann_version())
-                    break
-                except Exception:
-                    pass
-    elif mode == "acl":
-        if importlib.util.find_spec("acl") is None:
-            out = {"importable": False, "error": "No module named 'acl'"}
-        else:
-            import acl
-            count, ret = acl.rt.get_device_count()
-            out = {"importable": True, "device_count": count if ret == 0 else None, "ret": ret}
-            try:
-                out["soc"] = acl.get_soc_name()
-            except Exception:
-                out["soc"] = None
-except BaseException as exc:
-    out = {"error": type(exc).__name__ + ": " + str(exc)[:300]}
-sys.stdout.write("\nGSPO_PROBE " + json.dumps(out) + "\n")
-'''
-
-PY_TIMEOUTS = {"meta": 15.0, "torch_npu": 90.0, "acl": 30.0}
-
-
-def _py_probe(host: Host, python: str, mode: str, timeout: float) -> dict[str, Any]:
-    start = time.monotonic()
-    res = host.runner([python, "-c", _PY_PROBE, mode], host.env, timeout)
-    took = round(time.monotonic() - start, 3)
-    for line in reversed(res.out.splitlines()):
-        if line.startswith("GSPO_PROBE "):
-            data = json.loads(line[len("GSPO_PROBE "):])
-            data["seconds"] = took
-            return data
-    tail = (res.err or res.out).strip().splitlines()[-1:] or [f"exit code {res.rc}"]
-    kind = "timed out" if res.rc == 124 else f"crashed (exit {res.rc})"
-    return {"error": f"probe {kind}: {tail[0][:300]}", "seconds": took}
-
-
-def probe_python(host: Host, python: str | None = None, timeouts: dict[str, float] | None = None) -> dict[str, Any]:
-    """Versions of the Python stack, `import torch_npu` and `import acl`, each in its own subprocess, in parallel."""
-    python = python or sys.executable
-    limits = {**PY_TIMEOUTS, **(timeouts or {})}
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        futures = {mode: pool.submit(_py_probe, host, python, mode, limit) for mode, limit in limits.items()}
-        return {mode: fut.result() for mode, fut in futures.items()}
 
 
 # ------------------------------------------------------------------ everything

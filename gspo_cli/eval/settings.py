@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gspo_cli.config.benchmarks import BUILTIN_BENCHMARKS, fitting_ks
-from gspo_cli.config.schema import EvalBenchmark, EvalSection
+from gspo_cli.config.eval_schema import EvalBenchmark, EvalSection
 from gspo_cli.errors import ConfigError, DataError
 
 SETTING_KEYS = tuple(EvalBenchmark.model_fields)

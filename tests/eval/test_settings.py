@@ -103,7 +103,7 @@ def test_request_file_round_trip(tmp_path):
 
 
 def test_setting_flags_are_exactly_the_schema_fields():
-    from gspo_cli.config.schema import EvalBenchmark
+    from gspo_cli.config.eval_schema import EvalBenchmark
     from gspo_cli.eval.request import SETTING_FLAGS
 
     assert set(SETTING_FLAGS) == set(EvalBenchmark.model_fields)

@@ -1,0 +1,83 @@
+"""The Python stack probe: installed versions of torch, torch-npu, vllm, vllm-ascend, transformers, ray, verl,
+numpy; `import torch_npu` (and the CANN it reports); `import acl` (device count, SoC). Each runs in its own
+subprocess of the probed interpreter, in parallel, with a timeout, so a hanging import cannot hang the doctor.
+Facts only, no judging; the other host probes are probes.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from gspo_cli.env.host import Host
+
+_PY_PROBE = r'''
+import importlib.util, json, platform, sys
+mode = sys.argv[1]
+out = {}
+try:
+    if mode == "meta":
+        from importlib import metadata
+        out["python"] = platform.python_version()
+        out["executable"] = sys.executable
+        for dist in ("torch", "torch-npu", "vllm", "vllm-ascend", "transformers", "ray", "verl", "numpy"):
+            try:
+                out[dist] = metadata.version(dist)
+            except Exception:
+                out[dist] = None
+    elif mode == "torch_npu":
+        if importlib.util.find_spec("torch_npu") is None:
+            out = {"installed": False}
+        else:
+            import torch_npu
+            out = {"installed": True, "version": getattr(torch_npu, "__version__", None), "cann": None}
+            for getter in ("torch_npu.npu.utils", "torch_npu.npu"):
+                try:
+                    mod = importlib.import_module(getter)
+                    out["cann"] = str(mod.get_cann_version())
+                    break
+                except Exception:
+                    pass
+    elif mode == "acl":
+        if importlib.util.find_spec("acl") is None:
+            out = {"importable": False, "error": "No module named 'acl'"}
+        else:
+            import acl
+            count, ret = acl.rt.get_device_count()
+            out = {"importable": True, "device_count": count if ret == 0 else None, "ret": ret}
+            try:
+                out["soc"] = acl.get_soc_name()
+            except Exception:
+                out["soc"] = None
+except BaseException as exc:
+    out = {"error": type(exc).__name__ + ": " + str(exc)[:300]}
+sys.stdout.write("\nGSPO_PROBE " + json.dumps(out) + "\n")
+'''
+
+PY_TIMEOUTS = {"meta": 15.0, "torch_npu": 90.0, "acl": 30.0}
+
+
+def _py_probe(host: Host, python: str, mode: str, timeout: float) -> dict[str, Any]:
+    start = time.monotonic()
+    res = host.runner([python, "-c", _PY_PROBE, mode], host.env, timeout)
+    took = round(time.monotonic() - start, 3)
+    for line in reversed(res.out.splitlines()):
+        if line.startswith("GSPO_PROBE "):
+            data = json.loads(line[len("GSPO_PROBE "):])
+            data["seconds"] = took
+            return data
+    tail = (res.err or res.out).strip().splitlines()[-1:] or [f"exit code {res.rc}"]
+    kind = "timed out" if res.rc == 124 else f"crashed (exit {res.rc})"
+    return {"error": f"probe {kind}: {tail[0][:300]}", "seconds": took}
+
+
+def probe_python(host: Host, python: str | None = None, timeouts: dict[str, float] | None = None) -> dict[str, Any]:
+    """Versions of the Python stack, `import torch_npu` and `import acl`, each in its own subprocess, in parallel."""
+    python = python or sys.executable
+    limits = {**PY_TIMEOUTS, **(timeouts or {})}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {mode: pool.submit(_py_probe, host, python, mode, limit) for mode, limit in limits.items()}
+        return {mode: fut.result() for mode, fut in futures.items()}
