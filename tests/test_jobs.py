@@ -155,25 +155,35 @@ def test_job_view_reassembles_chunked_lines():
 
 
 @pytest.mark.ray
-def test_embedded_head_that_cannot_start_says_why(gspo_home, monkeypatch):
-    """`ray start` refusing (here: the GCS port is taken) is one error naming Ray's own reason, not just 'see the
-    log'; nothing is recorded as running."""
+def test_embedded_head_start_survives_a_port_taken_meanwhile_and_says_why_when_it_cannot(gspo_home, monkeypatch):
+    """A port picked free can be taken before Ray binds it (a busy host, another cluster starting): `ray start`
+    then exits at once, and gspo tries again on new ports. When every try fails, one error names Ray's own
+    reason, and nothing is recorded as running."""
     import socket
 
     from gspo_cli.errors import ClusterError
     from gspo_cli.jobs import local_head
 
+    real_free_port = local_head._free_port
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        ports = iter([port])
-        real_free_port = local_head._free_port
-        monkeypatch.setattr(local_head, "_free_port", lambda: next(ports, None) or real_free_port())
+        first_gcs = iter([port])  # the first try's GCS port is the taken one, later tries get free ports
+        monkeypatch.setattr(local_head, "_free_port", lambda: next(first_gcs, None) or real_free_port())
+        record = local_head.start(quiet=True)
+        try:
+            assert local_head.running() == record and record.address != f"127.0.0.1:{port}"
+            assert "Failed to start GCS" in Path(record.log_file).read_text()  # the first try did fail
+        finally:
+            local_head.stop()
+        monkeypatch.setattr(local_head, "_free_port", lambda: port)  # every try on the taken port
         with pytest.raises(ClusterError) as caught:
             local_head.start(quiet=True)
     message = caught.value.message
     print(message)
     assert message.startswith("the embedded Ray head exited during start (code "), message
-    assert "RuntimeError: Failed to start GCS" in message, message  # Ray's own words, from its output
+    # Ray's own reason, e.g. "ValueError: Ray component client_server is trying to use a port number N that is
+    # used by other components." or "RuntimeError: Failed to start GCS. ..."
+    assert "3 tries, each on new ports): " in message and "Error: " in message.split("ports): ")[1], message
     assert local_head.running() is None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import socket
 import subprocess
@@ -31,6 +32,8 @@ from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT_S = 90.0
+# `ray start` exiting at once is retried on new ports (a port picked free can be taken before Ray binds it).
+START_ATTEMPTS = 3
 # Unix socket paths are limited to 107 bytes; Ray appends ~70 characters to its temp dir.
 MAX_TEMP_DIR_LEN = 36
 # Logical CPUs a head for verl CPU runs declares (Ray oversubscribes): verl asks for bundles of
@@ -58,7 +61,36 @@ def head_file() -> Path:
     return layout.ray_dir() / "head.json"
 
 
+# Ports for the head's servers come from below the kernel's ephemeral range: a port there is also handed to outgoing
+# connections (a busy Ray host makes many), which can take it between our check and Ray's bind. Ray's worker ports
+# are 10002-19999 by default, hence 20000 up.
+PORT_FLOOR = 20000
+
+
+def _ephemeral_floor() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError:
+            return False
+    return True
+
+
 def _free_port() -> int:
+    """A port free now (Ray binds it a moment later: `start` retries when one was taken meanwhile)."""
+    ceiling = _ephemeral_floor() - 1
+    if ceiling > PORT_FLOOR:
+        for _ in range(64):
+            port = random.randint(PORT_FLOOR, ceiling)
+            if _bindable(port):
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((LOOPBACK, 0))
         return sock.getsockname()[1]
@@ -142,9 +174,30 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
     from gspo_cli.private import ensure_private_dir
 
     ensure_private_dir(layout.ray_dir(), "Ray folder")
-    gcs_port, dash_port = _free_port(), _free_port()
     temp_dir = _temp_dir(previous.temp_dir if previous else None)
     log_file = layout.ray_dir() / "head.log"
+    token_file = auth.write_new_token(auth.embedded_token_file())
+    if device_slots and num_cpus is None:
+        num_cpus = max(os.cpu_count() or 1, VERL_CPU_LOGICAL_CPUS)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        proc, record, log_start = _launch(temp_dir, log_file, token_file, num_cpus, device_slots)
+        if _wait_until_up(proc, record):
+            atomic_write_json(head_file(), asdict(record))
+            return record
+        reason = start_failure_reason(log_file, log_start)
+        if attempt == START_ATTEMPTS:
+            raise ClusterError(
+                f"the embedded Ray head exited during start (code {proc.returncode}; {attempt} tries, each on new "
+                f"ports)" + (f": {reason}" if reason else ""),
+                f"see {log_file}",
+            )
+    raise AssertionError("unreachable")
+
+
+def _launch(temp_dir: Path, log_file: Path, token_file: Path, num_cpus: int | None,
+            device_slots: int) -> tuple[subprocess.Popen, HeadRecord, int]:
+    """One `ray start --head` on fresh ports; returns the process, its record and where its log output begins."""
+    gcs_port, dash_port = _free_port(), _free_port()
     cmd = [
         ray_executable(), "start", "--head", "--block", "--disable-usage-stats",
         f"--node-ip-address={LOOPBACK}", f"--port={gcs_port}",
@@ -155,19 +208,16 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
         f"--ray-client-server-port={_free_port()}",
         f"--temp-dir={temp_dir}",
     ]
-    if device_slots and num_cpus is None:
-        num_cpus = max(os.cpu_count() or 1, VERL_CPU_LOGICAL_CPUS)
     if num_cpus is not None:
         cmd.append(f"--num-cpus={num_cpus}")
     if device_slots:
         cmd.append(f"--num-gpus={device_slots}")
-    token_file = auth.write_new_token(auth.embedded_token_file())
     # No Prometheus exporter: it cannot take a token and would listen on the host's address.
     env = auth.server_env(dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_enable_metrics_collection="0"),
                           token_file)
     env.pop("RAY_ADDRESS", None)
     with open(log_file, "ab") as log:
-        log_start = log.tell()  # this start's part of the log, for the reason if it fails
+        log_start = log.tell()
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
     record = HeadRecord(
@@ -175,20 +225,21 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
         temp_dir=str(temp_dir), log_file=str(log_file), started_at=time.time(), token_file=str(token_file),
         device_slots=device_slots,
     )
+    return proc, record, log_start
+
+
+def _wait_until_up(proc: subprocess.Popen, record: HeadRecord) -> bool:
+    """True once the Jobs API answers; False when `ray start` exits first; an error after START_TIMEOUT_S."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            reason = start_failure_reason(log_file, log_start)
-            raise ClusterError(
-                f"the embedded Ray head exited during start (code {proc.returncode})" + (f": {reason}" if reason else ""),
-                f"see {log_file}",
-            )
+            return False
         if dashboard_alive(record.dashboard_url, timeout=1.0, token_file=record.token_file):
-            atomic_write_json(head_file(), asdict(record))
-            return record
+            return True
         time.sleep(0.5)
     kill_group(proc.pid)
-    raise ClusterError(f"the embedded Ray head did not answer within {START_TIMEOUT_S:.0f} s", f"see {log_file}")
+    raise ClusterError(f"the embedded Ray head did not answer within {START_TIMEOUT_S:.0f} s",
+                       f"see {record.log_file}")
 
 
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): ")
