@@ -11,11 +11,13 @@ app = typer.Typer(help="Start (up/join), show, test and stop the Ray cluster gsp
 
 @app.command("status")
 def status_cmd(address: str | None = options.address(),
+               actors: bool = typer.Option(False, "--actors", help="Also list which Ray actor (verl trainer rank, "
+                                           "vLLM server, TaskRunner, ...) runs on which node."),
                json_out: bool = options.json_out()) -> None:
     """Which cluster is in use (and why), its alive nodes and their resources, and the nodes Ray has lost."""
     from gspo_cli.jobs import client as jobs
 
-    info = jobs.cluster_status(address)
+    info = jobs.cluster_status(address, with_actors=actors)
     if json_out:
         from gspo_cli.console import print_json
 
@@ -47,6 +49,22 @@ def _render_status(info: dict) -> None:
         out.print("Total: " + ", ".join(f"{k}={info['resources'][k]:g}" for k in resources), highlight=False)
     for node in info.get("dead_nodes") or []:
         out.print(f"[red]dead[/] {describe(node)}", highlight=False)
+    if "actors" in info:
+        _render_actors(info["actors"])
+
+
+def _render_actors(rows: list[dict]) -> None:
+    from rich.table import Table
+
+    from gspo_cli.console import out
+
+    table = Table(title=f"{len(rows)} alive actor(s) by node", title_justify="left")
+    for col in ("node", "actor", "what", "pid"):
+        table.add_column(col)
+    for r in rows:
+        what = r["role"] + (f" {r['rank']}" if r["rank"] is not None else "")
+        table.add_row(r["node"], r["name"] or r["class"], what, str(r["pid"] or ""))
+    out.print(table)
 
 
 @app.command("down")

@@ -294,13 +294,15 @@ def stop_job(job_id: str, address: str | None = None, *, wait_s: float = 30.0) -
     return _job_row(info)
 
 
-def cluster_status(address: str | None = None) -> dict[str, Any]:
-    """The cluster in use: alive nodes and their resources summed, and the nodes Ray has lost."""
-    from gspo_cli.jobs import nodestate
+def cluster_status(address: str | None = None, *, with_actors: bool = False) -> dict[str, Any]:
+    """The cluster in use: alive nodes and their resources summed, the nodes Ray has lost, and (`with_actors`)
+    which actor runs on which node."""
+    from gspo_cli.jobs import nodestate, placement
 
     target = resolve_target(address, start_local=False)
     client(target)  # reachability and token check with a clean error
-    alive, dead = nodestate.split(nodestate.list_all(target))
+    rows = nodestate.list_all(target)
+    alive, dead = nodestate.split(rows)
     total: dict[str, float] = {}
     for node in alive:
         for key, value in node["resources"].items():
@@ -317,4 +319,5 @@ def cluster_status(address: str | None = None) -> dict[str, Any]:
         "nodes": alive,
         "dead_nodes": dead,
         "resources": total,
+        **({"actors": placement.actors(target, {r["node_id"]: r["name"] for r in rows})} if with_actors else {}),
     }

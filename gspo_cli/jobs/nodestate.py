@@ -14,7 +14,7 @@ from gspo_cli.errors import ClusterError
 NODE_LABEL = "gspo-node"
 
 
-def _row(node) -> dict[str, Any]:
+def row(node) -> dict[str, Any]:
     labels = dict(getattr(node, "labels", None) or {})
     end_ms = getattr(node, "end_time_ms", None)
     return {
@@ -41,7 +41,7 @@ def list_all(target) -> list[dict[str, Any]]:
 
         raise_for(exc, target, "cannot list the nodes of")
         raise ClusterError("unreachable") from None  # raise_for always raises
-    return [_row(n) for n in nodes]
+    return [row(n) for n in nodes]
 
 
 def split(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
