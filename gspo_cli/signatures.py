@@ -187,6 +187,21 @@ CATALOG: tuple[Signature, ...] = (
         "host memory use (actor offload, fewer dataloader workers) - that is stopped, not retried",
         (f"{VERL}/issues/1633", f"{VERL}/issues/275", "https://docs.ray.io/en/latest/ray-core/fault_tolerance/actors.html"),
         "gspo_cli.jobs.failures:classify", action="restart"),
+    Signature(
+        "run-cluster-short", "run", "the cluster lost the device slots the job needs",
+        "before each attempt and every 10 s while one runs, the job wrapper counts the alive nodes that hold "
+        "cluster.devices_per_node slots of the Ray resource verl places on (NPU; GPU for GPUs and CPU devices); "
+        "fewer than cluster.nnodes twice in a row",
+        "a node was lost (or never joined): verl's trainer waits on the lost node's TransferQueue storage unit "
+        "(200 s per request) and its vLLM servers, and a restarted verl either fails its own count (`Total "
+        "available GPUs 2 is less than total desired GPUs 3`) or waits forever in `ray.get(pg.ready())` for a "
+        "placement group that cannot form while the head has not yet declared the node dead",
+        "no restart (it cannot be placed): the job ends with exit code 75 naming the lost node and the slots left; "
+        "rejoin the node (`gspo cluster join HEAD --preset ...` on it) or lower cluster.nnodes, then "
+        "`gspo train --resume RUN` continues from the last complete checkpoint",
+        (f"{VERL_091}/verl/single_controller/ray/base.py", "https://docs.ray.io/en/latest/ray-core/scheduling/"
+         "placement-group.html", "https://docs.ray.io/en/latest/ray-core/fault_tolerance/nodes.html"),
+        "gspo_cli.jobs.capacity:shortfall", action="fail"),
 )
 
 BY_ID = {s.id: s for s in CATALOG}

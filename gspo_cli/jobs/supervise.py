@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 POLL_S = 0.25
 LOG_TAIL_LINES = 60
+CAPACITY_POLL_S = 10.0
+NO_CAPACITY_EXIT = 75  # EX_TEMPFAIL, as the follower's node-lost exit: rejoin the node, then resume
 
 
 @dataclass
@@ -55,6 +57,10 @@ class Child:
     before_attempt: Callable[[int, int | None], None] | None = None  # (attempt index, resume step)
     after_attempt: Callable[[], None] | None = None
     resume_step: Callable[[], int | None] = lambda: None  # the step of the last complete checkpoint
+    # The cluster's device-slot shortfall for this job (jobs/capacity.py), None when it fits or is unknown; checked
+    # before each attempt and every CAPACITY_POLL_S while one runs. `capacity_advice`: how to get going again.
+    capacity: Callable[[], str | None] | None = None
+    capacity_advice: str = ""
 
 
 class Supervisor:
@@ -84,6 +90,8 @@ class Supervisor:
         resume_step: int | None = None
         best = -1  # the highest step any attempt reached: redoing steps after a restart is not progress
         while True:
+            if (short := self._short()) is not None:  # verl would wait forever for its placement groups
+                return self._give_up(self._unplaceable(short, resume_step))
             attempt = self._attempt(len(self.attempts), resume_step)
             self.attempts.append(attempt)
             if attempt.code == 0 and (silent := silent_exit(attempt, self.total_steps, self._reached(best))):
@@ -106,6 +114,16 @@ class Supervisor:
                        "resume_step": resume_step, "backoff_s": delay}))
             time.sleep(delay)
 
+    def _short(self) -> str | None:
+        return self.child.capacity() if self.child.capacity is not None else None
+
+    def _unplaceable(self, short: str, resume_step: int | None) -> Attempt:
+        """The attempt that was not started: the cluster lacks the device slots (a lost node)."""
+        attempt = Attempt(number=len(self.attempts) + 1, resume_step=resume_step, code=NO_CAPACITY_EXIT,
+                          kind="capacity", cause=short)
+        self.attempts.append(attempt)
+        return attempt
+
     def _reached(self, best: int) -> int | None:
         """The furthest step the run has: this job's attempts or the last complete checkpoint (an earlier job)."""
         saved = self.child.resume_step()
@@ -113,7 +131,11 @@ class Supervisor:
 
     def _give_up(self, attempt: Attempt) -> int:
         code = attempt.code if attempt.code and attempt.code > 0 else 1
-        if len(self.attempts) > 1 or attempt.kind == "transient":
+        if attempt.kind == "capacity":
+            code = attempt.code = NO_CAPACITY_EXIT
+            attempt.cause = f"{attempt.cause}: {self.child.capacity_advice}" if self.child.capacity_advice else \
+                attempt.cause
+        if len(self.attempts) > 1 or attempt.kind in ("transient", "capacity"):
             reason = "restart budget spent" if attempt.kind == "transient" else f"{attempt.kind} failure"
             self.record(Event(attempt.last_step or 0, "restart", "fail", len(self.attempts), self.max_restarts,
                               f"{reason} after {len(self.attempts)} attempt(s): {attempt.cause}",
@@ -123,6 +145,8 @@ class Supervisor:
         # The job's last line: what ended it, for `gspo jobs logs` and the follower's summary.
         if attempt.kind == "stopped":
             print(f"{self.child.name} stopped: {attempt.cause}", file=sys.stderr)
+        elif attempt.kind == "capacity":
+            print(f"{self.child.name} cannot be placed on the cluster: {attempt.cause}", file=sys.stderr)
         else:
             print(f"{self.child.name} exited with code {attempt.code}: {attempt.cause}", file=sys.stderr)
         sys.stderr.flush()
@@ -148,12 +172,15 @@ class Supervisor:
         reader.start()
         log_tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
         stopped_by = None
+        watch = _CapacityWatch(child.capacity) if child.capacity is not None else None
         try:
-            stopped_by = self._watch(proc, tail, lines, log_tail, attempt)
+            stopped_by = self._watch(proc, tail, lines, log_tail, attempt, watch)
         except BaseException:  # Ctrl-C, SIGTERM (see `supervise`), a bug here: never leave the trainer behind
             self._stop(proc)
             raise
         finally:
+            if watch is not None:
+                watch.stop()
             reader.join(timeout=30)
             self._drain(lines, log_tail)
             self._metrics(tail, attempt)  # lines written just before the exit
@@ -166,13 +193,16 @@ class Supervisor:
             attempt.code = attempt.code or 1
             attempt.kind, attempt.cause = classify(attempt.code, list(log_tail), stopped_by=stopped_by,
                                                    made_progress=attempt.steps > 0)
-            if attempt.kind == "stopped" and self.stop_event is not None:
+            if stopped_by == "capacity" and watch is not None and watch.short:
+                attempt.kind, attempt.cause = "capacity", watch.short
+            elif attempt.kind == "stopped" and self.stop_event is not None:
                 event = self.stop_event
                 attempt.cause = f"health rule {event.rule} (action stop) at step {event.step}: {event.message}"
         return attempt
 
-    def _watch(self, proc, tail: Tail, lines, log_tail, attempt: Attempt) -> str | None:
-        """Until the process exits: pass its output on, feed metrics to the monitor, act on stop events."""
+    def _watch(self, proc, tail: Tail, lines, log_tail, attempt: Attempt, watch=None) -> str | None:
+        """Until the process exits: pass its output on, feed metrics to the monitor, act on stop events and on a
+        cluster that lost the device slots the job needs (verl would wait for its placement groups forever)."""
         while True:
             done = self._drain(lines, log_tail, wait=POLL_S)
             for event in self._metrics(tail, attempt):
@@ -184,6 +214,11 @@ class Supervisor:
                     return event.rule
             if done and proc.poll() is not None:
                 return None
+            if watch is not None and watch.short and proc.poll() is None:
+                events.message(f"the cluster cannot hold this job any more ({watch.short}): stopping the training "
+                               "process")
+                self._stop(proc)
+                return "capacity"
             finishing = self.total_steps is not None and (self.monitor.last_step or 0) >= self.total_steps
             if proc.poll() is None and not finishing and (stall := self.monitor.check_stall(self.clock())) is not None:
                 self.record(stall)
@@ -244,6 +279,30 @@ class Supervisor:
                 return
             except subprocess.TimeoutExpired:
                 continue
+
+
+class _CapacityWatch:
+    """Polls the capacity check in a daemon thread (it asks the head, which can take seconds); `short` is set
+    once two readings in a row find the cluster short, so one odd reading never stops a job."""
+
+    def __init__(self, check: Callable[[], str | None], every_s: float = CAPACITY_POLL_S):
+        self.check = check
+        self.every_s = every_s
+        self.short: str | None = None
+        self._stopped = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        streak = 0
+        while not self._stopped.wait(self.every_s):
+            found = self.check()
+            streak = streak + 1 if found else 0
+            if streak >= 2:
+                self.short = found
+                return
+
+    def stop(self) -> None:
+        self._stopped.set()
 
 
 def _pump(proc, lines: queue.Queue) -> None:

@@ -105,11 +105,24 @@ def job_main(argv: list[str]) -> int:
     child = Child(name="verl", run_dir=run_dir, metrics=verl.metrics, command=verl.command, cwd=run_dir,
                   env=dict(spec.get("env_vars") or {}), total_steps=spec.get("total_steps"),
                   progress_from_metrics=True, progress_metrics=PROGRESS_METRICS, before_attempt=verl.before,
-                  after_attempt=verl.after, resume_step=verl.resume_step)
+                  after_attempt=verl.after, resume_step=verl.resume_step, **_capacity(preset, run_dir.name))
     from gspo_cli.runs import state
 
     # job_state.json: running, then how it ended (`gspo runs list`)
     return state.run_tracked(run_dir, "verl", lambda: supervise(child, preset))
+
+
+def _capacity(preset, run_name: str) -> dict:
+    """The wrapper's device-slot check (jobs/capacity.py): after a node loss, a clear end instead of verl waiting
+    forever for its placement groups."""
+    import time
+
+    from gspo_cli.jobs import capacity
+
+    need = capacity.need_of(preset)
+    if need is None:
+        return {}
+    return {"capacity": capacity.checker(need, since=time.time()), "capacity_advice": capacity.advice(run_name)}
 
 
 def _load_preset(run_dir: Path, preset_cls):

@@ -1,0 +1,79 @@
+"""Does the cluster still have the device slots a verl job needs? Said in one line when it does not.
+
+verl places its trainer ranks in one placement group per node (`{device: 1, CPU: ...}` bundles, verl
+single_controller/ray/base.py `get_placement_groups`) and waits for them with `ray.get(pg.ready())`, with no
+timeout: after a node loss a restarted verl either fails verl's own count (`_check_resource_available`: "Total
+available GPUs 2 is less than total desired GPUs 3") or, while the head has not yet declared the node dead, waits
+forever. The job wrapper (jobs/supervise.py) asks here before each attempt and while one runs, and ends the job
+with the message below instead.
+
+The job needs `cluster.nnodes` nodes with `cluster.devices_per_node` slots each of the Ray resource verl places on
+(`NPU` on Ascend; `GPU` for GPUs and for gspo's CPU "devices", engines/verl/cpu_platform.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Need:
+    resource: str  # the Ray resource verl's bundles ask for
+    nnodes: int
+    per_node: int
+
+    @property
+    def total(self) -> int:
+        return self.nnodes * self.per_node
+
+
+def need_of(preset: Any) -> Need | None:
+    """What a verl job of this preset needs from the cluster; None for the native engine (no placement groups)."""
+    if preset.trainer.engine != "verl":
+        return None
+    resource = "NPU" if preset.cluster.device == "npu" else "GPU"
+    return Need(resource, preset.cluster.nnodes, preset.cluster.devices_per_node)
+
+
+def shortfall(need: Need, rows: list[dict[str, Any]], *, since: float = 0.0) -> str | None:
+    """None when `need` fits the alive nodes in `rows` (jobs/nodestate.py rows), else the one-line reason: which
+    nodes were lost (after `since`, a Unix time), how many slots are left, what the job needs."""
+    alive = [r for r in rows if r["state"] == "ALIVE"]
+    fit = [r for r in alive if float(r["resources"].get(need.resource, 0)) >= need.per_node]
+    if len(fit) >= need.nnodes:
+        return None
+    lost = [r["name"] for r in rows if r["state"] != "ALIVE" and (r.get("ended_at") or 0) >= since]
+    left = sum(float(r["resources"].get(need.resource, 0)) for r in alive)
+    said = f"node {', '.join(lost)} lost; " if lost else ""
+    return (f"{said}{left:g} of {need.total} device slots ({need.resource}) left on {len(alive)} alive node(s); "
+            f"the job needs {need.total} ({need.nnodes} node(s) x {need.per_node}) [run-cluster-short]")
+
+
+def advice(run_name: str) -> str:
+    return (f"rejoin the node (`gspo cluster join HEAD --preset ...` on it) or lower cluster.nnodes, then "
+            f"`gspo train --resume {run_name}` continues from the last complete checkpoint")
+
+
+def cluster_rows() -> list[dict[str, Any]] | None:
+    """The head's node table as seen from inside a Ray job (RAY_ADDRESS and the token are in its environment);
+    None when it cannot be read (never a reason to stop a job)."""
+    try:
+        from ray.util.state import list_nodes
+
+        from gspo_cli.jobs.nodestate import row
+
+        return [row(n) for n in list_nodes(detail=True, limit=1000, raise_on_missing_output=False, timeout=30)]
+    except Exception:  # noqa: BLE001 - the head may be busy or going away; the attempt's own exit says the rest
+        return None
+
+
+def checker(need: Need, *, since: float, rows: Callable[[], list[dict[str, Any]] | None] = cluster_rows
+            ) -> Callable[[], str | None]:
+    """A no-argument check for the job wrapper: the shortfall message, or None (enough slots, or unknown)."""
+    def check() -> str | None:
+        found = rows()
+        return shortfall(need, found, since=since) if found is not None else None
+
+    return check

@@ -1,0 +1,86 @@
+"""The job wrapper after a node loss: the device-slot check (jobs/capacity.py) and what the wrapper does with it
+(jobs/supervise.py): a training process that waits for a placement group that can no longer form is stopped and
+the job ends with one line saying which node was lost, how many slots are left and what the job needs; a job
+that cannot be placed is not started. The real 3-node run is tests/engine/test_verl_multinode.py."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from gspo_cli.config.presets import load_preset
+from gspo_cli.jobs import capacity, placement, supervise
+from gspo_cli.metrics.health import read_events
+
+
+def _node(name: str, state: str = "ALIVE", gpu: float = 1, ended_at: float | None = None) -> dict:
+    return {"node_id": name * 4, "name": name, "node_ip": "127.0.0.1", "is_head": name == "node-a", "state": state,
+            "resources": {"CPU": 16.0, "GPU": gpu}, "death": None, "ended_at": ended_at}
+
+
+THREE = capacity.Need("GPU", 3, 1)
+
+
+def test_the_need_follows_the_preset():
+    assert capacity.need_of(load_preset("tiny-verl", ["cluster.nnodes=3"])) == THREE
+    assert capacity.need_of(load_preset("qwen3-32b-4x16")) == capacity.Need("NPU", 4, 16)
+    assert capacity.need_of(load_preset("tiny")) is None  # the native engine places no groups
+
+
+def test_shortfall_names_the_lost_node_and_counts_slots():
+    rows = [_node("node-a"), _node("node-b"), _node("node-c", "DEAD", ended_at=200.0), _node("old", "DEAD",
+                                                                                            ended_at=50.0)]
+    assert capacity.shortfall(THREE, rows, since=100.0) == (
+        "node node-c lost; 2 of 3 device slots (GPU) left on 2 alive node(s); the job needs 3 (3 node(s) x 1) "
+        "[run-cluster-short]")
+    assert capacity.shortfall(THREE, [*rows, _node("node-d")]) is None  # a spare node took its place
+    # Enough slots in total but not per node: verl's per-node groups could not form either.
+    uneven = [_node("node-a", gpu=2), _node("node-b")]
+    assert "2 alive node(s)" in capacity.shortfall(THREE, uneven)
+
+
+def test_trainer_ranks_follow_verls_creation_order():
+    names = ["xWorkerDict_1:0", "xWorkerDict_0:1", "xWorkerDict_0:0", "xWorkerDict_1:1", "vllm_server_0_0"]
+    assert placement.trainer_ranks(names) == {"xWorkerDict_0:0": 0, "xWorkerDict_0:1": 1, "xWorkerDict_1:0": 2,
+                                              "xWorkerDict_1:1": 3}
+    assert placement.role("create_colocated_worker_cls.<locals>.WorkerDict") == "verl trainer rank"
+
+
+def _child(tmp_path, check) -> supervise.Child:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    # A trainer that waits forever, as verl does in ray.get(pg.ready()) for a placement group that cannot form.
+    waiting = [sys.executable, "-c", "import time; print('waiting for placement groups', flush=True); "
+               "time.sleep(600)"]
+    return supervise.Child(name="verl", run_dir=run_dir, metrics=run_dir / "metrics.jsonl",
+                           command=lambda i, step: waiting, cwd=run_dir, capacity=check,
+                           capacity_advice="rejoin the node, then `gspo train --resume r`")
+
+
+def test_a_trainer_waiting_after_a_node_loss_is_stopped_with_the_reason(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(supervise, "CAPACITY_POLL_S", 0.2)
+    calls: list[int] = []
+
+    def check():  # the node is lost after the attempt started
+        calls.append(1)
+        return None if len(calls) < 4 else capacity.shortfall(THREE, [_node("node-a"), _node("node-b"),
+                                                                      _node("node-c", "DEAD", ended_at=1.0)])
+
+    child = _child(tmp_path, check)
+    code = supervise.supervise(child, load_preset("tiny", ["trainer.restart.kill_grace_s=2"]))
+    assert code == supervise.NO_CAPACITY_EXIT == 75
+    (failed,) = read_events(child.run_dir / "health.jsonl")
+    assert failed["action"] == "fail" and failed["message"].startswith("capacity failure after 1 attempt(s): node "
+                                                                      "node-c lost; 2 of 3 device slots (GPU)")
+    err = capsys.readouterr().err
+    assert "verl cannot be placed on the cluster: node node-c lost; 2 of 3 device slots (GPU) left on 2 alive " \
+           "node(s); the job needs 3 (3 node(s) x 1): rejoin the node" in err
+
+
+def test_a_job_the_cluster_cannot_hold_is_not_started(tmp_path, capsys):
+    child = _child(tmp_path, lambda: "1 of 3 device slots (GPU) left on 1 alive node(s); the job needs 3")
+    child.command = lambda i, step: pytest.fail("no attempt may start")
+    code = supervise.supervise(child, load_preset("tiny"))
+    assert code == 75
+    assert "cannot be placed on the cluster: 1 of 3 device slots" in capsys.readouterr().err
