@@ -41,6 +41,7 @@ class Cluster:
     temp_dirs: list[str]
     timings: dict[str, float] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
+    common: list[str] = field(default_factory=list)  # the node/preset arguments every up/join got
 
     def gspo(self, node: str, *args: str, timeout: float = 300, extra: dict | None = None):
         env = {**self.envs[node], **(extra or {})}
@@ -66,28 +67,33 @@ class Cluster:
         return next((p.pid for p in kids if p.name() == "raylet"), None)
 
 
-def node_env(base: Path, home: Path, name: str) -> dict[str, str]:
-    host = make_host(base / name, stack=None, cann=CANN[name])
-    bin_dir = host.env["PATH"].split(":")[0]
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GSPO_HOME": str(home), "GSPO_NODE_NAME": name,
-           "ASCEND_HOME_PATH": str(host.root / "usr/local/Ascend/cann"), "RAY_USAGE_STATS_ENABLED": "0",
+def node_env(base: Path, home: Path, name: str, *, ascend: bool = True) -> dict[str, str]:
+    """`ascend`: the fake Ascend host (npu-smi, CANN, and an `ip` whose route names a NIC this machine lacks, so
+    a CPU run's gloo, which `cluster up` points at that NIC, could not bind); without it, this machine as it is."""
+    env = {**os.environ, "GSPO_HOME": str(home), "GSPO_NODE_NAME": name, "RAY_USAGE_STATS_ENABLED": "0",
            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
            # The GCS declares a silent node dead after 3 missed 1 s health checks (Ray's default: 5 x 3 s).
            "RAY_health_check_period_ms": "1000", "RAY_health_check_timeout_ms": "1000",
            "RAY_health_check_failure_threshold": "3"}
     for key in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "GSPO_JOB_NODE"):
         env.pop(key, None)
+    if ascend:
+        host = make_host(base / name, stack=None, cann=CANN[name])
+        env["PATH"] = f"{host.env['PATH'].split(':')[0]}:{os.environ['PATH']}"
+        env["ASCEND_HOME_PATH"] = str(host.root / "usr/local/Ascend/cann")
     return env
 
 
-def start(base: Path) -> Cluster:
+def start(base: Path, shape: list[str] = SHAPE, num_cpus: str | None = NUM_CPUS, *, ascend: bool = True) -> Cluster:
+    """`shape`: the preset arguments of up/join (a CPU preset's nodes offer their CPU "devices" as Ray GPU slots);
+    `num_cpus`: logical CPUs per node (None: gspo's default for the preset); `ascend`: fake Ascend hosts."""
     home = base / "shared-home"
-    envs = {name: node_env(base, home, name) for name in NAMES}
+    envs = {name: node_env(base, home, name, ascend=ascend) for name in NAMES}
     port, dash = free_port(), free_port()
     tag = uuid.uuid4().hex[:6]
     temp_dirs = [f"/tmp/gspo-mn-{tag}-{n[-1]}" for n in NAMES]  # short: Ray's socket paths are length-limited
     cluster = Cluster(home, base, envs, f"127.0.0.1:{port}", f"http://127.0.0.1:{dash}", temp_dirs)
-    common = ["--node-ip", "127.0.0.1", "--num-cpus", NUM_CPUS, *SHAPE]
+    common = ["--node-ip", "127.0.0.1", *(["--num-cpus", num_cpus] if num_cpus else []), *shape]
     t0 = time.monotonic()
     up = cluster.gspo("node-a", "cluster", "up", *common, "--port", str(port), "--dashboard-port", str(dash),
                       "--temp-dir", temp_dirs[0], "--wait", "0",
@@ -97,14 +103,29 @@ def start(base: Path) -> Cluster:
     cluster.timings["up_s"] = time.monotonic() - t0
     if up.returncode != 0:
         return cluster
-    for i, name in enumerate(NAMES[1:], 1):
-        t1 = time.monotonic()
-        wait = ["--wait", "120"] if name == NAMES[-1] else []
-        join = cluster.gspo(name, "cluster", "join", cluster.gcs, *common, "--temp-dir", temp_dirs[i],
-                            f"--ray-arg=--dashboard-agent-listen-port={free_port()}", *wait)
-        cluster.outputs[f"join {name}"] = join.stderr
-        cluster.timings[f"join_{name}_s"] = time.monotonic() - t1
+    cluster.common = common
+    for name in NAMES[1:]:
+        join(cluster, name, wait=name == NAMES[-1])
     return cluster
+
+
+def join(cluster: Cluster, name: str, *, wait: bool = False) -> subprocess.CompletedProcess:
+    """`gspo cluster join` on node `name` (also a node that rejoins after a loss: same temp dir and name)."""
+    t1 = time.monotonic()
+    for _ in range(3):  # Ray gives a new raylet 30 s to register (ray/_private/node.py): on a loaded 2-core box, retry
+        res = cluster.gspo(name, "cluster", "join", cluster.gcs, *cluster.common, "--temp-dir",
+                           cluster.temp_dirs[NAMES.index(name)],
+                           f"--ray-arg=--dashboard-agent-listen-port={free_port()}", *(["--wait", "120"] if wait else []))
+        if res.returncode == 0 or "timed out during startup" not in (res.stderr + _log_tail(cluster, name)):
+            break
+    cluster.outputs[f"join {name}"] = res.stderr
+    cluster.timings[f"join_{name}_s"] = time.monotonic() - t1
+    return res
+
+
+def _log_tail(cluster: Cluster, name: str) -> str:
+    log = cluster.home / "ray" / "nodes" / f"{name}.log"
+    return log.read_text(errors="replace")[-2000:] if log.is_file() else ""
 
 
 def stop(cluster: Cluster) -> list[str]:
