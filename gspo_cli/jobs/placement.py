@@ -55,7 +55,7 @@ def actors(target, node_names: dict[str, str]) -> list[dict[str, Any]]:
     rows = []
     for a in found:
         cls = (a.class_name or "").rsplit(".", 1)[-1]
-        rows.append({"node": node_names.get(a.node_id, (a.node_id or "?")[:8]), "node_id": a.node_id,
+        rows.append({"node": node_names.get(a.node_id or "", (a.node_id or "?")[:8]), "node_id": a.node_id,
                      "role": role(cls), "class": cls, "name": a.name or "", "pid": a.pid,
                      "job_id": a.job_id, "rank": ranks.get(a.name or "")})
     return sorted(rows, key=lambda r: (r["node"], r["rank"] if r["rank"] is not None else -1, r["class"]))
