@@ -75,7 +75,7 @@ def test_a_trainer_waiting_after_a_node_loss_is_stopped_with_the_reason(tmp_path
                                                                       "node-c lost; 2 of 3 device slots (GPU)")
     err = capsys.readouterr().err
     assert "verl cannot be placed on the cluster: node node-c lost; 2 of 3 device slots (GPU) left on 2 alive " \
-           "node(s); the job needs 3 (3 node(s) x 1): rejoin the node" in err
+           "node(s); the job needs 3 (3 node(s) x 1) [run-cluster-short]: rejoin the node" in err
 
 
 def test_a_job_the_cluster_cannot_hold_is_not_started(tmp_path, capsys):
