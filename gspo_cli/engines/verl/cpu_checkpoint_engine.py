@@ -22,6 +22,7 @@ import socket
 import time
 from collections.abc import AsyncGenerator, Generator
 from datetime import timedelta
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -55,7 +56,9 @@ class CpuStoreCheckpointEngine(CheckpointEngine):
         self.store: dist.TCPStore | None = None
         self.rank = -1
 
-    def prepare(self) -> dict | None:
+    # verl's base declares dict[str, Any]; its callers collect every worker's value as metadata and our
+    # build_topology reads only the master's (metadata[0], as verl's nccl engine does), so the others return None.
+    def prepare(self) -> dict[str, Any] | None:  # type: ignore[override]
         """The master opens this sync's store (a free port) and hands out its address."""
         if not self.is_master:
             return None
@@ -73,10 +76,15 @@ class CpuStoreCheckpointEngine(CheckpointEngine):
         rollout = {"rank": list(range(1, rollout_world_size + 1)), "master": [master] * rollout_world_size}
         return actor, rollout
 
-    def init_process_group(self, rank: int, master: dict) -> None:
+    # verl declares **kwargs; it calls this with the keys build_topology returns (rank, master), as in its hccl engine
+    def init_process_group(self, rank: int, master: dict) -> None:  # type: ignore[override]
         self.rank = rank
         if rank > 0:
             self.store = dist.TCPStore(master["host"], master["port"], is_master=False, timeout=TIMEOUT)
+
+    def _store(self) -> dist.TCPStore:
+        assert self.store is not None, "init_process_group (or prepare on the master) opens the store first"
+        return self.store
 
     def finalize(self) -> None:
         self.store = None  # the master's store server stops with it; every reader has finished by now
@@ -89,26 +97,33 @@ class CpuStoreCheckpointEngine(CheckpointEngine):
                 pass
             return {}
         start, total = time.perf_counter(), 0
-        bucket, size, index = [], 0, 0
+        bucket: list[tuple[str, torch.Tensor]] = []
+        size, index = 0, 0
+        store = self._store()
         async for name, tensor in ensure_async_iterator(weights):  # a plain or async generator (verl's engines)
             tensor = tensor.detach().to("cpu").contiguous()
             if bucket and size + tensor.nbytes > self.bucket_size:
-                await asyncio.to_thread(self.store.set, f"b{index}", _pack(bucket, last=False))
+                await asyncio.to_thread(store.set, f"b{index}", _pack(bucket, last=False))  # type: ignore[arg-type]
                 bucket, size, index = [], 0, index + 1
             bucket.append((name, tensor.clone()))
             size += tensor.nbytes
             total += tensor.nbytes
-        await asyncio.to_thread(self.store.set, f"b{index}", _pack(bucket, last=True))
+        # TCPStore.set takes bytes as well as str (torch's stub names only str)
+        await asyncio.to_thread(store.set, f"b{index}", _pack(bucket, last=True))  # type: ignore[arg-type]
         # verl's CheckpointEngineManager hands a sender's dict to the trainer, which logs it with the next step
         return {f"checkpoint_engine/{BACKEND}/megabytes": total / 2**20,
                 f"checkpoint_engine/{BACKEND}/buckets": index + 1,
                 f"checkpoint_engine/{BACKEND}/send_s": time.perf_counter() - start}
 
+    # verl's base declares a coroutine returning a generator; its callers iterate with `async for`, and its own
+    # engines (nccl, hccl) are async generators like this one
     @torch.no_grad()
-    async def receive_weights(self, global_steps: int | None = None) -> AsyncGenerator[tuple[str, torch.Tensor]]:
+    async def receive_weights(  # type: ignore[override]
+            self, global_steps: int | None = None) -> AsyncGenerator[tuple[str, torch.Tensor]]:
         index, last = 0, False
+        store = self._store()
         while not last:
-            data = await asyncio.to_thread(self.store.get, f"b{index}")  # blocks until the master has set it
+            data = await asyncio.to_thread(store.get, f"b{index}")  # blocks until the master has set it
             items, last = _unpack(data)
             for name, tensor in items:
                 yield name, tensor
