@@ -61,9 +61,10 @@ $(ENGINE_STAMP): pyproject.toml setup.py constraints-engine.txt
 	rm -f $(ENGINE_VENV)/.installed-*
 	touch $(ENGINE_STAMP)
 
-# verl's real trainer on CPU (tests marked `engine`; `make test` deselects them).
+# verl's real trainer on CPU (tests marked `engine`; `make test` deselects them). Per-test times and the tests'
+# printed figures (verl's timing_s, the restart record, the eval agreement) go to the log.
 test-engine: engine
-	$(ENGINE_VENV)/bin/pytest -q -m engine tests/engine
+	$(ENGINE_VENV)/bin/pytest -p no:cacheprovider -o console_output_style=count -m engine --durations=0 -rP tests/engine
 
 # ruff; the layer contracts of docs/architecture.md (import-linter, [tool.importlinter] in pyproject.toml); mypy
 lint: install
