@@ -62,6 +62,35 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+def children(pid: int | None = None) -> set[int]:
+    """Direct children of `pid` (this process by default), from /proc; empty where there is no /proc."""
+    parent = os.getpid() if pid is None else pid
+    found = set()
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 1 and int(fields[1]) == parent:
+            found.add(int(entry.name))
+    return found
+
+
+def kill_new_children(before: set[int]) -> list[int]:
+    """SIGKILL the children this process started since `before` was taken (what a failed start left running)."""
+    new = sorted(children() - before)
+    for pid in new:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    return new
+
+
 def kill_group(pid: int, timeout: float = 20.0) -> None:
     """SIGTERM, then SIGKILL, the process group that `pid` leads; a no-op if `pid` leads no group."""
     try:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from gspo_cli.errors import ConfigError
 from gspo_cli.eval.backends.vllm_target import EngineTarget, engine_target, node_devices, usable_nodes
 from gspo_cli.eval.types import Generation, Sampling
+from gspo_cli.jobs import procs
 
 
 @dataclass(frozen=True)
@@ -189,15 +190,18 @@ def _init_ray(address: str | None) -> bool:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__import__("gspo_cli").__file__)))
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
     for attempt in range(3):
+        before = procs.children()
         try:
             ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
                      runtime_env={"env_vars": {"PYTHONPATH": path}})
             return True
         except Exception as exc:
-            # Ray gives a new raylet 30 s to register (hard-coded in ray/_private/node.py); a busy host misses it
+            # Ray gives a new raylet 30 s to register (hard-coded in ray/_private/node.py); a busy host misses it.
+            # The failed start's GCS, monitor and dashboard are not known to ray.shutdown(): end them here.
+            ray.shutdown()
+            procs.kill_new_children(before)
             if "timed out during startup" not in str(exc) or attempt == 2:
                 raise
-            ray.shutdown()
     return True
 
 
