@@ -53,14 +53,14 @@ def _steps(run_dir: Path) -> list[int]:
     return [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")]
 
 
-def _wait_for(pred, proc: subprocess.Popen, what: str, timeout: float = 2400) -> None:
+def _wait_for(pred, proc: subprocess.Popen, log: Path, what: str, timeout: float = 2400) -> None:
     deadline = time.monotonic() + timeout
     while not pred():
         if proc.poll() is not None:
             raise AssertionError(f"gspo train ended early ({proc.returncode}) waiting for {what}:\n"
-                                 f"{proc.stdout.read()[-4000:]}")
+                                 f"{log.read_text(errors='replace')[-4000:]}")
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what}:\n{log.read_text(errors='replace')[-4000:]}")
         time.sleep(1)
 
 
@@ -102,16 +102,18 @@ def _faulted_run(home: Path) -> Story:
     health = run_dir / "health.jsonl"
     argv = [sys.executable, "-m", "gspo_cli", "train", "--preset", "tiny-verl", "--run-name", RUN,
             "--set", f"trainer.total_training_steps={TOTAL}", "--set", "trainer.save_freq=2"]
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=dict(os.environ))
+    # the follower streams verl's whole log: into a file, as a pipe nobody reads fills up and blocks it
+    log = home.parent / "gspo-train.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
     try:
-        _wait_for(lambda: 2 in layout.list_steps(run_dir) and 3 in _steps(run_dir), proc, "step 3")
+        _wait_for(lambda: 2 in layout.list_steps(run_dir) and 3 in _steps(run_dir), proc, log, "step 3")
         first = _steps(run_dir)
         os.kill(_verl_worker_pid(), signal.SIGKILL)  # transient: the wrapper restarts from the last checkpoint
-        _wait_for(lambda: health.is_file() and '"rule": "restart"' in health.read_text(), proc, "the restart")
+        _wait_for(lambda: health.is_file() and '"rule": "restart"' in health.read_text(), proc, log, "the restart")
         restarted_at = layout.list_steps(run_dir)[-1]
         # the restarted verl saves again
-        _wait_for(lambda: layout.list_steps(run_dir)[-1] > restarted_at, proc, "a checkpoint after the restart")
+        _wait_for(lambda: layout.list_steps(run_dir)[-1] > restarted_at, proc, log, "a checkpoint after the restart")
         pids = _job_pids(run_dir)
         assert pids
         for pid in pids:  # the job wrapper and verl's driver under it, as a host crash would
