@@ -50,7 +50,11 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[str]:
         default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
         shown = type_name(typing.Annotated[ann, *field.metadata]) if field.metadata else type_name(ann)
         extra = field.json_schema_extra
-        if isinstance(extra, dict) and isinstance(extra.get("enum"), list):  # values from a registry
+        if callable(extra):  # values read from a registry when the schema is built
+            extra_schema: dict = {}
+            extra(extra_schema)
+            extra = extra_schema
+        if isinstance(extra, dict) and isinstance(extra.get("enum"), list):
             shown = " \\| ".join(map(str, extra["enum"]))
         out.append(f"| `{prefix}{name}` | {shown} | `{default}` |")
     return out

@@ -45,6 +45,19 @@ def test_submit_and_follow_to_success(ray_head, gspo):
     assert mine and mine[0]["status"] == "SUCCEEDED" and mine[0]["job_id"].startswith("cluster-cluster-smoke-")
 
 
+def test_smoke_in_process_reaches_only_the_cluster_it_names(ray_head, gspo):
+    # --local runs the check in this process: its driver joins the named GCS address with its token ...
+    proc = gspo("cluster", "smoke", "--local", "--address", ray_head.address, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["nodes"]) == 1
+    # ... and with nothing named (empty $GSPO_HOME, no RAY_ADDRESS) it says so instead of attaching to whatever
+    # Ray cluster this host ran last (ray.init's "auto"; the session's head is running right now).
+    bare = gspo("cluster", "smoke", "--local")
+    assert bare.returncode == 1 and "Error: no Ray cluster" in bare.stderr and "Traceback" not in bare.stderr
+    dashboard_only = gspo("cluster", "smoke", "--local", "--address", ray_head.dashboard_url)
+    assert dashboard_only.returncode == 2 and "not the GCS address" in dashboard_only.stderr
+
+
 def test_failing_job_gives_its_exit_code_and_log_tail(ray_head, gspo):
     script = "import sys; print('working...'); print('something broke', file=sys.stderr); sys.exit(3)"
     job_id = jobs.submit(_target(ray_head), f"{sys.executable} -c \"{script}\"", job_id="fail-test")

@@ -95,9 +95,14 @@ def smoke_cmd(
     local: bool = options.local(),
     json_out: bool = options.json_out("Print the result as JSON."),
 ) -> None:
-    """Run a job that connects back to the cluster and runs one task on every alive node."""
+    """Run a job that connects back to the cluster and runs one task on every alive node.
+
+    With --local the check runs in this process against the cluster --address (or RAY_ADDRESS, or this host's
+    node or embedded head) names, never one Ray finds on its own."""
     from gspo_cli.jobs import client as jobs
 
+    if local:
+        jobs.connect_in_process(address)
     raise typer.Exit(jobs.run_job("cluster-smoke", None, preset_name="cluster", address=address, local=local,
                                   json_out=json_out))
 

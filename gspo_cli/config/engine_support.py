@@ -8,7 +8,7 @@ engine's first value when the preset leaves them out, so `gspo presets show --re
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +25,15 @@ _DYN = ("the native engine splits batches by actor.ppo_micro_batch_size_per_devi
 
 @dataclass(frozen=True)
 class EngineSupport:
-    # key -> the values this engine runs; the first is its default
-    values: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    # key -> the values this engine runs, the first its default; a callable is read at each check (the loss
+    # registry grows when a module registers a loss, after this module is imported)
+    values: dict[str, tuple[Any, ...] | Callable[[], tuple[Any, ...]]] = field(default_factory=dict)
     # key -> why it is ignored and what to use instead
     ignored: dict[str, str] = field(default_factory=dict)
+
+    def allowed(self) -> dict[str, tuple[Any, ...]]:
+        """key -> the values this engine runs now, its default first."""
+        return {k: v() if callable(v) else v for k, v in self.values.items()}
 
 
 def _losses(names: Iterable[str]) -> tuple[str, ...]:
@@ -43,7 +48,7 @@ ENGINES: dict[str, EngineSupport] = {
         # trainer config (ppo_trainer.yaml), so megatron is not offered. verl 0.9.1 registers no hf rollout.
         values={"actor.strategy": ("fsdp2", "fsdp"), "rollout.name": ("vllm",),
                 # the losses verl 0.9.1 has an equal of (register_policy_loss(..., verl=NAME))
-                "algorithm.loss_mode": _losses(VERL_LOSS_NAMES)},
+                "algorithm.loss_mode": lambda: _losses(VERL_LOSS_NAMES)},
         ignored={
             "trainer.device": "verl takes the device from cluster.device",
             "trainer.cpu_threads": "verl does not train on CPU; trainer.cpu_threads is for the native engine",
@@ -53,7 +58,7 @@ ENGINES: dict[str, EngineSupport] = {
     ),
     "native": EngineSupport(
         values={"actor.strategy": ("native",), "rollout.name": ("hf",),
-                "algorithm.loss_mode": _losses(POLICY_LOSSES)},  # the native trainer runs every registered loss
+                "algorithm.loss_mode": lambda: _losses(POLICY_LOSSES)},  # the native trainer runs every registered loss
         ignored={
             "algorithm.use_kl_in_reward": _KL, "algorithm.kl_coef": _KL,
             "algorithm.use_kl_loss": _KL, "algorithm.kl_loss_coef": _KL,
@@ -93,7 +98,7 @@ def fill_engine_values(data: Any) -> Any:
     if support is None:
         return data  # the schema reports the unknown engine
     out = dict(data)
-    for key, allowed in support.values.items():
+    for key, allowed in support.allowed().items():
         section, name = key.split(".")
         part = out.get(section, {})
         if isinstance(part, dict) and name not in part:
@@ -128,7 +133,7 @@ def problems(preset: Any) -> list[tuple[str, str, str]]:
     engine = preset.trainer.engine
     support = ENGINES[engine]
     found = []
-    for key, allowed in support.values.items():
+    for key, allowed in support.allowed().items():
         value = _value(preset, key)
         if value not in allowed:
             found.append((key, f"{key}: {_show(value)} is not supported by the {engine} engine",

@@ -95,6 +95,11 @@ class OverlongPenalty(Section):
     penalty_factor: float = Field(default=1.0, ge=0)
 
 
+def _registered_loss_names(schema: dict[str, Any]) -> None:
+    """The JSON schema's enum for loss_mode, read when the schema is built (after any loss registered since)."""
+    schema["enum"] = list(POLICY_LOSSES)
+
+
 class AlgorithmSection(Section):
     adv_estimator: Literal["grpo"] = "grpo"
     norm_adv_by_std_in_grpo: bool = True
@@ -102,7 +107,7 @@ class AlgorithmSection(Section):
     kl_coef: float = Field(default=0.0, ge=0)
     # A policy loss of the open registry in gspo_cli/algo/losses.py (gspo, gspo_token, vanilla, and any loss
     # registered there); which engine runs which is config/engine_support.py's, derived from the same registry.
-    loss_mode: str = Field(default=DEFAULT_POLICY_LOSS, json_schema_extra={"enum": list(POLICY_LOSSES)})
+    loss_mode: str = Field(default=DEFAULT_POLICY_LOSS, json_schema_extra=_registered_loss_names)
     loss_agg_mode: Literal["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"] = (
         "seq-mean-token-mean"
     )

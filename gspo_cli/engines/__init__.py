@@ -3,7 +3,7 @@
 An engine is a `Launcher`: `launch(req: TrainRequest) -> int` turns a `gspo train` request into a run folder and
 a job (a Ray job, or in-process with `--local`) and returns the exit code. `gspo train` only loads the preset,
 looks its engine up here and calls the launcher. Adding an engine: a loader below, an entry in ENGINES and one in
-config/engine_support.ENGINES (tests/engines/test_registry.py checks both and the launcher's signature).
+config/engine_support.ENGINES (tests/engines/test_engine_registry.py checks both and the launcher's signature).
 """
 
 from __future__ import annotations

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 
 @dataclass
 class TrainRequest:
     """What `gspo train` was asked: the loaded preset plus the flags (engines ignore flags they do not use)."""
 
-    preset: Any  # gspo_cli.config.schema.Preset, already resolved with --set
+    preset: Preset  # already resolved with --set
     preset_ref: str  # the name or path given, so a job can reload it
     sets: list[str] = field(default_factory=list)
     run_name: str | None = None

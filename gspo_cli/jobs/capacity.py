@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class Need:
         return self.nnodes * self.per_node
 
 
-def need_of(preset: Any) -> Need | None:
+def need_of(preset: Preset) -> Need | None:
     """What a verl job of this preset needs from the cluster; None for the native engine (no placement groups)."""
     if preset.trainer.engine != "verl":
         return None

@@ -22,6 +22,7 @@ from gspo_cli.jobs.follow import TERMINAL, follow_job, job_info, status_name
 from gspo_cli.jobs.target import ClusterTarget, client, first_line, raise_for, resolve_target
 
 if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
     from gspo_cli.jobs.request import JobRequest
 
 # Run the job's driver on the node `gspo cluster up/join` named so (its `gspo-node` label): for the native engine
@@ -46,7 +47,7 @@ def entrypoint(command: str, entry_args: list[str], python: str) -> str:
     return " ".join(shlex.quote(p) for p in command_line(python, command, entry_args))
 
 
-def secret_marks(preset: Any) -> list[str]:
+def secret_marks(preset: Preset | None) -> list[str]:
     from gspo_cli.jobs.secret_env import marked_names
 
     return marked_names(preset)
@@ -144,7 +145,7 @@ def run_job(
     command: str,
     request: JobRequest,
     *,
-    preset: Any = None,
+    preset: Preset | None = None,
     preset_name: str | None = None,
     address: str | None = None,
     local: bool = False,
@@ -202,7 +203,7 @@ def run_job(
     return follow_job(target, job_id, json_out=json_out)
 
 
-def _job_python(target: ClusterTarget, preset: Any) -> str:
+def _job_python(target: ClusterTarget, preset: Preset | None) -> str:
     """This interpreter for a head on this machine; the preset's `cluster.python` (default python3) elsewhere."""
     host = target.dashboard_url.split("://", 1)[-1].rsplit(":", 1)[0]
     if target.embedded or host in ("127.0.0.1", "localhost", "::1", "[::1]"):
@@ -250,6 +251,20 @@ def _job_row(info) -> dict[str, Any]:
         "metadata": dict(info.metadata or {}),
         "run": (info.metadata or {}).get("run"),
     }
+
+
+def connect_in_process(address: str | None = None) -> ClusterTarget:
+    """Point this process's Ray driver (a job run with --local) at the resolved cluster, with its token.
+
+    Sets RAY_ADDRESS to the cluster's GCS address so `ray.init` cannot attach to another cluster on this host.
+    """
+    target = resolve_target(address, start_local=False)
+    if not target.address:
+        raise ClusterError(f"{target.dashboard_url} (from {target.source}) names a dashboard, not the GCS address a "
+                           "driver in this process connects to", "pass --address HEAD:6379 (the GCS port)", exit_code=2)
+    target.use_auth()
+    os.environ["RAY_ADDRESS"] = target.address
+    return target
 
 
 def list_jobs(address: str | None = None) -> list[dict[str, Any]]:

@@ -15,9 +15,16 @@ def main(argv: list[str]) -> int:
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+    from gspo_cli.errors import ClusterError
     from gspo_cli.jobs import events
 
-    ray.init(address=os.environ.get("RAY_ADDRESS", "auto"), logging_level="ERROR",  # type: ignore[arg-type]  # ray takes a level name too (logging.setLevel)
+    # Inside a Ray job RAY_ADDRESS names the job's own cluster; `gspo cluster smoke --local` sets it from the
+    # resolved target. Never "auto": that attaches to whatever cluster this host ran last, a stale one included.
+    address = os.environ.get("RAY_ADDRESS")
+    if not address:
+        raise ClusterError("the smoke job has no cluster to reach: RAY_ADDRESS is not set",
+                           "run `gspo cluster smoke` (a Ray job), or `--local --address HEAD:6379`")
+    ray.init(address=address, logging_level="ERROR",  # type: ignore[arg-type]  # ray takes a level name too (logging.setLevel)
              log_to_driver=False)
     try:
         nodes = [n for n in ray.nodes() if n.get("Alive")]

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.errors import ClusterError
 from gspo_cli.jobs import auth, local_head, nodes
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 DEFAULT_DASHBOARD_PORT = 8265
 
@@ -88,7 +91,7 @@ def _from_record(record: nodes.NodeRecord) -> ClusterTarget:
                          auth=record.auth, token_file=record.token_file)
 
 
-def cpu_device_slots(preset: Any) -> int:
+def cpu_device_slots(preset: Preset | None) -> int:
     """Ray GPU slots a verl job on `cluster.device: cpu` places its workers on (verl asks Ray for one per device)."""
     cluster: Any = getattr(preset, "cluster", None)
     trainer: Any = getattr(preset, "trainer", None)
@@ -97,7 +100,7 @@ def cpu_device_slots(preset: Any) -> int:
     return 0
 
 
-def resolve_target(address: str | None = None, preset: Any = None, *, start_local: bool = True) -> ClusterTarget:
+def resolve_target(address: str | None = None, preset: Preset | None = None, *, start_local: bool = True) -> ClusterTarget:
     """Which Ray cluster to use; starts the embedded head only when nothing is named and start_local is set."""
     named = [
         (address, "--address"),

@@ -17,9 +17,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 VERIFIERS = ("gspo", "verl")
 PEERS = ("verl", "math-verify")
@@ -27,12 +30,12 @@ RESPONSE_KEYS = ("response", "output", "solution_str")
 TRUTH_KEYS = ("ground_truth", "gts")
 
 
-def preset_verifier(preset: Any) -> str:
+def preset_verifier(preset: Preset) -> str:
     """The verifier a preset trains with: its `reward.verifier` (gspo | verl; see gspo_cli.rewards.choice)."""
     return str(preset.reward.verifier)
 
 
-def preset_data_source(preset: Any) -> str:
+def preset_data_source(preset: Preset) -> str:
     """The data_source of the preset's training rows: what rows without a data_source are scored as."""
     from gspo_cli.rewards.choice import VERL_KNOWS  # adapter -> data_source for the math datasets
 

@@ -17,6 +17,7 @@ from gspo_cli.algo.losses import (
     register_policy_loss,
     vanilla_loss,
 )
+from gspo_cli.config.presets import load_preset
 from gspo_cli.errors import ConfigError
 
 
@@ -83,6 +84,13 @@ def test_register_a_new_loss_is_selectable():
         assert out.loss.item() == pytest.approx(agg_loss(-new, mask, "seq-mean-token-mean").item())
         with pytest.raises(ValueError):
             register_policy_loss("test_only_neg_mean_logp")(neg_mean_logp)
+        # A preset can select it right away: the native engine runs every registered loss; verl only those
+        # registered with a verl= equal, so it refuses this one when the preset is loaded, naming the key.
+        native = load_preset("tiny", ["algorithm.loss_mode=test_only_neg_mean_logp"])
+        assert native.algorithm.loss_mode == "test_only_neg_mean_logp"
+        with pytest.raises(ConfigError) as refused:
+            load_preset("tiny-verl", ["algorithm.loss_mode=test_only_neg_mean_logp"])
+        assert "algorithm.loss_mode: test_only_neg_mean_logp is not supported by the verl engine" in str(refused.value)
     finally:
         del POLICY_LOSSES["test_only_neg_mean_logp"]
 

@@ -80,10 +80,10 @@ def test_wrapper_restarts_or_stops_by_signature(tmp_path, capsys, name, sig, res
 
 def _verl_gap_metrics(gap: float) -> dict:
     """training/rollout_probs_diff_* for a batch whose rollout log-probs are `gap` off, by verl's own function."""
-    torch = pytest.importorskip("torch")
-    metrics = pytest.importorskip("verl.utils.debug.metrics")
+    import torch
     from tensordict import TensorDict
     from verl import DataProto
+    from verl.utils.debug import metrics
 
     g = torch.Generator().manual_seed(0)
     old = -torch.rand(4, 16, generator=g)

@@ -31,7 +31,7 @@ from gspo_cli.jobs import secret_env
 secret_env.load()
 h = lambda name: hashlib.sha256(os.environ.get(name, "").encode()).hexdigest()
 print("driver", h("HF_TOKEN"), h("MY_PASSPHRASE"), flush=True)
-ray.init()
+ray.init(address=os.environ["RAY_ADDRESS"])  # the job's own cluster, set by Ray
 @ray.remote(num_cpus=0)
 def seen():
     return h("HF_TOKEN"), h("MY_PASSPHRASE")
