@@ -198,7 +198,9 @@ CATALOG: tuple[Signature, ...] = (
         "placement group that cannot form while the head has not yet declared the node dead",
         "no restart (it cannot be placed): the job ends with exit code 75 naming the lost node and the slots left; "
         "rejoin the node (`gspo cluster join HEAD --preset ...` on it) or lower cluster.nnodes, then "
-        "`gspo train --resume RUN` continues from the last complete checkpoint",
+        "`gspo train --resume RUN` continues from the last complete checkpoint; on a cluster that never had the "
+        "slots, start every node with its devices (`gspo cluster up/join --preset ...`) or lower cluster.nnodes / "
+        "cluster.devices_per_node (trainer.restart.capacity_check: false leaves the count to verl)",
         (f"{VERL_091}/verl/single_controller/ray/base.py", "https://docs.ray.io/en/latest/ray-core/scheduling/"
          "placement-group.html", "https://docs.ray.io/en/latest/ray-core/fault_tolerance/nodes.html"),
         "gspo_cli.jobs.capacity:shortfall", action="fail"),

@@ -180,3 +180,8 @@ class RestartSection(BaseModel):
     backoff_max_s: float = Field(default=600.0, ge=0)
     # Seconds between SIGTERM and SIGKILL when the wrapper stops a training process.
     kill_grace_s: float = Field(default=30.0, ge=0)
+    # Count the alive nodes' device slots (the Ray resource verl places on: NPU, or GPU) before each verl attempt
+    # and while one runs, and end the job with one line when they fall short (jobs/capacity.py) instead of verl
+    # waiting forever for a placement group. Off for a cluster whose devices Ray names otherwise: verl then
+    # finds the shortfall itself (its own count, or a wait).
+    capacity_check: bool = True

@@ -50,13 +50,20 @@ def shortfall(need: Need, rows: list[dict[str, Any]], *, since: float = 0.0) -> 
     lost = [r["name"] for r in rows if r["state"] != "ALIVE" and (r.get("ended_at") or 0) >= since]
     left = sum(float(r["resources"].get(need.resource, 0)) for r in alive)
     said = f"node {', '.join(lost)} lost; " if lost else ""
-    return (f"{said}{left:g} of {need.total} device slots ({need.resource}) left on {len(alive)} alive node(s); "
+    return (f"{said}{left:g} of {need.total} device slots ({need.resource}) {'left ' if lost else ''}on "
+            f"{len(alive)} alive node(s); "
             f"the job needs {need.total} ({need.nnodes} node(s) x {need.per_node}) [run-cluster-short]")
 
 
-def advice(run_name: str) -> str:
-    return (f"rejoin the node (`gspo cluster join HEAD --preset ...` on it) or lower cluster.nnodes, then "
-            f"`gspo train --resume {run_name}` continues from the last complete checkpoint")
+def advice(run_name: str, *, lost: bool = True) -> str:
+    """How to get going: after a node loss, rejoin and resume; on a cluster that never had the slots, start its
+    nodes with their devices (or ask for fewer) and train again."""
+    if lost:
+        return (f"rejoin the node (`gspo cluster join HEAD --preset ...` on it) or lower cluster.nnodes, then "
+                f"`gspo train --resume {run_name}` continues from the last complete checkpoint")
+    return ("start every node with its devices (`gspo cluster up` / `gspo cluster join HEAD --preset ...`; "
+            "`gspo cluster status` shows what Ray sees) or lower cluster.nnodes / cluster.devices_per_node; "
+            "trainer.restart.capacity_check: false leaves the count to verl")
 
 
 def cluster_rows() -> list[dict[str, Any]] | None:
@@ -72,11 +79,15 @@ def cluster_rows() -> list[dict[str, Any]] | None:
         return None
 
 
-def checker(need: Need, *, since: float, rows: Callable[[], list[dict[str, Any]] | None] = cluster_rows
-            ) -> Callable[[], str | None]:
-    """A no-argument check for the job wrapper: the shortfall message, or None (enough slots, or unknown)."""
+def checker(need: Need, *, since: float, run_name: str,
+            rows: Callable[[], list[dict[str, Any]] | None] = cluster_rows) -> Callable[[], str | None]:
+    """A no-argument check for the job wrapper: the shortfall message with what to do (advice), or None (enough
+    slots, or unknown)."""
     def check() -> str | None:
         found = rows()
-        return shortfall(need, found, since=since) if found is not None else None
+        short = shortfall(need, found, since=since) if found is not None else None
+        if short is None:
+            return None
+        return f"{short}: {advice(run_name, lost=short.startswith('node '))}"
 
     return check

@@ -57,10 +57,9 @@ class Child:
     before_attempt: Callable[[int, int | None], None] | None = None  # (attempt index, resume step)
     after_attempt: Callable[[], None] | None = None
     resume_step: Callable[[], int | None] = lambda: None  # the step of the last complete checkpoint
-    # The cluster's device-slot shortfall for this job (jobs/capacity.py), None when it fits or is unknown; checked
-    # before each attempt and every CAPACITY_POLL_S while one runs. `capacity_advice`: how to get going again.
+    # The cluster's device-slot shortfall for this job and what to do about it (jobs/capacity.py), None when it
+    # fits or is unknown; checked before each attempt and every CAPACITY_POLL_S while one runs.
     capacity: Callable[[], str | None] | None = None
-    capacity_advice: str = ""
 
 
 class Supervisor:
@@ -133,8 +132,6 @@ class Supervisor:
         code = attempt.code if attempt.code and attempt.code > 0 else 1
         if attempt.kind == "capacity":
             code = attempt.code = NO_CAPACITY_EXIT
-            attempt.cause = f"{attempt.cause}: {self.child.capacity_advice}" if self.child.capacity_advice else \
-                attempt.cause
         if len(self.attempts) > 1 or attempt.kind in ("transient", "capacity"):
             reason = "restart budget spent" if attempt.kind == "transient" else f"{attempt.kind} failure"
             self.record(Event(attempt.last_step or 0, "restart", "fail", len(self.attempts), self.max_restarts,

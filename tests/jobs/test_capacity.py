@@ -54,18 +54,20 @@ def _child(tmp_path, check) -> supervise.Child:
     waiting = [sys.executable, "-c", "import time; print('waiting for placement groups', flush=True); "
                "time.sleep(600)"]
     return supervise.Child(name="verl", run_dir=run_dir, metrics=run_dir / "metrics.jsonl",
-                           command=lambda i, step: waiting, cwd=run_dir, capacity=check,
-                           capacity_advice="rejoin the node, then `gspo train --resume r`")
+                           command=lambda i, step: waiting, cwd=run_dir, capacity=check)
 
 
 def test_a_trainer_waiting_after_a_node_loss_is_stopped_with_the_reason(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(supervise, "CAPACITY_POLL_S", 0.2)
     calls: list[int] = []
 
+    rows = [_node("node-a"), _node("node-b"), _node("node-c")]
+    lost = [_node("node-a"), _node("node-b"), _node("node-c", "DEAD", ended_at=1.0)]
+    real = capacity.checker(THREE, since=0.0, run_name="r", rows=lambda: rows if len(calls) < 4 else lost)
+
     def check():  # the node is lost after the attempt started
         calls.append(1)
-        return None if len(calls) < 4 else capacity.shortfall(THREE, [_node("node-a"), _node("node-b"),
-                                                                      _node("node-c", "DEAD", ended_at=1.0)])
+        return real()
 
     child = _child(tmp_path, check)
     code = supervise.supervise(child, load_preset("tiny", ["trainer.restart.kill_grace_s=2"]))
@@ -76,6 +78,17 @@ def test_a_trainer_waiting_after_a_node_loss_is_stopped_with_the_reason(tmp_path
     err = capsys.readouterr().err
     assert "verl cannot be placed on the cluster: node node-c lost; 2 of 3 device slots (GPU) left on 2 alive " \
            "node(s); the job needs 3 (3 node(s) x 1) [run-cluster-short]: rejoin the node" in err
+    assert "`gspo train --resume r` continues from the last complete checkpoint" in err
+
+
+def test_a_cluster_that_never_had_the_slots_is_told_to_start_them_not_to_rejoin():
+    check = capacity.checker(THREE, since=100.0, run_name="r", rows=lambda: [_node("node-a", gpu=0)])
+    said = check()
+    assert said.startswith("0 of 3 device slots (GPU) on 1 alive node(s); the job needs 3 (3 node(s) x 1) "
+                           "[run-cluster-short]: start every node")
+    assert "start every node with its devices" in said and "capacity_check: false" in said
+    assert "rejoin" not in said and "--resume" not in said
+    assert capacity.checker(THREE, since=0.0, run_name="r", rows=lambda: None)() is None  # unknown: never a stop
 
 
 def test_a_job_the_cluster_cannot_hold_is_not_started(tmp_path, capsys):

@@ -113,16 +113,17 @@ def job_main(argv: list[str]) -> int:
 
 
 def _capacity(preset, run_name: str) -> dict:
-    """The wrapper's device-slot check (jobs/capacity.py): after a node loss, a clear end instead of verl waiting
-    forever for its placement groups."""
+    """The wrapper's device-slot check (jobs/capacity.py): a clear end instead of verl waiting forever for its
+    placement groups (after a node loss, or on a cluster without the slots); off with
+    trainer.restart.capacity_check: false."""
     import time
 
     from gspo_cli.jobs import capacity
 
     need = capacity.need_of(preset)
-    if need is None:
+    if need is None or not preset.trainer.restart.capacity_check:
         return {}
-    return {"capacity": capacity.checker(need, since=time.time()), "capacity_advice": capacity.advice(run_name)}
+    return {"capacity": capacity.checker(need, since=time.time(), run_name=run_name)}
 
 
 def _load_preset(run_dir: Path, preset_cls):

@@ -1,6 +1,7 @@
 """`gspo train` submits the compiled verl job to a real local Ray head (CPU only). The job's own log shows verl
 parsed and accepted the configuration (main_ppo's validate_config, then TaskRunner, data, tokenizer) before it
-stopped for lack of an accelerator; gspo reports that cleanly with the job id and the log tail.
+stopped for lack of an accelerator; gspo reports that cleanly with the job id and the log tail. First, with the
+wrapper's device-slot count on (the default), the job ends before verl starts, saying what the cluster lacks.
 
 Kept cheap: gspo's built-in tiny random-init Qwen3 (no download), synthetic arith data, one transfer-queue
 storage unit so verl's actors fit on the 2-CPU test head.
@@ -52,7 +53,17 @@ def test_verl_job_accepts_our_config_then_stops_for_lack_of_an_accelerator(ray_h
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "ready to launch" in dry.stdout
 
-    proc = gspo("train", "--preset", str(preset), "--address", ray_head.dashboard_url, timeout=540)
+    # By default the job wrapper counts the cluster's device slots before starting verl: this head has none, so
+    # the job ends at once with one line saying so and what to do (verl is never started).
+    refused = gspo("train", "--preset", str(preset), "--address", ray_head.dashboard_url, timeout=300)
+    assert refused.returncode == 75, refused.stderr[-3000:]
+    assert ("verl cannot be placed on the cluster: 0 of 1 device slots (GPU) on 1 alive node(s); the job needs 1 "
+            "(1 node(s) x 1) [run-cluster-short]: start every node with its devices") in refused.stderr
+    assert "starting verl" in refused.stderr and "Traceback" not in refused.stderr
+
+    # With the count left to verl, verl's own main_ppo runs our config until its resource check.
+    proc = gspo("train", "--preset", str(preset), "--address", ray_head.dashboard_url,
+                "--set", "trainer.restart.capacity_check=false", timeout=540)
     err = proc.stderr
     assert proc.returncode != 0
     job_id = re.search(r"Submitted verl job (\S+)", err).group(1)
@@ -73,4 +84,4 @@ def test_verl_job_accepts_our_config_then_stops_for_lack_of_an_accelerator(ray_h
     assert "'loss_mode': 'gspo'" in log and "pkg://gspo_cli.rewards.verl_entry" in log  # the reward module resolves on every node
     # The run folder holds the resolved preset and the job spec; gspo wrote them before submitting.
     runs = list((gspo_home / "runs").iterdir())
-    assert len(runs) == 1 and (runs[0] / "config.yaml").is_file() and (runs[0] / "verl_job.json").is_file()
+    assert len(runs) == 2 and all((r / "config.yaml").is_file() and (r / "verl_job.json").is_file() for r in runs)
