@@ -143,7 +143,9 @@ def sequence_log_ratio(log_prob: torch.Tensor, old_log_prob: torch.Tensor, mask:
     return torch.sum((log_prob - old_log_prob) * mask, dim=-1) / lengths
 
 
-def _gspo_core(log_prob, old_log_prob, advantages, mask, cfg: LossConfig) -> PolicyLossOutput:
+def _gspo_core(
+    log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, cfg: LossConfig
+) -> PolicyLossOutput:
     import torch
 
     from gspo_cli.algo.aggregation import masked_mean
@@ -175,7 +177,10 @@ def _gspo_core(log_prob, old_log_prob, advantages, mask, cfg: LossConfig) -> Pol
 
 # verl's "gspo" (compute_policy_loss_gspo) is the token form; with GRPO's per-sequence advantages it equals this.
 @register_policy_loss("gspo", verl="gspo")
-def gspo_loss(log_prob, old_log_prob, advantages, response_mask, cfg: LossConfig) -> PolicyLossOutput:
+def gspo_loss(
+    log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor, response_mask: torch.Tensor,
+    cfg: LossConfig,
+) -> PolicyLossOutput:
     """Sequence-level GSPO: one advantage per sequence (masked token mean), then GSPO-token."""
     import torch
 
@@ -185,13 +190,19 @@ def gspo_loss(log_prob, old_log_prob, advantages, response_mask, cfg: LossConfig
 
 
 @register_policy_loss("gspo_token", verl="gspo")
-def gspo_token_loss(log_prob, old_log_prob, advantages, response_mask, cfg: LossConfig) -> PolicyLossOutput:
+def gspo_token_loss(
+    log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor, response_mask: torch.Tensor,
+    cfg: LossConfig,
+) -> PolicyLossOutput:
     """GSPO-token: verl's `compute_policy_loss_gspo` exactly (token advantages used as given)."""
     return _gspo_core(log_prob, old_log_prob, advantages, response_mask.to(log_prob.dtype), cfg)
 
 
 @register_policy_loss("vanilla", verl="vanilla")
-def vanilla_loss(log_prob, old_log_prob, advantages, response_mask, cfg: LossConfig) -> PolicyLossOutput:
+def vanilla_loss(
+    log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor, response_mask: torch.Tensor,
+    cfg: LossConfig,
+) -> PolicyLossOutput:
     """Token-level PPO/GRPO clipped loss with dual clip: verl's `compute_policy_loss_vanilla`."""
     if not cfg.clip_ratio_c > 1.0:
         raise ConfigError(f"clip_ratio_c must be > 1.0 for dual-clip PPO, got {cfg.clip_ratio_c}")

@@ -12,12 +12,15 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
 from gspo_cli import layout
 from gspo_cli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 # key path (tuple of str) -> "file:line"
 Origins = dict[tuple[str, ...], str]
@@ -303,7 +306,7 @@ def _origin_for(loc: tuple[Any, ...], origins: Origins) -> str | None:
     return None
 
 
-def validate(data: dict[str, Any], origins: Origins, file: str | None = None):
+def validate(data: dict[str, Any], origins: Origins, file: str | None = None) -> Preset:
     from pydantic import ValidationError
 
     from gspo_cli.config import engine_support
@@ -361,7 +364,7 @@ def _set_named_in(msg: str, origins: Origins, loc: tuple[str, ...] = ()) -> str 
 
 @dataclass
 class LoadedPreset:
-    preset: Any  # gspo_cli.config.schema.Preset
+    preset: Preset
     source: PresetSource
     origins: Origins
 
@@ -376,7 +379,7 @@ def load(name_or_path: str, sets: list[str] | None = None) -> LoadedPreset:
     return LoadedPreset(preset=preset, source=source, origins=origins)
 
 
-def load_preset(name_or_path: str, sets: list[str] | None = None):
+def load_preset(name_or_path: str, sets: list[str] | None = None) -> Preset:
     """The validated `Preset` for a name, alias or path, with `--set` overrides applied."""
     return load(name_or_path, sets).preset
 

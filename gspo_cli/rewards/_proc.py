@@ -12,12 +12,13 @@ import socket
 import subprocess
 import sys
 from multiprocessing.connection import Connection
+from typing import Any
 
 
 class Child:
     """A worker process and the parent's end of its duplex pickle connection."""
 
-    def __init__(self, target: str, *args):
+    def __init__(self, target: str, *args: Any) -> None:
         parent_sock, child_sock = socket.socketpair()
         fd = child_sock.fileno()
         code = (

@@ -33,7 +33,9 @@ def scorer_for(preset: Preset) -> str | None:
     return EVAL_SCORERS[preset.reward.verifier] if preset is not None else None
 
 
-def verl_compute_score(data_source, solution_str, ground_truth, extra_info=None) -> dict[str, Any]:
+def verl_compute_score(
+    data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """verl's `default_compute_score` (what a `reward.verifier: verl` run trains with) in the batch pool's shape:
     score, acc, pred ("" where math_dapo found no answer, its "[INVALID]")."""
     from verl.utils.reward_score import default_compute_score

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _pct(x: float | None) -> str:
@@ -88,7 +91,7 @@ def unscorable_lines(s: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render(s: dict[str, Any], console) -> None:
+def render(s: dict[str, Any], console: Console) -> None:
     for line in unscorable_lines(s):
         console.print(f"[yellow]note:[/] {escape(line)}", highlight=False)
     console.print(headline(s))

@@ -7,6 +7,11 @@ DAPO's soft overlong penalty, exactly as verl's `dapo` reward manager computes i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import OverlongPenalty
+
 
 def overlong_penalty(
     valid_response_length: int, max_resp_len: int, overlong_buffer_len: int, penalty_factor: float
@@ -21,7 +26,7 @@ def overlong_penalty(
     return min(-exceed_len / overlong_buffer_len * penalty_factor, 0)
 
 
-def overlong_penalty_for(valid_response_length: int, max_resp_len: int, cfg) -> float:
+def overlong_penalty_for(valid_response_length: int, max_resp_len: int, cfg: OverlongPenalty | None) -> float:
     """The penalty under a preset's `algorithm.overlong_penalty` section (enable, buffer_len, penalty_factor)."""
     if cfg is None or not getattr(cfg, "enable", False):
         return 0.0
