@@ -12,11 +12,15 @@ import os
 import random
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from gspo_cli.fsutil import atomic_dir
 from gspo_cli.layout import checkpoints_dir, list_steps
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 STATE_FILE = "trainer_state.pt"
 
@@ -47,7 +51,9 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save(run_dir: Path, step: int, model, tokenizer, optimizer, scheduler, cursor: dict, keep: int | None) -> Path:
+def save(run_dir: Path, step: int, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
+         optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, cursor: dict,
+         keep: int | None) -> Path:
     dest = step_dir(run_dir, step)
     # A hidden temp folder beside dest, renamed into place when complete (a re-save of a step swaps via a hidden
     # name); folder permissions follow the umask, as save_pretrained's files do.
@@ -86,7 +92,7 @@ def load_state(path: Path) -> dict:
     return torch.load(path / STATE_FILE, map_location="cpu", weights_only=False)
 
 
-def load_weights(model, path: Path, device) -> tuple[list[str], list[str]]:
+def load_weights(model: torch.nn.Module, path: Path, device: torch.device | str) -> tuple[list[str], list[str]]:
     """Load a checkpoint's safetensors (one file or an index of shards) into `model`: (missing, unexpected)."""
     import json
 

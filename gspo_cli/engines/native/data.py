@@ -42,7 +42,8 @@ class PromptSampler:
     so a cursor alone restores the stream exactly. A short tail at the end of an epoch is dropped (verl's
     drop_last)."""
 
-    def __init__(self, size: int, batch_size: int, seed: int, shuffle: bool = True, cursor: Cursor | None = None):
+    def __init__(self, size: int, batch_size: int, seed: int, shuffle: bool = True, cursor: Cursor | None = None
+                 ) -> None:
         if batch_size > size:
             raise DataError(f"train_batch_size={batch_size} is larger than the dataset ({size} rows)",
                             "lower data.train_batch_size or prepare more data")

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gspo_cli.checks import ERROR, INFO, OK, WARN, Check
 from gspo_cli.errors import GspoError
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.request import TrainRequest
 
 GiB = 1024**3
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -72,7 +77,7 @@ def _available_bytes() -> int | None:
     return None
 
 
-def _memory_check(preset, folder: Path | None) -> Check:
+def _memory_check(preset: Preset, folder: Path | None) -> Check:
     params = _params(folder) if folder is not None else None
     if params is None and preset.model.path == "builtin:tiny":
         return Check("memory", OK, "builtin:tiny needs a few MB")
@@ -92,13 +97,13 @@ def _memory_check(preset, folder: Path | None) -> Check:
     return Check("memory", OK, f"{what}; host has {free / GiB:.1f} GiB available")
 
 
-def checks(req) -> list[Check]:
+def checks(req: TrainRequest) -> list[Check]:
     """The native preflight: data, model, memory."""
     model_check, cfg = _model_config(req.preset.model.path)
     return [_data_check(req), model_check, _memory_check(req.preset, cfg)]
 
 
-def dry_run(req) -> int:
+def dry_run(req: TrainRequest) -> int:
     """Verdict and its reasons first, then the details; exit 2 on errors. Nothing is created."""
     from gspo_cli.console import print_json
     from gspo_cli.engines.native.inputs import run_path

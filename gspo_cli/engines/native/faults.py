@@ -26,6 +26,12 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+    from gspo_cli.engines.native.trainer import NativeTrainer
 
 KINDS = ("nan", "hang", "crash", "slow")
 ONE_SHOT = ("hang", "crash")
@@ -53,7 +59,7 @@ def parse(spec: str | None) -> list[Fault]:
 class Injector:
     """The faults of this process and when each fires."""
 
-    def __init__(self, run_dir: Path, spec: str | None = None):
+    def __init__(self, run_dir: Path, spec: str | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.faults = parse(os.environ.get("GSPO_FAULT") if spec is None else spec)
 
@@ -76,7 +82,7 @@ class Injector:
             while True:
                 time.sleep(3600)
 
-    def loss(self, step: int, loss):
+    def loss(self, step: int, loss: torch.Tensor) -> torch.Tensor:
         """The loss, or NaN times it at a `nan` step (keeps the graph, so backward yields NaN gradients)."""
         return loss * math.nan if self._at("nan", step) else loss
 
@@ -94,7 +100,7 @@ def check_env() -> None:
     parse(os.environ.get("GSPO_FAULT"))
 
 
-def with_faults(trainer_class, spec: str | None = None):
+def with_faults(trainer_class: type[NativeTrainer], spec: str | None = None) -> type[NativeTrainer]:
     """`trainer_class` itself when GSPO_FAULT (or `spec`) names no fault, else a subclass that injects them:
     crash/hang before the step's first line, NaN in the policy loss (once per micro-batch, so the logged
     actor/pg_loss is the NaN that was backpropagated), slow as the step timer's clock (see `slow@S` above)."""
@@ -103,7 +109,7 @@ def with_faults(trainer_class, spec: str | None = None):
         return trainer_class
     from gspo_cli.algo.losses import PolicyLossOutput
 
-    class FaultInjectingTrainer(trainer_class):
+    class FaultInjectingTrainer(trainer_class):  # type: ignore[valid-type, misc]  # a base chosen at run time
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.injector = Injector(self.run_dir, spec)

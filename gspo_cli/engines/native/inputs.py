@@ -4,18 +4,23 @@ and the prepared data (present, prepared with this preset's settings). Light: no
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gspo_cli.errors import DataError
 from gspo_cli.runs.names import run_dir_for
 
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.request import TrainRequest
 
-def run_name_for(req) -> str:
+
+def run_name_for(req: TrainRequest) -> str:
     from gspo_cli.runs.names import check_name
 
     return check_name(req.run_name or req.preset.trainer.experiment_name or req.preset.name)
 
 
-def check_inputs(req) -> None:
+def check_inputs(req: TrainRequest) -> None:
     """Prepared data present and prepared with this preset's settings (what the job would read first)."""
     from gspo_cli.layout import train_file, val_file
 
@@ -31,11 +36,11 @@ def check_inputs(req) -> None:
 
 
 
-def run_path(req) -> Path:
+def run_path(req: TrainRequest) -> Path:
     return run_dir_for(run_name_for(req), req.preset).resolve()
 
 
-def _check_manifests(preset) -> None:
+def _check_manifests(preset: Preset) -> None:
     """Refuse data prepared with other settings (e.g. after --set data.arith.*). Parquet written without
     prepare-data (no manifest at all) is trusted as given."""
     from gspo_cli import layout

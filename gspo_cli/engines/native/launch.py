@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 JOB_COMMAND = "train"
 
 
-def prepare_run(req) -> Path:
+def prepare_run(req: TrainRequest) -> Path:
     """The run folder with config.yaml (readable) and config.json (what the job loads)."""
     check_inputs(req)
     run_dir = run_path(req)
@@ -30,7 +30,7 @@ def prepare_run(req) -> Path:
     return run_dir
 
 
-def write_config(req, run_dir: Path) -> None:
+def write_config(req: TrainRequest, run_dir: Path) -> None:
     import yaml
 
     from gspo_cli.config.schema import to_jsonable

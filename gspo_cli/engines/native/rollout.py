@@ -8,10 +8,14 @@ from logits / temperature, as verl's actor does, so old and new log-probs agree 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, cast, overload
 
 import torch
 
 from gspo_cli.models.generate import Sampling, eos_ids, pad_id, sample
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
 @dataclass
@@ -33,8 +37,10 @@ class RolloutBatch:
         return self.responses.shape[0]
 
 
-def chat_prompts(tokenizer, rows: list[dict]) -> list[str]:
-    return [tokenizer.apply_chat_template(list(r["prompt"]), add_generation_prompt=True, tokenize=False) for r in rows]
+def chat_prompts(tokenizer: PreTrainedTokenizerBase, rows: list[dict]) -> list[str]:
+    # tokenize=False: each template renders to one string
+    return [cast(str, tokenizer.apply_chat_template(list(r["prompt"]), add_generation_prompt=True, tokenize=False))
+            for r in rows]
 
 
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -43,8 +49,9 @@ def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def generate(model, tokenizer, rows: list[dict], sampling: Sampling, device, max_prompt_length: int | None = None,
-             share_prompts: bool = True, truncation: str = "error", *, n: int = 1):
+def generate(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, rows: list[dict], sampling: Sampling,
+             device: torch.device, max_prompt_length: int | None = None, share_prompts: bool = True,
+             truncation: str = "error", *, n: int = 1) -> RolloutBatch:
     """`n` responses per row; returns a RolloutBatch on `device`."""
     prompts = chat_prompts(tokenizer, rows)
     enc = tokenizer(prompts, return_tensors="pt", padding=True, padding_side="left", add_special_tokens=False)
@@ -95,7 +102,7 @@ class SampledLogProbs:
     logits of step t (before temperature/top-k/top-p, which generate applies after it) and, one call later,
     which token step t sampled. Memory O(batch): one distribution is held at a time."""
 
-    def __init__(self, temperature: float):
+    def __init__(self, temperature: float) -> None:
         self.temperature = temperature
         self.previous: torch.Tensor | None = None
         self.values: list[torch.Tensor] = []
@@ -124,8 +131,21 @@ def _log_probs_from_logits(logits, responses, temperature: float, with_entropy: 
     return logp, entropy
 
 
-def response_log_probs(model, batch: RolloutBatch, temperature: float, idx=None, with_entropy: bool = False,
-                       share_prompts: bool = True):
+@overload
+def response_log_probs(model: PreTrainedModel, batch: RolloutBatch, temperature: float, idx: torch.Tensor | None = None,
+                       with_entropy: Literal[False] = False, share_prompts: bool = True
+                       ) -> tuple[torch.Tensor, None]: ...
+
+
+@overload
+def response_log_probs(model: PreTrainedModel, batch: RolloutBatch, temperature: float, idx: torch.Tensor | None = None,
+                       *, with_entropy: Literal[True], share_prompts: bool = True
+                       ) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+
+def response_log_probs(model: PreTrainedModel, batch: RolloutBatch, temperature: float, idx: torch.Tensor | None = None,
+                       with_entropy: bool = False, share_prompts: bool = True
+                       ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probs [b, R] of the sampled response tokens under `model` (grad flows if enabled), and entropy.
 
     With `share_prompts` (the default) each distinct prompt of the selection is run once and its KV cache is

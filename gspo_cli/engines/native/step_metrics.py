@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
+
+if TYPE_CHECKING:
+    from gspo_cli.engines.native.rollout import RolloutBatch
 
 
 def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
@@ -10,7 +15,8 @@ def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
     return {f"{prefix}/mean": v.mean().item(), f"{prefix}/max": v.max().item(), f"{prefix}/min": v.min().item()}
 
 
-def data_metrics(batch, scores: torch.Tensor, token_adv: torch.Tensor, max_response_length: int) -> dict[str, float]:
+def data_metrics(batch: RolloutBatch, scores: torch.Tensor, token_adv: torch.Tensor, max_response_length: int
+                 ) -> dict[str, float]:
     """verl's `compute_data_metrics` for this batch (same names, same definitions; checked against verl in tests).
 
     Advantages are summarised over valid response tokens (not per sequence), and a response counts as clipped

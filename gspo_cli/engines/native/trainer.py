@@ -44,7 +44,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import torch
 
@@ -53,7 +53,7 @@ from gspo_cli.algo.aggregation import agg_loss
 from gspo_cli.algo.losses import PolicyLossOutput, compute_policy_loss
 from gspo_cli.engines.native import checkpoint
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
-from gspo_cli.engines.native.rollout import Sampling, generate, response_log_probs
+from gspo_cli.engines.native.rollout import RolloutBatch, Sampling, generate, response_log_probs
 from gspo_cli.engines.native.step_metrics import data_metrics, rollout_probs_diff
 from gspo_cli.errors import ConfigError
 from gspo_cli.jobs import events
@@ -64,7 +64,7 @@ from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_pa
 from gspo_cli.rewards.guard import TALLY as REWARD_TALLY
 
 if TYPE_CHECKING:
-    from gspo_cli.config.schema import Preset
+    from gspo_cli.config.schema import OverlongPenalty, Preset
 
 
 @contextmanager
@@ -76,7 +76,8 @@ def _timer(timing: dict, clock, name: str):
         timing[f"timing_s/{name}"] = timing.get(f"timing_s/{name}", 0.0) + clock() - start
 
 
-def score_responses(rows: list[dict], batch, overlong=None, max_len: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def score_responses(rows: list[dict], batch: RolloutBatch, overlong: OverlongPenalty | None = None, max_len: int = 0
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
     """(scores [B], acc [B]) from the reward registry, picked by each row's data_source.
 
     With `overlong` (the preset's algorithm.overlong_penalty) enabled, DAPO's soft overlong penalty on the
@@ -96,15 +97,22 @@ def score_responses(rows: list[dict], batch, overlong=None, max_len: int = 0) ->
     return torch.tensor(scores), torch.tensor(accs)
 
 
-def constant_with_warmup(optimizer, warmup: int):
+def constant_with_warmup(optimizer: torch.optim.Optimizer, warmup: int) -> torch.optim.lr_scheduler.LambdaLR:
     """verl's default LR schedule: linear warmup from 0 over `warmup` steps, then constant (stepped per step)."""
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, s / warmup) if warmup > 0 else 1.0)
+
+
+class Normalisers(TypedDict):
+    """The mini-batch totals each micro-batch's loss is normalised by (agg_loss's keywords)."""
+
+    batch_num_tokens: torch.Tensor
+    global_batch_size: torch.Tensor
 
 
 class NativeTrainer:
     clock = staticmethod(time.perf_counter)  # the step timer's clock (timing_s/*, perf/*)
 
-    def __init__(self, preset: Preset, run_dir: Path):
+    def __init__(self, preset: Preset, run_dir: Path) -> None:
         self.preset = preset
         self.run_dir = Path(run_dir)
         trainer, actor, rollout = preset.trainer, preset.actor, preset.rollout
@@ -229,25 +237,25 @@ class NativeTrainer:
     def sample_prompts(self) -> list[dict]:
         return [self.train_rows[i] for i in self.sampler.next_batch()]
 
-    def rollout(self, rows: list[dict]):
+    def rollout(self, rows: list[dict]) -> RolloutBatch:
         data = self.preset.data
         return generate(self.model, self.tokenizer, rows, self.sampling, self.device, data.max_prompt_length,
                         truncation=data.truncation, n=self.preset.rollout.n)
 
-    def reward(self, rows: list[dict], batch) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
+    def reward(self, rows: list[dict], batch: RolloutBatch) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
         """(scores, accs, reward/errors and reward/timeouts: what the reward layer counted while scoring)."""
         counted = REWARD_TALLY.snapshot()
         scores, accs = score_responses(rows, batch, self.preset.algorithm.overlong_penalty, self.sampling.max_tokens)
         return scores, accs, REWARD_TALLY.since(counted)
 
     @torch.no_grad()
-    def old_log_probs(self, batch) -> torch.Tensor | None:
+    def old_log_probs(self, batch: RolloutBatch) -> torch.Tensor | None:
         """None on a single pass: the update's own first forward is the old policy (see `update_policy`)."""
         if self.single_pass(len(batch)):
             return None
         return response_log_probs(self.model, batch, self.sampling.temperature)[0]
 
-    def advantages(self, scores: torch.Tensor, batch) -> torch.Tensor:
+    def advantages(self, scores: torch.Tensor, batch: RolloutBatch) -> torch.Tensor:
         """GRPO: (score - group mean) / group std per response, the same on each of its tokens."""
         advantages = grpo_outcome_advantages(scores.to(self.device), batch.row_index,
                                              norm_by_std=self.preset.algorithm.norm_adv_by_std_in_grpo)
@@ -258,7 +266,7 @@ class NativeTrainer:
         actor = self.preset.actor
         return actor.ppo_epochs == 1 and actor.ppo_mini_batch_size * self.preset.rollout.n >= batch_size
 
-    def update_policy(self, batch, old_log_probs: torch.Tensor | None, token_advantages: torch.Tensor
+    def update_policy(self, batch: RolloutBatch, old_log_probs: torch.Tensor | None, token_advantages: torch.Tensor
                       ) -> dict[str, float]:
         """ppo_epochs x mini-batches (each one optimizer step) of the policy loss; the mean of each metric.
 
@@ -280,7 +288,7 @@ class NativeTrainer:
         out["actor/lr"] = self.optimizer.param_groups[0]["lr"]
         return out
 
-    def update_mini_batch(self, batch, rows: torch.Tensor, old_log_probs: torch.Tensor | None,
+    def update_mini_batch(self, batch: RolloutBatch, rows: torch.Tensor, old_log_probs: torch.Tensor | None,
                           token_advantages: torch.Tensor, collected: dict[str, list[float]]) -> None:
         """One optimizer step over `rows`, accumulated over micro-batches of ppo_micro_batch_size_per_device."""
         actor, algorithm = self.preset.actor, self.preset.algorithm
@@ -288,7 +296,7 @@ class NativeTrainer:
         micro_batch_size = actor.ppo_micro_batch_size_per_device or len(rows)
         # Normalise by the whole mini-batch, so micro-batch losses add up to the mini-batch loss (verl).
         mini_mask = response_mask[rows]
-        normalisers = dict(batch_num_tokens=mini_mask.sum().clamp(min=1),
+        normalisers: Normalisers = dict(batch_num_tokens=mini_mask.sum().clamp(min=1),
                            global_batch_size=(mini_mask.sum(-1) > 0).sum().clamp(min=1).float())
         self.optimizer.zero_grad(set_to_none=True)
         for first in range(0, len(rows), micro_batch_size):
@@ -312,7 +320,8 @@ class NativeTrainer:
             self.optimizer.zero_grad(set_to_none=True)
         collected["actor/grad_norm"].append(grad_norm.item())
 
-    def policy_loss(self, log_probs, old_log_probs, advantages, response_mask, normalisers) -> PolicyLossOutput:
+    def policy_loss(self, log_probs: torch.Tensor, old_log_probs: torch.Tensor, advantages: torch.Tensor,
+                    response_mask: torch.Tensor, normalisers: Normalisers) -> PolicyLossOutput:
         """The preset's policy loss from the registry (algo/losses.py): algorithm.loss_mode gspo -> gspo_loss
         (sequence ratio + clip, see the module doc), gspo_token -> gspo_token_loss, vanilla -> vanilla_loss."""
         algorithm = self.preset.algorithm
@@ -322,7 +331,9 @@ class NativeTrainer:
             clip_ratio_high=algorithm.clip_ratio_high, clip_ratio_c=algorithm.clip_ratio_c,
             loss_agg_mode=algorithm.loss_agg_mode, **normalisers)
 
-    def batch_metrics(self, batch, scores, accs, token_advantages, old_log_probs, timing) -> dict[str, float]:
+    def batch_metrics(self, batch: RolloutBatch, scores: torch.Tensor, accs: torch.Tensor,
+                      token_advantages: torch.Tensor, old_log_probs: torch.Tensor | None, timing: dict[str, float]
+                      ) -> dict[str, float]:
         metrics = data_metrics(batch, scores, token_advantages, self.sampling.max_tokens)
         metrics["critic/acc/mean"] = accs.mean().item()
         if old_log_probs is not None and batch.log_probs is not None:
