@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.verl.preflight import Report
 
 
 @dataclass
@@ -26,7 +27,7 @@ class TrainRequest:
     resume: str | None = None
     # (preset, preflight report) -> gspo plan's one-line prediction for the verl dry-run; the CLI passes
     # gspo_cli.plan.dry_run_line (the planner imports the engines' preflight, so the engines cannot import it)
-    plan_line: Callable[[Any, Any], str] | None = None
+    plan_line: Callable[[Preset, Report], str] | None = None
     verbose: bool = False  # --dry-run: every detail, not the folded view
 
 

@@ -105,7 +105,7 @@ def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, st
             for k, v in env.items()}
 
 
-def _device(preset) -> str:
+def _device(preset: Preset) -> str:
     device = preset.cluster.device
     if device == "auto":
         # verl auto-switches to npu when torch_npu is present (main_ppo's auto_set_device); cuda is its default.
@@ -131,7 +131,7 @@ class _Table:
         self.origins[key] = origin
 
 
-def _algorithm(t: _Table, p) -> None:
+def _algorithm(t: _Table, p: Preset) -> None:
     alg = p.algorithm
     t.put("algorithm.adv_estimator", alg.adv_estimator, "algorithm.adv_estimator")
     t.put("algorithm.norm_adv_by_std_in_grpo", alg.norm_adv_by_std_in_grpo, "algorithm.norm_adv_by_std_in_grpo")
@@ -146,7 +146,7 @@ def _algorithm(t: _Table, p) -> None:
         )
 
 
-def _data(t: _Table, p, train_file, val_file) -> None:
+def _data(t: _Table, p: Preset, train_file, val_file) -> None:
     d = p.data
     t.put("data.train_files", str(train_file), "derived: prepare-data output of data.train")
     t.put("data.val_files", str(val_file), "derived: prepare-data output of data.val")
@@ -159,7 +159,7 @@ def _data(t: _Table, p, train_file, val_file) -> None:
     t.put("data.seed", p.trainer.seed, "trainer.seed")
 
 
-def _actor_loss(t: _Table, p) -> None:
+def _actor_loss(t: _Table, p: Preset) -> None:
     alg = p.algorithm
     t.put(f"{A}.policy_loss.loss_mode", VERL_LOSS_NAMES[alg.loss_mode], "algorithm.loss_mode")
     t.put(f"{A}.loss_agg_mode", alg.loss_agg_mode, "algorithm.loss_agg_mode")
@@ -171,7 +171,7 @@ def _actor_loss(t: _Table, p) -> None:
     t.put(f"{A}.entropy_coeff", alg.entropy_coeff, "algorithm.entropy_coeff")
 
 
-def _actor(t: _Table, p) -> None:
+def _actor(t: _Table, p: Preset) -> None:
     a = p.actor
     t.put(f"{A}.strategy", a.strategy, "actor.strategy")
     t.put(f"{A}.use_torch_compile", a.use_torch_compile, "actor.use_torch_compile")
@@ -204,7 +204,7 @@ def _actor(t: _Table, p) -> None:
     t.put(f"{A}.checkpoint.save_contents", ["model", "optimizer", "extra"], "derived: resumable checkpoints")
 
 
-def _ref(t: _Table, p) -> None:
+def _ref(t: _Table, p: Preset) -> None:
     """The reference model (used only with a KL term) mirrors the actor's layout, as the upstream script sets it."""
     a = p.actor
     t.put(f"{REF}.fsdp_config.ulysses_sequence_parallel_size", a.ulysses_sequence_parallel_size,
@@ -214,7 +214,7 @@ def _ref(t: _Table, p) -> None:
           "actor.entropy_from_logits_with_chunking")
 
 
-def _model(t: _Table, p, model_path: str | None) -> None:
+def _model(t: _Table, p: Preset, model_path: str | None) -> None:
     m = p.model
     if model_path is not None and model_path != m.path:
         t.put(f"{M}.path", model_path, "derived: model.path (the built-in model's folder)")
@@ -225,7 +225,7 @@ def _model(t: _Table, p, model_path: str | None) -> None:
     t.put(f"{M}.use_remove_padding", m.use_remove_padding, "model.use_remove_padding")
 
 
-def _rollout_engine(t: _Table, p) -> None:
+def _rollout_engine(t: _Table, p: Preset) -> None:
     r = p.rollout
     t.put(f"{R}.name", r.name, "rollout.name")
     t.put(f"{R}.dtype", p.model.dtype, "model.dtype")
@@ -247,7 +247,7 @@ def _rollout_engine(t: _Table, p) -> None:
           "rollout.update_weights_bucket_megabytes")
 
 
-def _rollout_sampling(t: _Table, p) -> None:
+def _rollout_sampling(t: _Table, p: Preset) -> None:
     r = p.rollout
     t.put(f"{R}.temperature", r.temperature, "rollout.temperature")
     t.put(f"{R}.top_p", r.top_p, "rollout.top_p")
@@ -263,7 +263,7 @@ def _rollout_sampling(t: _Table, p) -> None:
     t.put(f"{R}.val_kwargs.top_k", r.val.top_k, "rollout.val.top_k")
 
 
-def _reward(t: _Table, p) -> None:
+def _reward(t: _Table, p: Preset) -> None:
     """gspo's verifier by module name (resolves on every node that has gspo installed), or verl's own."""
     from gspo_cli.rewards.choice import VERL_ENTRY, check_verifier
 
@@ -275,7 +275,7 @@ def _reward(t: _Table, p) -> None:
         t.notes.append("reward.verifier verl: verl's default_compute_score scores each row by its data_source")
 
 
-def _trainer_mode(t: _Table, p) -> None:
+def _trainer_mode(t: _Table, p: Preset) -> None:
     """verl's V1 trainer mode; sync (verl's default) compiles to nothing, so the upstream scripts still match."""
     tr = p.trainer
     if tr.mode == "sync":
@@ -299,7 +299,7 @@ def _trainer_mode(t: _Table, p) -> None:
           "derived: cluster.device (separate_async needs a collective weight transfer)")
 
 
-def _trainer(t: _Table, p, run_dir: Path, experiment_name: str | None, resume_from) -> None:
+def _trainer(t: _Table, p: Preset, run_dir: Path, experiment_name: str | None, resume_from) -> None:
     tr = p.trainer
     t.put("trainer.nnodes", p.cluster.nnodes, "cluster.nnodes")
     t.put("trainer.n_gpus_per_node", p.cluster.devices_per_node, "cluster.devices_per_node")
@@ -330,7 +330,7 @@ def _trainer(t: _Table, p, run_dir: Path, experiment_name: str | None, resume_fr
         t.put("trainer.resume_mode", tr.resume_mode, "trainer.resume_mode")
 
 
-def _cpu_switches(t: _Table, p) -> dict[str, str]:
+def _cpu_switches(t: _Table, p: Preset) -> dict[str, str]:
     """`cluster.device: cpu`: the named CPU switches (cpu_switches.py), each override's origin naming its switch."""
     from gspo_cli.engines.verl.cpu_switches import switches_for
 

@@ -69,7 +69,8 @@ class CpuStoreCheckpointEngine(CheckpointEngine):
         return {"host": host, "port": self.store.port}
 
     @classmethod
-    def build_topology(cls, actor_wg_world_size: int, rollout_world_size: int, metadata: list):
+    def build_topology(cls, actor_wg_world_size: int, rollout_world_size: int, metadata: list
+                       ) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
         master = metadata[0]
         assert master is not None, "actor rank 0 must be the checkpoint engine master"
         actor = {"rank": [0] + [-1] * (actor_wg_world_size - 1), "master": [master] * actor_wg_world_size}
@@ -91,7 +92,7 @@ class CpuStoreCheckpointEngine(CheckpointEngine):
 
     @torch.no_grad()
     async def send_weights(self, weights: Generator[tuple[str, torch.Tensor], None, None],
-                           global_steps: int | None = None):
+                           global_steps: int | None = None) -> dict[str, float]:
         if self.rank != 0:
             async for _ in ensure_async_iterator(weights):  # not the sender: only help gather each tensor
                 pass

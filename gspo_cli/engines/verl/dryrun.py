@@ -8,10 +8,48 @@ env (secrets redacted) and the Ray job entrypoint. `--json` has everything.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 from gspo_cli.checks import ERROR, OK, Check
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def all_checks(plan) -> list[Check]:
+    from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.verl.compile import Compiled
+    from gspo_cli.engines.verl.preflight import Report
+    from gspo_cli.engines.verl.schema_check import SchemaResult
+    from gspo_cli.errors import ConfigError
+
+
+class PlanView(Protocol):
+    """What this view reads of a verl plan: launch.Plan (launch imports this module, so it is not named here)."""
+
+    @property
+    def preset(self) -> Preset: ...
+    @property
+    def run_name(self) -> str: ...
+    @property
+    def run_dir(self) -> Path: ...
+    @property
+    def compiled(self) -> Compiled: ...
+    @property
+    def report(self) -> Report: ...
+    @property
+    def entrypoint(self) -> str: ...
+    @property
+    def sets(self) -> list[str]: ...
+    @property
+    def resume_from(self) -> Path | None: ...
+    @property
+    def schema(self) -> SchemaResult | None: ...
+    @property
+    def schema_error(self) -> ConfigError | None: ...
+    @property
+    def timings(self) -> dict[str, float]: ...
+
+
+def all_checks(plan: PlanView) -> list[Check]:
     """The preflight checks plus the verl schema check as one more row."""
     checks = list(plan.report.checks)
     if plan.schema_error is not None:
@@ -22,7 +60,7 @@ def all_checks(plan) -> list[Check]:
     return checks
 
 
-def render(plan, plan_line: str | None = None, *, verbose: bool = False) -> None:  # plan: launch.Plan
+def render(plan: PlanView, plan_line: str | None = None, *, verbose: bool = False) -> None:
     """The verdict head, then the details (folded; all of them with `verbose`). `plan_line`: gspo plan's
     prediction, computed by the caller (gspo_cli.plan sits above the engines)."""
     from rich.markup import escape

@@ -17,8 +17,12 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gspo_cli.metrics import jsonl as metrics_jsonl
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 SPEC_FILE = "verl_job.json"
 # The trainer command; the overrides follow it. A spec's "trainer_command" replaces it: tests run a labelled
@@ -47,7 +51,7 @@ def restart_overrides(overrides: list[str], checkpoint: Path | None) -> list[str
 class VerlAttempts:
     """The verl-specific side of each attempt: command line, metrics set-aside and restore."""
 
-    def __init__(self, spec: dict, run_dir: Path):
+    def __init__(self, spec: dict, run_dir: Path) -> None:
         self.spec = spec
         self.run_dir = run_dir
         self.metrics = Path(spec["metrics_file"]) if spec.get("metrics_file") else run_dir / "metrics.jsonl"
@@ -112,7 +116,7 @@ def job_main(argv: list[str]) -> int:
     return state.run_tracked(run_dir, "verl", lambda: supervise(child, preset))
 
 
-def _capacity(preset, run_name: str) -> dict:
+def _capacity(preset: Preset, run_name: str) -> dict:
     """The wrapper's device-slot check (jobs/capacity.py): a clear end instead of verl waiting forever for its
     placement groups (after a node loss, or on a cluster without the slots); off with
     trainer.restart.capacity_check: false."""

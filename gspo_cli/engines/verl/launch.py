@@ -19,27 +19,33 @@ from gspo_cli.errors import ConfigError, GspoError
 from gspo_cli.runs import lock as run_lock
 
 if TYPE_CHECKING:
+    from gspo_cli.config.presets import LoadedPreset
+    from gspo_cli.config.schema import Preset
     from gspo_cli.engines.request import TrainRequest
+    from gspo_cli.engines.verl.compile import Compiled
+    from gspo_cli.engines.verl.preflight import Report
+    from gspo_cli.engines.verl.schema_check import SchemaResult
+    from gspo_cli.jobs.target import ClusterTarget
 
 JOB_COMMAND = "verl-train"
 
 
 @dataclass
 class Plan:
-    loaded: Any  # presets.LoadedPreset
+    loaded: LoadedPreset
     run_name: str
     run_dir: Path
-    compiled: Any  # compile.Compiled
-    report: Any  # preflight.Report
+    compiled: Compiled
+    report: Report
     entrypoint: str
     sets: list[str] = field(default_factory=list)
     resume_from: Path | None = None
-    schema: Any = None  # schema_check.SchemaResult
-    schema_error: Any = None  # ConfigError
+    schema: SchemaResult | None = None
+    schema_error: ConfigError | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
-    def preset(self):
+    def preset(self) -> Preset:
         return self.loaded.preset
 
     @property
@@ -82,7 +88,7 @@ class Plan:
         }
 
 
-def _resolve_resume(run: str, preset=None) -> tuple[Path, Path, int]:
+def _resolve_resume(run: str, preset: Preset | None = None) -> tuple[Path, Path, int]:
     """(run_dir, newest global_step folder, step) of an existing run (a name, or a run folder inside runs/)."""
     from gspo_cli import layout
     from gspo_cli.runs.names import existing_run
@@ -256,7 +262,7 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
     return jobs.follow_job(target, job_id, json_out=json_out)
 
 
-def take_run(plan: Plan, target, job_id: str) -> None:
+def take_run(plan: Plan, target: ClusterTarget | None, job_id: str) -> None:
     """Claim the run's lock for `job_id` (runs/lock.py): refuses while another live job writes the run."""
     from gspo_cli.console import err
 
@@ -275,7 +281,7 @@ def saved_config(run: str) -> Path:
     return run_dir / "config.yaml"
 
 
-def _entry_python(preset, address: str | None) -> str:
+def _entry_python(preset: Preset, address: str | None) -> str:
     """The interpreter the job will use, without contacting Ray: a named cluster runs `cluster.python`."""
     if address or preset.cluster.address or os.environ.get("RAY_ADDRESS"):
         return preset.cluster.python

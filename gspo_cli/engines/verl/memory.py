@@ -129,13 +129,13 @@ def vllm_sleep_level(preset: Preset) -> int:
     return 1 if preset.cluster.device == "npu" or (preset.cluster.profile or "").startswith(("a2", "a3")) else 2
 
 
-def _entropy_bytes(preset, m: ModelFacts, tokens: int) -> int:
+def _entropy_bytes(preset: Preset, m: ModelFacts, tokens: int) -> int:
     if preset.actor.entropy_from_logits_with_chunking:
         return 3 * min(tokens, ENTROPY_CHUNK) * m.vocab_size * 4  # fp32 chunk, its softmax, their product
     return 2 * tokens * m.vocab_size * 2  # softmax and product over the whole bf16 tensor
 
 
-def _per_micro_batch(preset, m: ModelFacts, tokens: int, *, backward: bool, entropy: bool) -> dict[str, int]:
+def _per_micro_batch(preset: Preset, m: ModelFacts, tokens: int, *, backward: bool, entropy: bool) -> dict[str, int]:
     """What one micro-batch adds on top of the sharded state (bytes)."""
     a = preset.actor
     vocab_unit = m.vocab_size * m.hidden_size  # lm_head / embed_tokens unit, or the tied root unit
@@ -155,7 +155,7 @@ def _per_micro_batch(preset, m: ModelFacts, tokens: int, *, backward: bool, entr
     return {k: v for k, v in parts.items() if v}
 
 
-def _rollout_figures(preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
+def _rollout_figures(preset: Preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
     r, d = preset.rollout, preset.data
     tp = r.tensor_parallel_size
     weights_tp = 2 * m.params / tp
@@ -169,7 +169,8 @@ def _rollout_figures(preset, m: ModelFacts, device_bytes: int | None) -> dict[st
     return out
 
 
-def _host_parts(preset, offloaded: dict[str, int], vllm_weights: int, sleeping: bool, level: int) -> dict[str, int]:
+def _host_parts(preset: Preset, offloaded: dict[str, int], vllm_weights: int, sleeping: bool, level: int
+                ) -> dict[str, int]:
     """Host memory per node: this phase's offloaded actor state, and vLLM's weights if asleep at level 1."""
     ranks = preset.cluster.devices_per_node
     parts = {k: v * ranks for k, v in offloaded.items() if v}

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
 
 
-def rollout_pool(p) -> tuple[int, int]:
+def rollout_pool(p: Preset) -> tuple[int, int]:
     """separate_async: (nodes, devices per node) that only generate: whole nodes when the cluster has several."""
     c, share = p.cluster, p.trainer.rollout_share
     if c.nnodes > 1:
@@ -46,7 +46,7 @@ def checks(preset: Preset) -> list[Check]:
     return out
 
 
-def _pool_checks(preset, keys: list[str]) -> list[Check]:
+def _pool_checks(preset: Preset, keys: list[str]) -> list[Check]:
     """separate_async splits the cluster: both pools non-empty, the rollout pool a whole number of TP groups."""
     c, tp = preset.cluster, preset.rollout.tensor_parallel_size
     nodes, per_node = rollout_pool(preset)

@@ -102,13 +102,13 @@ def _add(checks: list[Check], name, ok, message, keys=(), *, fix=None, level="er
     checks.append(Check(name, "ok" if ok else level, message, list(keys), None if ok else fix))
 
 
-def _shape(preset) -> tuple[int, int, int, int | None]:
+def _shape(preset: Preset) -> tuple[int, int, int, int | None]:
     """(world, TP, SP, DP or None when SP does not divide the world)."""
     world, sp = preset.cluster.world_size, preset.actor.ulysses_sequence_parallel_size
     return world, preset.rollout.tensor_parallel_size, sp, (world // sp if sp and world % sp == 0 else None)
 
 
-def _cluster_checks(preset) -> list[Check]:
+def _cluster_checks(preset: Preset) -> list[Check]:
     c = preset.cluster
     world, tp, sp, _ = _shape(preset)
     checks: list[Check] = []
@@ -131,7 +131,7 @@ def _cluster_checks(preset) -> list[Check]:
     return checks
 
 
-def _head_checks(preset, model: ModelFacts | None) -> list[Check]:
+def _head_checks(preset: Preset, model: ModelFacts | None) -> list[Check]:
     _, tp, sp, _ = _shape(preset)
     if model is None:
         return [Check("model facts", "warn", f"no config.json at {preset.model.path!r} and not a known Qwen3 "
@@ -156,7 +156,7 @@ def _head_checks(preset, model: ModelFacts | None) -> list[Check]:
     return checks
 
 
-def _batch_checks(preset) -> list[Check]:
+def _batch_checks(preset: Preset) -> list[Check]:
     a, d, n = preset.actor, preset.data, preset.rollout.n
     world, _, sp, dp = _shape(preset)
     traj, mini_traj = d.train_batch_size * n, a.ppo_mini_batch_size * n
@@ -184,7 +184,7 @@ def _batch_checks(preset) -> list[Check]:
     return checks
 
 
-def _token_checks(preset, model: ModelFacts | None) -> list[Check]:
+def _token_checks(preset: Preset, model: ModelFacts | None) -> list[Check]:
     a, r, d = preset.actor, preset.rollout, preset.data
     sp = a.ulysses_sequence_parallel_size
     seq = d.max_prompt_length + d.max_response_length
@@ -215,7 +215,7 @@ def _token_checks(preset, model: ModelFacts | None) -> list[Check]:
     return checks
 
 
-def _step_facts(preset) -> tuple[Check, dict[str, Any]]:
+def _step_facts(preset: Preset) -> tuple[Check, dict[str, Any]]:
     a, d, n = preset.actor, preset.data, preset.rollout.n
     world, _, _, dp = _shape(preset)
     traj = d.train_batch_size * n
@@ -227,7 +227,7 @@ def _step_facts(preset) -> tuple[Check, dict[str, Any]]:
                    "optimizer_steps_per_step": minis * a.ppo_epochs}
 
 
-def _data_checks(preset, data: DataFacts) -> tuple[list[Check], dict[str, Any]]:
+def _data_checks(preset: Preset, data: DataFacts) -> tuple[list[Check], dict[str, Any]]:
     from gspo_cli.engines.verl import run_length
 
     checks: list[Check] = []
@@ -261,7 +261,7 @@ def _data_checks(preset, data: DataFacts) -> tuple[list[Check], dict[str, Any]]:
     return checks, estimates
 
 
-def _actor_memory_check(preset, est: memory.MemoryEstimate, profile: DeviceProfile) -> Check:
+def _actor_memory_check(preset: Preset, est: memory.MemoryEstimate, profile: DeviceProfile) -> Check:
     dev, peak = profile.memory_bytes, est.peak
     level = "ok" if peak.total <= 0.9 * dev else ("warn" if peak.total <= dev else "error")
     phases = "; ".join(memory.phase_line(p) for p in est.phases.values())
@@ -273,7 +273,7 @@ def _actor_memory_check(preset, est: memory.MemoryEstimate, profile: DeviceProfi
                  "enable actor.param_offload / optimizer_offload (rollout phase)")
 
 
-def _host_memory_check(preset, est: memory.MemoryEstimate) -> Check:
+def _host_memory_check(preset: Preset, est: memory.MemoryEstimate) -> Check:
     """Host RAM per node at its largest phase against `cluster.host_memory_gib` (doctor prints each node's)."""
     need, node_gib = est.host_offload_bytes_per_node, preset.cluster.host_memory_gib
     keys = ["cluster.host_memory_gib", "actor.param_offload", "actor.optimizer_offload", "rollout.tensor_parallel_size"]
@@ -291,7 +291,7 @@ def _host_memory_check(preset, est: memory.MemoryEstimate) -> Check:
                  "nodes with more RAM")
 
 
-def _rollout_memory_checks(preset, est: memory.MemoryEstimate, dev: int) -> list[Check]:
+def _rollout_memory_checks(preset: Preset, est: memory.MemoryEstimate, dev: int) -> list[Check]:
     r, world, tp = preset.rollout, preset.cluster.world_size, preset.rollout.tensor_parallel_size
     seq = preset.data.max_prompt_length + preset.data.max_response_length
     budget, w = r.gpu_memory_utilization * dev, est.rollout["rollout_weights_bytes"]
@@ -316,7 +316,7 @@ def _rollout_memory_checks(preset, est: memory.MemoryEstimate, dev: int) -> list
     return checks
 
 
-def _memory_checks(preset, model: ModelFacts) -> tuple[list[Check], dict[str, Any]]:
+def _memory_checks(preset: Preset, model: ModelFacts) -> tuple[list[Check], dict[str, Any]]:
     profile = DEVICE_PROFILES.get((preset.cluster.profile or "").lower())
     est = memory.estimate(preset, model, profile.memory_bytes if profile else None)
     if profile is None:

@@ -29,10 +29,15 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.engines.verl.compile import Compiled, override_key
 from gspo_cli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+    from gspo_cli.config.presets import LoadedPreset
 
 
 @dataclass
@@ -69,7 +74,7 @@ def config_dir() -> Path:
 # ---------------------------------------------------------------- naming the culprit
 
 
-def _describe_origin(compiled: Compiled, key: str, loaded=None) -> str:
+def _describe_origin(compiled: Compiled, key: str, loaded: LoadedPreset | None = None) -> str:
     """`preset key (file:line)` for a verl key, as precisely as known."""
     origin = compiled.origins.get(key)
     if origin is None:
@@ -102,7 +107,8 @@ def _culprit(message: str, overrides: list[str]) -> str | None:
     return best
 
 
-def _fail(stage: str, message: str, compiled: Compiled, loaded=None, item: str | None = None) -> ConfigError:
+def _fail(stage: str, message: str, compiled: Compiled, loaded: LoadedPreset | None = None,
+          item: str | None = None) -> ConfigError:
     message = " ".join(message.strip().split())
     item = item or _culprit(message, compiled.overrides)
     if item is None:
@@ -119,7 +125,7 @@ def _fail(stage: str, message: str, compiled: Compiled, loaded=None, item: str |
 # ---------------------------------------------------------------- stage 1: compose
 
 
-def compose(overrides: list[str]):
+def compose(overrides: list[str]) -> DictConfig:
     """verl's `ppo_trainer` config with `overrides`, composed like `main_ppo` (struct mode). Raises Hydra errors."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
@@ -163,7 +169,7 @@ def _type_problem(default: Any, value: Any) -> str | None:
     return None
 
 
-def _check_types(cfg, compiled: Compiled, loaded) -> None:
+def _check_types(cfg, compiled: Compiled, loaded: LoadedPreset | None) -> None:
     from omegaconf import OmegaConf
 
     base = _base()
@@ -225,7 +231,8 @@ def _validate_with_verl(cfg) -> str:
     return buf.getvalue()
 
 
-def check(compiled: Compiled, loaded=None, *, full: bool = True, use_cache: bool = True) -> SchemaResult:
+def check(compiled: Compiled, loaded: LoadedPreset | None = None, *, full: bool = True,
+          use_cache: bool = True) -> SchemaResult:
     """Raise ConfigError naming the override and preset key if verl would reject `compiled`."""
     t0 = time.perf_counter()
     marker = cache_dir() / f"{_cache_key(compiled)}.ok"

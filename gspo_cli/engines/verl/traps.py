@@ -107,7 +107,7 @@ def clip_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
         "use clip_ratio_low: 3.0e-4 and clip_ratio_high: 4.0e-4, or loss_mode: vanilla for PPO-style clipping")]
 
 
-def _inert_rows(preset, over: dict[str, object]) -> list[tuple[str, str, str | None, str | None]]:
+def _inert_rows(preset: Preset, over: dict[str, object]) -> list[tuple[str, str, str | None, str | None]]:
     """(inert verl key, where verl reads the live setting, the inert value, the live value) for this preset."""
     alg, a = preset.algorithm, preset.actor
     rows: list[tuple[str, str, str | None, str | None]] = []

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gspo_cli.config.schema import Preset
+    from rich.table import Table
+
+    from gspo_cli.config.schema import Departure, Preset
 
 VERL_MAIN = "verl.trainer.main_ppo"
 HOME = "/home/upstream"  # $HOME inside the script: paths built from it read as upstream's defaults
@@ -156,7 +158,7 @@ def _upstream_text(value: Any) -> str:
     return render(value).replace(HOME, "${HOME}")
 
 
-def audit(comparison: Comparison, departures) -> list[str]:
+def audit(comparison: Comparison, departures: list[Departure]) -> list[str]:
     """Every problem with a departures list: a difference not listed, a listed value that is not what the
     script or gspo has, a listed key that no longer differs. Empty = the list is exactly the differences."""
     listed = {d.key: d for d in departures}
@@ -193,7 +195,7 @@ def compare_preset(preset: Preset, script: str | Path, *, inputs: dict[str, str]
     return result
 
 
-def departures_table(preset: Preset):
+def departures_table(preset: Preset) -> Table | None:
     """The dry-run's table of the preset's departures from its upstream script (a rich Table), or None."""
     from rich.markup import escape
     from rich.table import Table
