@@ -112,7 +112,8 @@ def submit(
             return job_client.submit_job(
                 entrypoint=entrypoint_cmd, submission_id=candidate, runtime_env=candidate_env,
                 metadata={k: str(v) for k, v in (metadata or {}).items()},
-                **({"entrypoint_label_selector": dict(label_selector)} if label_selector else {}),
+                # passed only when set (a dict of one optional keyword, so mypy cannot match it to its parameter)
+                **({"entrypoint_label_selector": dict(label_selector)} if label_selector else {}),  # type: ignore[arg-type]
             )
         except RuntimeError as exc:
             if auth.is_auth_failure(str(exc)):

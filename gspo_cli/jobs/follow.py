@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.errors import ClusterError
+
+if TYPE_CHECKING:
+    from ray.job_submission import JobDetails, JobSubmissionClient
+
+    from gspo_cli.jobs.target import ClusterTarget
 
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
 LOG_TAIL_LINES = 25
@@ -22,12 +27,12 @@ POLL_S = 1.0
 GRACE_S = 3.0  # after the job ends, how long the log stream may still deliver its last lines
 
 
-def status_name(info) -> str:
+def status_name(info: JobDetails) -> str:
     status = info.status
     return getattr(status, "value", str(status))
 
 
-def job_info(job_client, job_id: str, target):
+def job_info(job_client: JobSubmissionClient, job_id: str, target: ClusterTarget) -> JobDetails:
     try:
         return job_client.get_job_info(job_id)
     except RuntimeError as exc:
@@ -106,7 +111,7 @@ def _wait_terminal(job_client, job_id: str, timeout: float = 60.0):
     return info
 
 
-def follow_job(target, job_id: str, *, json_out: bool = False, quiet: bool = False) -> int:
+def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, quiet: bool = False) -> int:
     """Stream a job's logs, render its events, and return an exit code reflecting its final status."""
     from gspo_cli.console import err
     from gspo_cli.jobs.nodestate import LossWatch

@@ -7,14 +7,19 @@ Ray's node name (its IP). Used by `gspo cluster status` and by the job follower 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.errors import ClusterError
+
+if TYPE_CHECKING:
+    from ray.util.state.common import NodeState
+
+    from gspo_cli.jobs.target import ClusterTarget
 
 NODE_LABEL = "gspo-node"
 
 
-def row(node) -> dict[str, Any]:
+def row(node: NodeState) -> dict[str, Any]:
     labels = dict(getattr(node, "labels", None) or {})
     end_ms = getattr(node, "end_time_ms", None)
     return {
@@ -29,7 +34,7 @@ def row(node) -> dict[str, Any]:
     }
 
 
-def list_all(target) -> list[dict[str, Any]]:
+def list_all(target: ClusterTarget) -> list[dict[str, Any]]:
     """Every node the head knows, alive or dead (Ray keeps dead nodes' records)."""
     target.use_auth()
     from ray.util.state import list_nodes
@@ -59,7 +64,7 @@ def describe(node: dict[str, Any]) -> str:
 class LossWatch:
     """Notices nodes that die after it starts (a node alive at the first look, dead at a later one)."""
 
-    def __init__(self, target, *, every_s: float = 2.0):
+    def __init__(self, target: ClusterTarget, *, every_s: float = 2.0) -> None:
         self.target = target
         self.every_s = every_s
         self.known_alive: set[str] = set()

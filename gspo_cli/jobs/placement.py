@@ -9,7 +9,10 @@ creates them in), its vLLM servers `vllm_server_<replica>_<node>` (verl workers/
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gspo_cli.jobs.target import ClusterTarget
 
 from gspo_cli.errors import ClusterError
 
@@ -38,7 +41,7 @@ def trainer_ranks(names: list[str]) -> dict[str, int]:
     return {name: pg * per_group + local for name, pg, local in groups}
 
 
-def actors(target, node_names: dict[str, str]) -> list[dict[str, Any]]:
+def actors(target: ClusterTarget, node_names: dict[str, str]) -> list[dict[str, Any]]:
     """The alive actors of the cluster, one row each (node, role, class, name, pid, rank), sorted by node."""
     target.use_auth()
     from ray.util.state import list_actors

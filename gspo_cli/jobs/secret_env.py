@@ -15,6 +15,10 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
 
 SUFFIXES = ("_TOKEN", "_KEY", "_SECRET", "_PASSWORD")
 FILE_VAR = "GSPO_SECRETS_FILE"
@@ -27,7 +31,7 @@ def is_secret(name: str, marked: Iterable[str] = ()) -> bool:
     return upper.endswith(SUFFIXES) or upper.lstrip("_") in {s.lstrip("_") for s in SUFFIXES} or name in set(marked)
 
 
-def marked_names(preset) -> list[str]:
+def marked_names(preset: Preset | None) -> list[str]:
     env = getattr(preset, "env", None)
     return list(getattr(env, "secrets", None) or [])
 

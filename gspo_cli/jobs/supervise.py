@@ -67,7 +67,7 @@ class Supervisor:
     # cannot make a normal step look stalled; the restart backoff and kill grace periods stay real sleeps.
     clock: Callable[[], float] = staticmethod(time.monotonic)
 
-    def __init__(self, child: Child, preset: Preset):
+    def __init__(self, child: Child, preset: Preset) -> None:
         trainer = preset.trainer
         self.child = child
         self.max_restarts = trainer.max_restarts
@@ -282,7 +282,7 @@ class _CapacityWatch:
     """Polls the capacity check in a daemon thread (it asks the head, which can take seconds); `short` is set
     once two readings in a row find the cluster short, so one odd reading never stops a job."""
 
-    def __init__(self, check: Callable[[], str | None], every_s: float = CAPACITY_POLL_S):
+    def __init__(self, check: Callable[[], str | None], every_s: float = CAPACITY_POLL_S) -> None:
         self.check = check
         self.every_s = every_s
         self.short: str | None = None

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from gspo_cli.errors import ClusterError
 from gspo_cli.jobs import auth, local_head, nodes
 
 if TYPE_CHECKING:
+    from ray.job_submission import JobSubmissionClient
+
     from gspo_cli.config.schema import Preset
 
 DEFAULT_DASHBOARD_PORT = 8265
@@ -137,7 +139,7 @@ def first_line(exc: BaseException) -> str:
     return text[0][:200] if text else type(exc).__name__
 
 
-def raise_for(exc: BaseException, target: ClusterTarget, doing: str) -> None:
+def raise_for(exc: BaseException, target: ClusterTarget, doing: str) -> NoReturn:
     """Turn a Ray client error into one clear ClusterError (a token problem says so)."""
     text = str(exc)
     if auth.is_auth_failure(text):
@@ -152,7 +154,7 @@ def raise_for(exc: BaseException, target: ClusterTarget, doing: str) -> None:
                        ) from None
 
 
-def client(target: ClusterTarget):
+def client(target: ClusterTarget) -> JobSubmissionClient:
     """A JobSubmissionClient for the target, with a clean error when it cannot be reached or refuses us."""
     import logging
 

@@ -4,7 +4,7 @@ line each), other lines pass through to stderr."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -12,6 +12,9 @@ from rich.text import Text
 
 from gspo_cli.console import err
 from gspo_cli.jobs import events
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _fmt_metric(value: Any) -> str:
@@ -69,7 +72,8 @@ class _ProgressWithHealth(Progress):
 class JobView:
     """Feed it log text (`feed`) or events (`handle_event`); use as a context manager around the run."""
 
-    def __init__(self, title: str = "", quiet: bool = False, console=None, hold_errors: bool = False):
+    def __init__(self, title: str = "", quiet: bool = False, console: Console | None = None,
+                 hold_errors: bool = False) -> None:
         self.title = title
         self.quiet = quiet
         # A live follower prints the job's `Error:` / `Hint:` lines once, in its summary (`follow._finish`).
