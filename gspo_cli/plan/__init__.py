@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.verl.preflight import Report
 
 
-def dry_run_line(preset: Preset, report=None) -> str:
+def dry_run_line(preset: Preset, report: Report | None = None) -> str:
     """The one-line prediction `gspo train --dry-run` prints for the preset as given."""
     from gspo_cli.plan.service import dry_run_line as line
 

@@ -27,7 +27,8 @@ FULLY_ASYNC = ("verl docs/advance/fully_async.md (H20 tables: colocate sync vs f
 HERE = "measured here: GSPO_HOME=/tmp/plan_home gspo train --preset tiny --local (2 shared CPU cores, noisy)"
 
 
-def dense_shape(name, hidden, layers, heads, kv_heads, inter, vocab, tied, head_dim=128) -> ModelShape:
+def dense_shape(name: str, hidden: int, layers: int, heads: int, kv_heads: int, inter: int, vocab: int, tied: bool,
+                head_dim: int = 128) -> ModelShape:
     attn = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
     per_layer = attn + 3 * hidden * inter + 2 * hidden
     params = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden

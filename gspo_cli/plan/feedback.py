@@ -67,7 +67,8 @@ def calibrate(run_ref: str, profile: str | None = None) -> Calibration:
     measured, steps = run_medians(run)
     facts = memory.facts(preset)
     lengths = lengths_from(measured, preset.data.max_prompt_length, preset.data.max_response_length)
-    work = from_preset(preset, facts, lengths=lengths)
+    # facts is None for a model of unknown shape; from_preset then fails (AttributeError), as it did untyped
+    work = from_preset(preset, facts, lengths=lengths)  # type: ignore[arg-type]
     result = Calibration(run, prof, steps)
     points = [calibration.Point(f"run/{ph}", ph, str(run), prof.name, work, ph, measured[f"timing_s/{ph}"], "fit")
               for ph in PHASES if measured.get(f"timing_s/{ph}", 0) > 0]

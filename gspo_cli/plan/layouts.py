@@ -18,6 +18,8 @@ from gspo_cli.plan.workload import Lengths, from_preset
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.verl.model_facts import ModelFacts
+    from gspo_cli.plan.profiles import Profile
 
 UTILISATIONS = (0.7, 0.8, 0.9)  # below 0.7 the KV cache of long responses rarely fits
 WARN_PENALTY = 0.97
@@ -86,7 +88,7 @@ def knob_grid(preset: Preset) -> list[dict[str, object]]:
     return grid
 
 
-def apply(preset: Preset, changes: dict[str, object]):
+def apply(preset: Preset, changes: dict[str, object]) -> Preset:
     """The preset with `changes` (dotted keys of the actor / rollout sections) applied."""
     sections: dict[str, dict] = {}
     for key, value in changes.items():
@@ -95,7 +97,7 @@ def apply(preset: Preset, changes: dict[str, object]):
     return preset.model_copy(update={s: getattr(preset, s).model_copy(update=u) for s, u in sections.items()})
 
 
-def _diff(preset, changes: dict[str, object]) -> dict[str, object]:
+def _diff(preset: Preset, changes: dict[str, object]) -> dict[str, object]:
     out = {}
     for key, value in changes.items():
         section, name = key.split(".", 1)
@@ -116,7 +118,8 @@ def mode_variants(preset: Preset) -> list[dict[str, object]]:
     return out
 
 
-def search(preset: Preset, facts, prof, lengths: Lengths | None = None, top: int = 10) -> SearchResult:
+def search(preset: Preset, facts: ModelFacts, prof: Profile, lengths: Lengths | None = None, top: int = 10
+           ) -> SearchResult:
     """Evaluate every candidate layout: preflight's verdict first, the step-time model on the accepted ones; then
     verl's async modes on the fastest few (each carries preflight's staleness warning as its stated risk)."""
     result = SearchResult([])
@@ -134,7 +137,8 @@ def search(preset: Preset, facts, prof, lengths: Lengths | None = None, top: int
 MODE_BASES = 3  # async modes are tried on this many of the fastest sync layouts
 
 
-def _evaluate(preset, facts, prof, lengths, grid, seen: set, result: SearchResult) -> None:
+def _evaluate(preset: Preset, facts: ModelFacts, prof: Profile, lengths: Lengths | None, grid: list[dict[str, object]],
+              seen: set, result: SearchResult) -> None:
     for changes in grid:
         diff = _diff(preset, changes)
         key = tuple(sorted(diff.items()))

@@ -14,6 +14,7 @@ from gspo_cli.plan import profiles
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.verl.model_facts import ModelFacts
 
 
 @dataclass
@@ -24,7 +25,7 @@ class Verdict:
     kv_capacity_tokens: int | None = None
 
 
-def facts(preset: Preset):
+def facts(preset: Preset) -> ModelFacts | None:
     """Preflight's ModelFacts of the preset's model (the built-in tiny model by its config), or None."""
     from gspo_cli.engines.verl import preflight
 
@@ -50,7 +51,7 @@ def _tiny_facts(preflight, name: str = "tiny"):
                                 s["num_key_value_heads"], s["head_dim"], s["intermediate_size"], 37, True, "builtin")
 
 
-def with_profile(preset: Preset, profile_name: str | None):
+def with_profile(preset: Preset, profile_name: str | None) -> Preset:
     """The preset with cluster.profile set to preflight's name for `profile_name` (memory checks use it)."""
     if not profile_name:
         return preset
@@ -60,7 +61,7 @@ def with_profile(preset: Preset, profile_name: str | None):
     return preset.model_copy(update={"cluster": preset.cluster.model_copy(update={"profile": name})})
 
 
-def verdict(preset: Preset, model_facts) -> Verdict:
+def verdict(preset: Preset, model_facts: ModelFacts) -> Verdict:
     """Preflight's verdict for `preset` (data checks skipped: a layout does not change the prepared data)."""
     from gspo_cli.engines.verl import preflight
 

@@ -14,6 +14,8 @@ from gspo_cli.plan.workload import Lengths, Workload, from_preset
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.verl.model_facts import ModelFacts
+    from gspo_cli.engines.verl.preflight import Report
 
 
 @dataclass
@@ -52,7 +54,8 @@ def pick_profile(preset: Preset, name: str | None) -> profiles.Profile:
     return prof
 
 
-def reshape(preset: Preset, nodes: int | None = None, devices: int | None = None, profile: str | None = None):
+def reshape(preset: Preset, nodes: int | None = None, devices: int | None = None, profile: str | None = None
+            ) -> Preset:
     """The preset on another cluster shape / profile (everything else as given)."""
     update = {k: v for k, v in (("nnodes", nodes), ("devices_per_node", devices)) if v}
     if update:
@@ -60,7 +63,8 @@ def reshape(preset: Preset, nodes: int | None = None, devices: int | None = None
     return memory.with_profile(preset, profile)
 
 
-def predict(preset: Preset, prof: profiles.Profile, facts=None, lengths: Lengths | None = None):
+def predict(preset: Preset, prof: profiles.Profile, facts: ModelFacts | None = None, lengths: Lengths | None = None
+            ) -> tuple[Workload, step_model.Prediction, memory.Verdict]:
     """(workload, prediction, preflight verdict) of the preset as given."""
     facts = facts if facts is not None else memory.facts(preset)
     if facts is None:
@@ -80,7 +84,8 @@ def plan(preset: Preset, *, profile: str | None = None, nodes: int | None = None
     result = PlanResult(preset, prof, work, pred, verdict)
     if search:
         t = time.perf_counter()
-        result.search = layouts.search(preset, facts, prof, lengths, top)
+        # not None here: predict raised ConfigError on a model without facts
+        result.search = layouts.search(preset, facts, prof, lengths, top)  # type: ignore[arg-type]
         result.search_s = time.perf_counter() - t
     return result
 
@@ -115,7 +120,7 @@ def write_preset(result: PlanResult, base_ref: str, dest: str) -> Path:
     return path
 
 
-def dry_run_line(preset: Preset, report=None) -> str:
+def dry_run_line(preset: Preset, report: Report | None = None) -> str:
     """One line for `gspo train --dry-run`: the predicted step of the preset as given, or why there is none."""
     prof = profiles.get(preset.cluster.profile) or (profiles.get("cpu") if preset.cluster.device == "cpu" else None)
     facts = memory.facts(preset)

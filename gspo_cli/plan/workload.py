@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.verl.model_facts import ModelFacts
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class ModelShape:
         return self.vocab * self.hidden * (1 if self.tied else 2)
 
     @classmethod
-    def from_facts(cls, m) -> ModelShape:
+    def from_facts(cls, m: ModelFacts) -> ModelShape:
         return cls(m.name, int(m.params), m.num_hidden_layers, m.hidden_size, m.num_attention_heads,
                    m.num_key_value_heads, m.head_dim, m.vocab_size, bool(m.tie_word_embeddings))
 
@@ -107,7 +108,8 @@ class Workload:
         return self.trajectories * (self.prompt_mean + self.response_mean)
 
 
-def from_preset(preset: Preset, facts, *, kv_capacity_tokens: int | None = None, lengths: Lengths | None = None) -> Workload:
+def from_preset(preset: Preset, facts: ModelFacts, *, kv_capacity_tokens: int | None = None,
+                lengths: Lengths | None = None) -> Workload:
     """The workload of one step of `preset` (facts: preflight's ModelFacts of its model)."""
     a, r, d, c = preset.actor, preset.rollout, preset.data, preset.cluster
     native = preset.trainer.engine == "native"
@@ -132,7 +134,7 @@ def from_preset(preset: Preset, facts, *, kv_capacity_tokens: int | None = None,
         test_freq=preset.trainer.test_freq, val_trajectories=_val_trajectories(preset))
 
 
-def _val_trajectories(preset) -> int:
+def _val_trajectories(preset: Preset) -> int:
     """Validation prompts x val n, from the prepared data's manifest; 0 (not counted) before prepare-data."""
     from gspo_cli.data.manifest import val_rows
 

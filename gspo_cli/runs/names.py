@@ -105,7 +105,7 @@ def existing_run(ref: str, preset: Preset | None = None) -> Path:
     return real
 
 
-def _hint(preset=None) -> str:
+def _hint(preset: Preset | None = None) -> str:
     root = layout.runs_dir(preset)
     names = sorted(p.name for p in root.iterdir() if not p.name.startswith(".") and not p.is_symlink()
                    and p.is_dir() and is_run(p)) if root.is_dir() else []

@@ -66,7 +66,7 @@ def resolve_run(ref: str, preset: Preset | None = None) -> Path:
     return names.existing_run(ref, preset)
 
 
-def _runs_hint(preset=None) -> str:
+def _runs_hint(preset: Preset | None = None) -> str:
     names = run_names(preset)
     shown = ", ".join(names[-5:]) + (" ..." if len(names) > 5 else "")
     return f"runs here: {shown} (gspo runs list)" if names else "no runs yet: gspo train --preset tiny"
