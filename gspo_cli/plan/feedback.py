@@ -64,11 +64,13 @@ def calibrate(run_ref: str, profile: str | None = None) -> Calibration:
         raise ConfigError(f"--calibrate {run_ref!r}: {config} not found", "pass a run name or folder under runs/")
     preset = memory.with_profile(presets.load(str(config)).preset, profile)
     prof = pick_profile(preset, profile)
-    measured, steps = run_medians(run)
     facts = memory.facts(preset)
+    if facts is None:  # the same refusal as `gspo plan` without --calibrate (plan/service.predict)
+        raise ConfigError(f"--calibrate {run_ref!r}: model {preset.model.path!r} has no config.json and is not a "
+                          "known Qwen3 size", "point model.path at a local HF folder so its shape can be read")
+    measured, steps = run_medians(run)
     lengths = lengths_from(measured, preset.data.max_prompt_length, preset.data.max_response_length)
-    # facts is None for a model of unknown shape; from_preset then fails (AttributeError), as it did untyped
-    work = from_preset(preset, facts, lengths=lengths)  # type: ignore[arg-type]
+    work = from_preset(preset, facts, lengths=lengths)
     result = Calibration(run, prof, steps)
     points = [calibration.Point(f"run/{ph}", ph, str(run), prof.name, work, ph, measured[f"timing_s/{ph}"], "fit")
               for ph in PHASES if measured.get(f"timing_s/{ph}", 0) > 0]

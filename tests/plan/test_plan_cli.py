@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 TINY_SETS = ["--set", "data.arith.train_size=64", "--set", "data.arith.val_size=8"]
 TRAIN_SETS = [*TINY_SETS, "--set", "trainer.total_training_steps=4", "--set", "trainer.test_freq=-1",
@@ -45,3 +46,15 @@ def test_calibrate_a_real_native_run_and_save_its_profile(gspo, gspo_home):
     factors = json.loads(proc.stdout)["factors"]
     for key, value in saved["factors"].items():
         assert abs(factors[key] - value) <= 1e-6 * max(1.0, abs(value))
+
+
+def test_calibrate_a_run_of_a_model_of_unknown_shape_says_so(gspo, gspo_home):
+    run = gspo_home / "runs" / "odd"
+    run.mkdir(parents=True)
+    tiny = (Path(__file__).resolve().parents[2] / "presets" / "tiny.yaml").read_text()
+    assert "  path: builtin:tiny\n" in tiny
+    (run / "config.yaml").write_text(tiny.replace("  path: builtin:tiny\n", "  path: acme/unknown-7b\n"))
+    proc = gspo("plan", "--calibrate", "odd")
+    assert proc.returncode == 2, proc.stderr
+    assert "model 'acme/unknown-7b' has no config.json and is not a known Qwen3 size" in proc.stderr
+    assert "Traceback" not in proc.stderr
