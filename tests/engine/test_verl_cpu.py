@@ -79,17 +79,15 @@ def _wait_for_gone(pids: list[int], timeout: float = 120) -> None:
 
 
 def _verl_worker_pid() -> int:
-    """verl's FSDP actor worker (Ray actor WorkerDict / ...ActorRolloutRef...) of the embedded head's job."""
-    from ray.util.state import list_actors
-
-    from gspo_cli.jobs import auth, local_head
-
-    head = local_head.running()
-    auth.use_in_process(auth.TOKEN, head.token_file)
-    # this test's head by its address: other Ray instances may run on the host
-    actors = list_actors(address=head.address, filters=[("state", "=", "ALIVE")], limit=1000)
-    pids = [a.pid for a in actors if "WorkerDict" in (a.class_name or "")]
-    assert pids, [a.class_name for a in actors]
+    """verl's FSDP actor worker (Ray actor WorkerDict / ...ActorRolloutRef...) of the embedded head's job, as a
+    user finds it: `gspo cluster status --actors` (the head's state API over its dashboard). Not
+    ray.util.state with the GCS address in this process: that leaves a GCS client behind which ends the whole
+    pytest process (exit 1, no report) a minute after the head it knew stops."""
+    res = gspo("cluster", "status", "--actors", "--json", timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    actors = json.loads(res.stdout)["actors"]
+    pids = [a["pid"] for a in actors if "WorkerDict" in a["class"]]
+    assert pids, [a["class"] for a in actors]
     return pids[0]
 
 
