@@ -180,7 +180,8 @@ CATALOG: tuple[Signature, ...] = (
         "gspo_cli.jobs.failures:classify", action="stop"),
     Signature(
         "run-ray-actor-died", "run", "a Ray actor died",
-        "ActorDiedError / \"The actor died unexpectedly\" / RayActorError in the driver's log",
+        "ActorDiedError / \"The actor died unexpectedly\" / RayActorError / ActorUnavailableError (its node is "
+        "unreachable) in the driver's log",
         "a worker process (trainer rank or rollout server) was lost: a crash, a node loss, or the host's OOM "
         "killer; the job can continue from its last checkpoint unless the host ran out of memory",
         "restarted from the last checkpoint; if the log says the memory monitor or OOM killer killed it, lower "

@@ -55,8 +55,11 @@ SIGNATURES: tuple[tuple[str, re.Pattern, str, str], ...] = (
     ("run-hccl-timeout", re.compile(r"EI0006|Getting socket times out|Hccl\w+, error code is"), "transient",
      "an HCCL collective timed out (a rank stopped answering); restarting from the last checkpoint; if it "
      "repeats, raise HCCL_EXEC_TIMEOUT / HCCL_CONNECT_TIMEOUT and find the rank that failed first"),
-    ("run-ray-actor-died", re.compile(r"ActorDiedError|The actor died unexpectedly|RayActorError"), "transient",
-     "a Ray actor (trainer rank or rollout server) died; restarting from the last checkpoint"),
+    # ActorUnavailableError: the actor's node is gone (Ray has not yet declared it dead), seen when a node is lost
+    ("run-ray-actor-died", re.compile(r"ActorDiedError|The actor died unexpectedly|RayActorError|"
+                                      r"ActorUnavailableError"), "transient",
+     "a Ray actor (trainer rank or rollout server) died or its node is unreachable; restarting from the last "
+     "checkpoint"),
 )
 
 
@@ -108,6 +111,12 @@ def last_error(lines: list[str]) -> str:
     return next((line.strip() for line in reversed(lines) if line.strip()), "")
 
 
+def _without_guesses(lines: list[str]) -> str:
+    """The log without Ray's lists of possible causes ("Possible reasons include: (1) SIGKILL by the user or
+    system OOM killer, ..." when a raylet ends): naming the OOM killer as a guess is not an out-of-memory."""
+    return "\n".join(line for line in lines if "Possible reasons include" not in line)
+
+
 def classify(code: int, lines: list[str], *, stopped_by: str | None = None, made_progress: bool = False
              ) -> tuple[str, str]:
     """(kind, cause) of a failed attempt; `lines` is the tail of its log, `stopped_by` the rule that made the
@@ -122,7 +131,7 @@ def classify(code: int, lines: list[str], *, stopped_by: str | None = None, made
     if known := known_failure(lines):
         sig_id, kind, cause = known
         return kind, f"{cause}: {last_error(lines)} [{sig_id}]"
-    if _OOM.search(text):
+    if _OOM.search(_without_guesses(lines)):
         if made_progress:
             return "transient", f"out of memory after steps had completed: {last_error(lines)}"
         return "config", f"out of memory before the first step (the layout does not fit): {last_error(lines)}"

@@ -45,6 +45,16 @@ def test_ray_actor_death_text_naming_the_oom_killer_is_not_a_host_oom():
     assert classify(1, lines, made_progress=False)[0] == "transient"
 
 
+def test_a_lost_node_is_an_unreachable_actor_not_an_out_of_memory():
+    """gspo's own 3-node run: the raylet's 'Possible reasons include: (1) SIGKILL by the user or system OOM
+    killer' and verl's ActorUnavailableError: a lost node (restart from the checkpoint), not host memory."""
+    lines = _lines("ray_node_lost_actor_unavailable_gspo3node.log")
+    kind, cause = classify(1, lines, made_progress=True)
+    assert kind == "transient" and cause.endswith("[run-ray-actor-died]") and "out of memory" not in cause
+    # the raylet's list of guesses alone is no out-of-memory either
+    assert "out of memory" not in classify(1, lines[:1], made_progress=True)[1]
+
+
 def test_an_npu_oom_without_sleep_mode_is_not_the_sleep_signature():
     kind, cause = classify(1, _lines("npu_oom_vllm_ascend1127.log"), made_progress=False)
     assert kind == "config" and "run-npu-oom-sleep" not in cause and "before the first step" in cause
