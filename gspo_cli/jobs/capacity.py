@@ -47,12 +47,17 @@ def shortfall(need: Need, rows: list[dict[str, Any]], *, since: float = 0.0) -> 
     fit = [r for r in alive if float(r["resources"].get(need.resource, 0)) >= need.per_node]
     if len(fit) >= need.nnodes:
         return None
-    lost = [r["name"] for r in rows if r["state"] != "ALIVE" and (r.get("ended_at") or 0) >= since]
+    lost = lost_nodes(rows, since=since)
     left = sum(float(r["resources"].get(need.resource, 0)) for r in alive)
     said = f"node {', '.join(lost)} lost; " if lost else ""
     return (f"{said}{left:g} of {need.total} device slots ({need.resource}) {'left ' if lost else ''}on "
             f"{len(alive)} alive node(s); "
             f"the job needs {need.total} ({need.nnodes} node(s) x {need.per_node}) [run-cluster-short]")
+
+
+def lost_nodes(rows: list[dict[str, Any]], *, since: float = 0.0) -> list[str]:
+    """Names of the nodes in `rows` that ended after `since` (a Unix time)."""
+    return [r["name"] for r in rows if r["state"] != "ALIVE" and (r.get("ended_at") or 0) >= since]
 
 
 def advice(run_name: str, *, lost: bool = True) -> str:
@@ -85,9 +90,11 @@ def checker(need: Need, *, since: float, run_name: str,
     slots, or unknown)."""
     def check() -> str | None:
         found = rows()
-        short = shortfall(need, found, since=since) if found is not None else None
+        if found is None:
+            return None
+        short = shortfall(need, found, since=since)
         if short is None:
             return None
-        return f"{short}: {advice(run_name, lost=short.startswith('node '))}"
+        return f"{short}: {advice(run_name, lost=bool(lost_nodes(found, since=since)))}"
 
     return check
