@@ -20,13 +20,21 @@ API and are patched, only when VERL_PLATFORM=cpu (see docs/architecture.md, "ver
   into. With `GSPO_VLLM_CPU_RELOADABLE_WEIGHTS=1` (the compiled switch `vllm_cpu_reloadable_weights`) the vLLM
   worker process uses vLLM's own torch.nn.functional.linear fallback (`ops._supports_onednn = False`), which
   keeps the loaded weights in place.
+
+One test-only control, `GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS=1` (read from the process environment; a preset cannot
+set it: config/schema.py refuses GSPO_TEST_* in env.vars): every weight sync after the first in a trainer process
+is skipped, so vLLM keeps generating with the starting weights while FSDP trains. The engine tests use it to show
+that their weight-sync check (rollout vs actor log-probs) fails when the sync does not happen.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import os
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -35,6 +43,8 @@ from verl.plugin.platform.platform_manager import PlatformRegistry
 
 PLATFORM = "cpu"
 RELOADABLE_ENV = "GSPO_VLLM_CPU_RELOADABLE_WEIGHTS"
+FREEZE_ROLLOUT_ENV = "GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS"
+ROLLOUT_MODULE = "verl.workers.rollout.vllm_rollout.vllm_rollout"
 
 
 def _mem_info() -> tuple[int, int]:
@@ -190,6 +200,63 @@ def _keep_vllm_weights_reloadable() -> None:
     ops._supports_onednn = False
 
 
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs `patch(module)` right after `name` is first imported (this plugin is imported by `import verl`, before
+    verl's worker modules exist)."""
+
+    def __init__(self, name: str, patch: Callable[[types.ModuleType], None]) -> None:
+        self.name, self.patch = name, patch
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)  # once; and the real finders answer the lookup below
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        loader: Any = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_then_patch(module: types.ModuleType) -> None:
+            exec_module(module)
+            self.patch(module)
+
+        loader.exec_module = exec_then_patch
+        return spec
+
+
+def after_import(name: str, patch: Callable[[types.ModuleType], None]) -> None:
+    if name in sys.modules:
+        patch(sys.modules[name])
+    else:
+        sys.meta_path.insert(0, _AfterImport(name, patch))
+
+
+def _skip_syncs_after_the_first(module: types.ModuleType) -> None:
+    """verl's colocated sync (engine_workers.py update_weights -> rollout.update_weights) loads the actor's weights
+    into vLLM at start (vLLM starts from load_format dummy) and after every update: keep the first, skip the rest."""
+    adapter = module.ServerAdapter
+    original = adapter.update_weights
+
+    async def update_weights(self: Any, weights: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "_gspo_synced_once", False):
+            print(f"{FREEZE_ROLLOUT_ENV}=1: weight sync skipped (test control)", file=sys.stderr, flush=True)
+            return None
+        self._gspo_synced_once = True
+        return await original(self, weights, *args, **kwargs)
+
+    adapter.update_weights = update_weights
+
+
+def _freeze_rollout_weights_for_tests() -> None:
+    if os.environ.get(FREEZE_ROLLOUT_ENV) != "1":
+        return
+    print(f"{FREEZE_ROLLOUT_ENV}=1: test control active in pid {os.getpid()}: vLLM keeps its first weights",
+          file=sys.stderr, flush=True)
+    after_import(ROLLOUT_MODULE, _skip_syncs_after_the_first)
+
+
 if os.environ.get("VERL_PLATFORM", "").strip().lower() == PLATFORM:
     _patch_gloo_backend()
     _keep_vllm_weights_reloadable()
+    _freeze_rollout_weights_for_tests()
