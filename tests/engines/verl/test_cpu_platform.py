@@ -5,7 +5,10 @@ pieces inside verl's real trainer."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
+import time
 import types
 
 import pytest
@@ -18,7 +21,7 @@ from gspo_cli.errors import ConfigError
 
 PATHS = dict(run_dir="/runs/r", train_file="/d/t.parquet", val_file="/d/v.parquet")
 CPU_ENV = {"VERL_PLATFORM", "VERL_USE_EXTERNAL_MODULES", "VERL_ENGINE_DEVICE", "GSPO_VLLM_CPU_RELOADABLE_WEIGHTS",
-           "VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND"}
+           "VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND", cpu_switches.REPLAY_POLL_ENV}
 
 
 def _verl_presets() -> list[str]:
@@ -128,3 +131,92 @@ def test_test_switches_travel_with_the_job_and_say_so(monkeypatch, capsys):
     monkeypatch.setenv("GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS", "1")
     assert job_env({})["GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS"] == "1"
     assert "GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS=1 travels with the job" in capsys.readouterr().err
+
+
+# replay_buffer_fast_poll. verl's sync trainer waits for each step's rollouts by polling TransferQueue and sleeping
+# ReplayBuffer.poll_interval between polls (2.0 s, verl/trainer/ppo/v1/replay_buffer.py:144, slept at :409), so on
+# CPU timing_s/gen was always a multiple of 2 s. These build verl's real ReplayBuffer with the arguments verl's
+# trainer passes (trainer_base.py `_build_replay_buffer`: no poll_interval) and read what reaches `time.sleep`.
+
+def _trainer_kwargs(mode: str = "sync") -> dict:
+    from omegaconf import DictConfig
+
+    return dict(trainer_mode=mode, trainer_config=DictConfig({}), max_off_policy_threshold=None,
+                max_off_policy_strategy="drop", sampler_kwargs=DictConfig({}), refill_fn=lambda n: None,
+                filter_groups_metric=None, sync_refill_failed_groups=False)
+
+
+def _slept(rb, buffer, monkeypatch) -> list[float]:
+    """The seconds `_wait_for_next_poll` (the nap between two TransferQueue polls in `sample`) sleeps."""
+    naps: list[float] = []
+    monkeypatch.setattr(rb, "time", types.SimpleNamespace(sleep=naps.append, time=time.time))
+    buffer._wait_for_next_poll("train", time.time())
+    return naps
+
+
+def test_tiny_verl_polls_the_replay_buffer_sooner():
+    c = compile_preset(presets.load("tiny-verl").preset, **PATHS)
+    assert c.env_vars[cpu_switches.REPLAY_POLL_ENV] == cpu_switches.REPLAY_POLL_S == "0.1"
+    assert any(n.startswith("cpu switch replay_buffer_fast_poll: ") for n in c.notes)
+
+
+def test_replay_buffer_patch_sets_the_default_poll_and_keeps_an_explicit_one(monkeypatch):
+    from omegaconf import DictConfig
+    from verl.trainer.ppo.v1 import replay_buffer as rb
+
+    monkeypatch.setattr(rb.ReplayBuffer, "__init__", rb.ReplayBuffer.__init__)  # put verl's back afterwards
+    # Control: verl as shipped sleeps 2 s between polls.
+    assert _slept(rb, rb.ReplayBuffer(**_trainer_kwargs()), monkeypatch) == [2.0]
+
+    patch = cpu_platform._default_poll_interval(0.1)
+    patch(rb)
+    patch(rb)  # idempotent: wraps once
+    assert getattr(rb.ReplayBuffer.__init__, "_gspo_cpu", False)
+    assert getattr(rb.ReplayBuffer.__init__, "__wrapped__", None) is not None
+    assert not getattr(rb.ReplayBuffer.__init__.__wrapped__, "_gspo_cpu", False)
+    assert _slept(rb, rb.ReplayBuffer(**_trainer_kwargs()), monkeypatch) == [0.1]
+    assert rb.ReplayBufferAsync(**_trainer_kwargs("separate_async")).poll_interval == 0.1  # inherits __init__
+    # A caller's own interval wins, by keyword or by position (the 6th parameter).
+    assert rb.ReplayBuffer(**_trainer_kwargs(), poll_interval=3.0).poll_interval == 3.0
+    positional = rb.ReplayBuffer("sync", DictConfig({}), None, "drop", DictConfig({}), 3.0, lambda n: None)
+    assert positional.poll_interval == 3.0
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-1", "inf", "nan"])
+def test_a_bad_poll_interval_keeps_verls_with_one_line(raw, monkeypatch, capsys):
+    monkeypatch.setenv(cpu_switches.REPLAY_POLL_ENV, raw)
+    assert cpu_platform._replay_poll_seconds() is None
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and cpu_switches.REPLAY_POLL_ENV in err and "keeps its 2 s poll" in err
+
+
+def test_the_poll_interval_is_read_from_the_environment(monkeypatch, capsys):
+    monkeypatch.delenv(cpu_switches.REPLAY_POLL_ENV, raising=False)
+    assert cpu_platform._replay_poll_seconds() is None
+    monkeypatch.setenv(cpu_switches.REPLAY_POLL_ENV, "0.25")
+    assert cpu_platform._replay_poll_seconds() == 0.25
+    assert capsys.readouterr().err == ""
+
+
+_POLL_PROBE = """
+import gspo_cli.engines.verl.cpu_platform
+from omegaconf import DictConfig
+from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
+print("poll", ReplayBuffer(trainer_mode="sync", trainer_config=DictConfig({}), max_off_policy_threshold=None,
+      max_off_policy_strategy="drop", sampler_kwargs=DictConfig({})).poll_interval)
+"""
+
+
+@pytest.mark.slow
+def test_the_plugin_sets_the_poll_only_on_verl_cpu():
+    """As verl loads it (VERL_USE_EXTERNAL_MODULES, before its trainer imports the replay buffer), in two fresh
+    processes: the switch's variable takes effect with VERL_PLATFORM=cpu and not without."""
+    base = {k: v for k, v in os.environ.items() if k not in ("VERL_PLATFORM", cpu_switches.REPLAY_POLL_ENV)}
+    base[cpu_switches.REPLAY_POLL_ENV] = cpu_switches.REPLAY_POLL_S
+    procs = {platform: subprocess.Popen([sys.executable, "-c", _POLL_PROBE], stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True,
+                                        env=dict(base, **({"VERL_PLATFORM": platform} if platform else {})))
+             for platform in ("cpu", "")}
+    out = {platform: proc.communicate(timeout=600)[0] for platform, proc in procs.items()}
+    assert f"poll {float(cpu_switches.REPLAY_POLL_S)}\n" in out["cpu"], out["cpu"][-2000:]
+    assert "poll 2.0\n" in out[""], out[""][-2000:]
