@@ -141,7 +141,8 @@ class ActorSection(Section):
     # verl: fsdp2 | fsdp (its FSDP workers); native: native (one unsharded model). A preset that leaves it out
     # gets its engine's first value (config/engine_support.py).
     strategy: Literal["fsdp", "fsdp2", "native"] = "fsdp2"
-    lr: PositiveFloat = 1e-6
+    # 0 is allowed: a run that computes every gradient and moves nothing (a control: the engine tests use it)
+    lr: float = Field(default=1e-6, ge=0)
     lr_warmup_steps: NonNegInt = 0
     weight_decay: float = Field(default=0.0, ge=0)
     grad_clip: PositiveFloat = 1.0

@@ -63,6 +63,10 @@ def _steps(run_dir: Path) -> list[int]:
     return [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")]
 
 
+def _trained(run_dir: Path) -> list[int]:
+    return semantics.train_steps(read_metrics(run_dir / "metrics.jsonl"))
+
+
 def _wait_for(pred, proc: subprocess.Popen, log: Path, what: str, timeout: float = 2400) -> None:
     deadline = time.monotonic() + timeout
     while not pred():
@@ -88,12 +92,12 @@ def _wait_for_gone(pids: list[int], timeout: float = 120) -> None:
         time.sleep(0.5)
 
 
-def _verl_worker_pid() -> int:
+def _verl_worker_pid(home: Path) -> int:
     """verl's FSDP actor worker (Ray actor WorkerDict / ...ActorRolloutRef...) of the embedded head's job, as a
     user finds it: `gspo cluster status --actors` (the head's state API over its dashboard). Not
     ray.util.state with the GCS address in this process: that leaves a GCS client behind which ends the whole
     pytest process (exit 1, no report) a minute after the head it knew stops."""
-    res = gspo("cluster", "status", "--actors", "--json", timeout=300)
+    res = gspo("cluster", "status", "--actors", "--json", timeout=300, env={"GSPO_HOME": str(home)})
     assert res.returncode == 0, res.stderr[-3000:]
     actors = json.loads(res.stdout)["actors"]
     pids = [a["pid"] for a in actors if "WorkerDict" in a["class"]]
@@ -104,24 +108,27 @@ def _verl_worker_pid() -> int:
 def _faulted_run(home: Path) -> Story:
     """Start the run, kill a verl worker once it has a checkpoint, wait for the wrapper's restart and a checkpoint
     of the restarted verl, SIGKILL the whole job, then `gspo train --resume` it to the end."""
-    res = gspo("prepare-data", "--preset", "tiny-verl", timeout=900)
+    env = {**os.environ, "GSPO_HOME": str(home)}  # explicit: pytest's per-test GSPO_HOME is another folder
+    res = gspo("prepare-data", "--preset", "tiny-verl", timeout=900, env=env)
     assert res.returncode == 0, res.stderr[-3000:]
-    run_dir = layout.run_dir(RUN)
+    run_dir = home / "runs" / RUN
     health = run_dir / "health.jsonl"
     argv = [sys.executable, "-m", "gspo_cli", "train", "--preset", "tiny-verl", "--run-name", RUN,
             "--set", f"trainer.total_training_steps={TOTAL}"]
     # the follower streams verl's whole log: into a file, as a pipe nobody reads fills up and blocks it
     log = home.parent / "gspo-train.log"
     with log.open("w") as out:
-        proc = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         _wait_for(lambda: 4 in layout.list_steps(run_dir) and 5 in _steps(run_dir), proc, log, "step 5")
         first = _steps(run_dir)
-        os.kill(_verl_worker_pid(), signal.SIGKILL)  # transient: the wrapper restarts from the last checkpoint
+        os.kill(_verl_worker_pid(home), signal.SIGKILL)  # transient: the wrapper restarts from the last checkpoint
         _wait_for(lambda: health.is_file() and '"rule": "restart"' in health.read_text(), proc, log, "the restart")
         restarted_at = layout.list_steps(run_dir)[-1]
-        # the restarted verl saves again
-        _wait_for(lambda: layout.list_steps(run_dir)[-1] > restarted_at, proc, log, "a checkpoint after the restart")
+        # the restarted verl saves again, and logs that step (verl saves a step's checkpoint before it logs the
+        # step's metrics: a kill between the two loses that step's line for good, which is not what this checks)
+        _wait_for(lambda: (last := layout.list_steps(run_dir)[-1]) > restarted_at and last in _trained(run_dir),
+                  proc, log, "a checkpoint after the restart, and its step's metrics")
         pids = _job_pids(run_dir)
         assert pids
         for pid in pids:  # the job wrapper and verl's driver under it, as a host crash would
@@ -133,7 +140,7 @@ def _faulted_run(home: Path) -> Story:
             proc.kill()
         proc.wait()
     killed_at = layout.list_steps(run_dir)[-1]
-    resume = gspo("train", "--resume", RUN, timeout=2400)
+    resume = gspo("train", "--resume", RUN, timeout=2400, env=env)
     return Story(home, run_dir, first, restarted_at, killed_at, resume)
 
 
@@ -150,7 +157,7 @@ def home(tmp_path_factory):
         try:
             yield home
         finally:
-            gspo("cluster", "down", timeout=300)
+            gspo("cluster", "down", timeout=300, env={"GSPO_HOME": str(home)})
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +177,14 @@ def _control(home: Path, run: str, steps: int, *sets: str, env: dict | None = No
     assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
     if env:
         assert "test switch: " + " ".join(f"{k}={v}" for k, v in env.items()) in res.stderr  # announced
-    return read_metrics(layout.run_dir(run) / "metrics.jsonl")
+    return _records(home, run, steps)
+
+
+def _records(home: Path, run: str, steps: int) -> list[dict]:
+    """The run's metrics records (read from `home`, not from whatever GSPO_HOME this test process has now)."""
+    records = read_metrics(home / "runs" / run / "metrics.jsonl")
+    assert semantics.train_steps(records) == list(range(1, steps + 1)), (run, [r["step"] for r in records])
+    return records
 
 
 @pytest.fixture(scope="module")
@@ -281,12 +295,12 @@ def _native_preset(dest: Path, **changes: str) -> Path:
     return dest
 
 
-def _native_run(home: Path, preset: Path, run: str, *sets: str) -> list[dict]:
-    args = [a for s in ("trainer.save_freq=-1", *sets) for a in ("--set", s)]
+def _native_run(home: Path, preset: Path, run: str, steps: int, *sets: str) -> list[dict]:
+    args = [a for s in ("trainer.save_freq=-1", f"trainer.total_training_steps={steps}", *sets) for a in ("--set", s)]
     res = gspo("train", "--preset", str(preset), "--run-name", run, "--local", *args, timeout=1200,
                env={"GSPO_HOME": str(home)})
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
-    return read_metrics(layout.run_dir(run) / "metrics.jsonl")
+    return _records(home, run, steps)
 
 
 def test_every_step_has_a_gradient(story, home, tmp_path):
@@ -297,8 +311,7 @@ def test_every_step_has_a_gradient(story, home, tmp_path):
     assert semantics.train_steps(records) == list(range(1, TOTAL + 1))
     assert not semantics.gradient_failures(records)
     cold = _native_preset(tmp_path / "cold.yaml", **{"model.path": "builtin:tiny-qwen3-vllm"})
-    control = _native_run(home, cold, "control-cold", "trainer.total_training_steps=2",
-                          "trainer.val_before_train=false", "trainer.test_freq=-1")
+    control = _native_run(home, cold, "control-cold", 2, "trainer.val_before_train=false", "trainer.test_freq=-1")
     assert len(semantics.gradient_failures(control)) == 2, _table(control)
 
 
@@ -344,11 +357,12 @@ def test_native_and_verl_agree(story, home, tmp_path):
     settings: verl's reward per 4-step block lies in the band of the native runs (mean +- 3 sd of one run,
     semantics.band)."""
     preset = _native_preset(tmp_path / "native.yaml")
-    curves = [semantics.blocks(_native_run(home, preset, f"native-{seed}", f"trainer.seed={seed}",
+    curves = [semantics.blocks(_native_run(home, preset, f"native-{seed}", TOTAL, f"trainer.seed={seed}",
                                            "trainer.val_before_train=false", "trainer.test_freq=-1"))
               for seed in NATIVE_SEEDS]
     ref = semantics.band(curves, BAND_FLOOR)
     verl = semantics.blocks(story.records)
+    assert len(verl) == len(ref) == TOTAL // 4, (verl, ref)
     print("\nreward per 4-step block: verl " + " ".join(f"{v:+.3f}" for v in verl)
           + "\nnative mean +- band " + " ".join(f"{m:+.3f}+-{w:.3f}" for m, w in ref)
           + "\nnative seeds " + "; ".join(" ".join(f"{v:+.3f}" for v in c) for c in curves))
