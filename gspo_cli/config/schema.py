@@ -79,6 +79,9 @@ class DataSection(Section):
     truncation: Literal["left", "right", "error", "middle"] = "error"
     train_batch_size: PositiveInt = 8
     shuffle: bool = True
+    # The seed of the training prompts' order (verl's data.seed; both engines draw the same order from it); None:
+    # trainer.seed. Set apart from trainer.seed, runs see the same prompts at each step with other samples.
+    seed: int | None = None
     dedup: bool = True
     # Problems that appear with different answers: drop all copies (and report), keep the first, or fail.
     conflict_policy: Literal["drop", "keep-first", "error"] = "drop"

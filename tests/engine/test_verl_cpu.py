@@ -355,9 +355,14 @@ def test_the_policy_learns(story, still):
 def test_native_and_verl_agree(story, home, tmp_path):
     """(5) the native engine (the readable reference) and verl, from the same warm start on the same data and
     settings: verl's reward per 4-step block lies in the band of the native runs (mean +- 3 sd of one run,
-    semantics.band)."""
+    semantics.band). The native runs take verl's prompt order (data.seed = verl's seed: the same prompts at every
+    step, engines/native/data.py PromptSampler) and their own sampling seeds."""
+    from gspo_cli.config.presets import load_preset
+
     preset = _native_preset(tmp_path / "native.yaml")
+    data_seed = load_preset("tiny-verl").trainer.seed  # what verl's data.seed compiles from
     curves = [semantics.blocks(_native_run(home, preset, f"native-{seed}", TOTAL, f"trainer.seed={seed}",
+                                           f"data.seed={data_seed}",
                                            "trainer.val_before_train=false", "trainer.test_freq=-1"))
               for seed in NATIVE_SEEDS]
     ref = semantics.band(curves, BAND_FLOOR)

@@ -134,7 +134,8 @@ class NativeTrainer:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=actor.lr, weight_decay=actor.weight_decay)
         self.scheduler = constant_with_warmup(self.optimizer, actor.lr_warmup_steps)
 
-        self.sampler = PromptSampler(len(self.train_rows), preset.data.train_batch_size, self.seed,
+        data_seed = self.seed if preset.data.seed is None else preset.data.seed  # verl's data.seed, compiled alike
+        self.sampler = PromptSampler(len(self.train_rows), preset.data.train_batch_size, data_seed,
                                      preset.data.shuffle)
         self.total_steps = trainer.total_training_steps or trainer.total_epochs * self.sampler.steps_per_epoch
         self.sampling = Sampling(rollout.temperature, rollout.top_p, rollout.top_k, preset.data.max_response_length)

@@ -156,7 +156,10 @@ def _data(t: _Table, p: Preset, train_file, val_file) -> None:
     t.put("data.truncation", d.truncation, "data.truncation")
     t.put("data.train_batch_size", d.train_batch_size, "data.train_batch_size")
     t.put("data.shuffle", d.shuffle, "data.shuffle")
-    t.put("data.seed", p.trainer.seed, "trainer.seed")
+    if d.seed is None:
+        t.put("data.seed", p.trainer.seed, "trainer.seed")
+    else:
+        t.put("data.seed", d.seed, "data.seed")
 
 
 def _actor_loss(t: _Table, p: Preset) -> None:
