@@ -54,6 +54,8 @@ ENGINES: dict[str, EngineSupport] = {
             "trainer.cpu_threads": "verl does not train on CPU; trainer.cpu_threads is for the native engine",
             "trainer.val_sequences_per_batch": "verl validates with its own batching; pass data.val_batch_size "
                                                "through overrides.verl",
+            "trainer.routing_metrics_freq": "verl's FSDP actor exposes no routing; its rollout load balance is "
+                                            "rollout.moe_load_balance_metrics_interval",
         },
     ),
     "native": EngineSupport(

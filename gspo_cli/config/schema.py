@@ -242,6 +242,9 @@ class TrainerSection(Section):
     # Native engine: validation generates at most this many sequences per generate call
     # (prompts per call = this // rollout.val.n, at least 1).
     val_sequences_per_batch: PositiveInt = 256
+    # Native engine with a Mixture-of-Experts policy: routing metrics (moe/*, rollout/moe/*; docs/health.md) every
+    # N steps. Each measured step costs one forward over the batch and three per mini-batch besides the update.
+    routing_metrics_freq: PositiveInt = 1
 
     @model_validator(mode="after")
     def _frequencies(self) -> TrainerSection:
