@@ -5,14 +5,21 @@ recipe (models/tiny.py: same word-level vocabulary, chat template, seed, determi
 Cached at `$GSPO_HOME/models/tiny-moe-v<VERSION>-<recipe digest>`: the digest covers the tiny recipe it shares
 (tokenizer corpus, template, seed) and the MoE shape below, so a changed shape gets a new folder.
 
-The shape (`MOE_SHAPE`), chosen so both engines can train it:
+The shape (`MOE_SHAPE`), chosen so both engines can train it (the native engine, and verl with vLLM-CPU):
 - 8 experts, 2 active per token (`num_experts_per_tok`), each a SwiGLU of width 64 (`moe_intermediate_size`): the
   activated MLP width per token (2 x 64) is half the dense tiny model's 256, the total (8 x 64) twice it;
   every layer is an MoE layer (`decoder_sparse_step` 1, no `mlp_only_layers`), the router's top-2 weights are
   renormalised (`norm_topk_prob`, as in Qwen3-30B-A3B's config);
 - 4 attention heads x head_dim 32 (2 KV heads): vLLM-CPU's attention serves head sizes 32..512 only;
-- hidden 64 and 2 x 64 expert rows are multiples of 32, the tile of vLLM-CPU's grouped-GEMM MoE kernel
-  (vllm/model_executor/layers/fused_moe/cpu_fused_moe.py `check_grouped_gemm`);
+- hidden 48, deliberately not a multiple of 32. vLLM-CPU 0.27.1 serves this MoE either way (greedy tokens equal
+  HF's), but with hidden and 2 x moe_intermediate_size both multiples of 32 it takes its grouped-GEMM kernel
+  (vllm/model_executor/layers/fused_moe/cpu_fused_moe.py:381 `check_grouped_gemm`), whose weight prepacking
+  re-registers `w13_weight` / `w2_weight` as fresh Parameters without `weight_loader` (cpu_fused_moe.py:407-409
+  -> vllm/model_executor/layers/quantization/utils/layer_utils.py:41); verl's weight sync then stops at its
+  first `model.load_weights` (verl/workers/rollout/vllm_rollout/utils.py:405 -> vllm/.../fused_moe/
+  routed_experts.py:962: `AttributeError: 'Parameter' object has no attribute 'weight_loader'`). With hidden 48
+  vLLM-CPU takes its torch MoE path, which keeps the loaded Parameters: reloading new weights then gives HF's
+  greedy tokens again (docs/benchmarks.md "tiny MoE on verl");
 - `initializer_range` 0.1 as the dense tiny model (see its comment): the router's weights get the same init
   (transformers' `Qwen3MoePreTrainedModel._init_weights`), so the random router already spreads tokens.
 """
@@ -28,7 +35,7 @@ from gspo_cli.models import tiny
 
 VERSION = 1
 MOE_SHAPE = dict(
-    hidden_size=64,
+    hidden_size=48,
     num_hidden_layers=2,
     num_attention_heads=4,
     num_key_value_heads=2,

@@ -72,6 +72,18 @@ def test_clip_fraction_band_follows_the_loss_mode_and_on_policy_steps():
     assert high and high[0].threshold == 0.05
 
 
+def test_routing_volatility_band_from_the_gspo_paper():
+    """moe/routing_flip_frac at the paper's ~0.10 (Qwen3-30B-A3B) is healthy; three steps above 0.3 warn."""
+    assert HealthSection().routing_volatility.max_flip == 0.3
+    assert _run(_cfg(), _series("moe/routing_flip_frac", [0.1, 0.12, 0.29] * 4)) == []
+    events = _run(_cfg(), _series("moe/routing_flip_frac", [0.1, 0.4, 0.45, 0.5, 0.1]))
+    assert [(e.step, e.rule, e.action) for e in events] == [(4, "routing_volatility", "warn")]  # patience 3
+    assert events[0].threshold == 0.3 and "run-moe-routing-volatile" in events[0].message
+    token_level = _run(_cfg(), _series("moe/routing_flip_frac", [0.6] * 3), Context("vanilla"))
+    assert "routing replay" in token_level[0].message
+    assert _run(_cfg(), _series("actor/pg_loss", [0.1] * 5)) == []  # a dense run has no such metric
+
+
 def test_truncation_most_responses_at_the_limit():
     events = _run(_cfg(), _series("response_length/clip_ratio", [0.1, 0.7, 0.8, 0.9, 0.8, 0.9, 0.95]))
     assert [(e.step, e.rule) for e in events] == [(6, "truncation")]
