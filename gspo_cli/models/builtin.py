@@ -31,8 +31,10 @@ def default_dir(name: str) -> Path:
 
 
 def shape(name: str) -> dict:
-    """The config values a built-in model is built with (its SHAPES entry)."""
-    return dict(_module(name).SHAPES[name])
+    """The config values a built-in model is built with (its SHAPES entry; a warm start has its base's shape)."""
+    module = _module(name)
+    base = getattr(module, "base_shape_name", lambda n: n)(name)
+    return dict(module.SHAPES[base])
 
 
 def ensure(name: str, dest: str | Path | None = None) -> Path:

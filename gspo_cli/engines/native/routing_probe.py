@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 import torch
@@ -91,14 +92,15 @@ class RoutingProbe:
         order = torch.arange(len(rows), device=rows.device)
         first = torch.full((len(uniq),), len(rows), device=rows.device).scatter_reduce(0, inverse, order, "amin")
         p_rows = rows[first]
-        if replay_from is not None:
-            calls = [replay_from[first, :P].reshape(-1, self.layers, self.k)]
-            if R > 1:
-                calls.append(replay_from[:, P:].reshape(-1, self.layers, self.k))
-            context = moe.replay(self.model, calls)
-        else:
-            context = moe.capture(self.model)
-        with context as rec:
+        rec: moe.Capture | None = None
+        with ExitStack() as stack:
+            if replay_from is not None:
+                calls = [replay_from[first, :P].reshape(-1, self.layers, self.k)]
+                if R > 1:
+                    calls.append(replay_from[:, P:].reshape(-1, self.layers, self.k))
+                stack.enter_context(moe.replay(self.model, calls))
+            else:
+                rec = stack.enter_context(moe.capture(self.model))
             prefix = self.model(input_ids=batch.input_ids[p_rows, :P], attention_mask=batch.attention_mask[p_rows, :P],
                                 position_ids=batch.position_ids[p_rows, :P], use_cache=R > 1)
             logits = prefix.logits[:, -1][inverse].unsqueeze(1)  # predicts response token 0
@@ -111,7 +113,8 @@ class RoutingProbe:
                                   use_cache=True)
                 logits = torch.cat([logits, rest.logits], dim=1)
         logp, _ = _log_probs_from_logits(logits, batch.responses[rows], self.temperature, False)
-        if replay_from is not None:
+        if rec is None:
+            assert replay_from is not None
             return logp, replay_from
         passes = rec.calls()
         routes = passes[0].view(len(uniq), P, self.layers, self.k)[inverse]
