@@ -155,6 +155,24 @@ def test_no_false_alarm_on_the_tiny_demo_run():
     assert "entropy_collapse" in {e.rule for e in defaults}
 
 
+def test_no_false_alarm_on_the_tiny_moe_run_and_the_band_bites_when_routing_moves():
+    """A real tiny-moe run (tests/fixtures/health/README.md) raises nothing; the same run with the routes flipping
+    10x as often (0.1-0.4 of the experts per step) raises routing_volatility."""
+    from gspo_cli.config.presets import load_preset
+
+    preset = load_preset("tiny-moe")
+    fixture = FIXTURE.parent / "tiny-moe-metrics.jsonl.gz"
+    records = [json.loads(line) for line in gzip.open(fixture, "rt")]
+    steps = [(r["step"], r["data"]) for r in records]
+    flips = [d["moe/routing_flip_frac"] for _, d in steps if "moe/routing_flip_frac" in d]
+    assert len(flips) >= 290 and max(flips) < 0.3
+    assert _run(preset.trainer.health, steps, Context.from_preset(preset)) == []
+    volatile = [(s, {**d, "moe/routing_flip_frac": 10 * d["moe/routing_flip_frac"]}) if "moe/routing_flip_frac" in d
+                else (s, d) for s, d in steps]
+    events = _run(preset.trainer.health, volatile, Context.from_preset(preset))
+    assert {e.rule for e in events} == {"routing_volatility"}
+
+
 def test_health_jsonl_round_trip(tmp_path):
     path = tmp_path / "health.jsonl"
     event = health.Event(3, "nonfinite", "stop", math.nan, "finite", "actor/pg_loss is NaN", time=1.0)

@@ -310,15 +310,17 @@ def _rollout_memory_checks(preset: Preset, est: memory.MemoryEstimate, dev: int)
     seq = preset.data.max_prompt_length + preset.data.max_response_length
     budget, w = r.gpu_memory_utilization * dev, est.rollout["rollout_weights_bytes"]
     keys = ["rollout.gpu_memory_utilization", "rollout.tensor_parallel_size"]
+    held = f"weights / TP {tp}" if r.expert_parallel_size <= 1 else (
+        f"weights (experts / EP {r.expert_parallel_size}, the rest / TP {tp})")
     if w + GiB >= budget:
-        return [Check("rollout memory", "error", f"weights / TP {tp} = {memory.gib(w)} do not fit in "
+        return [Check("rollout memory", "error", f"{held} = {memory.gib(w)} do not fit in "
                       f"gpu_memory_utilization {r.gpu_memory_utilization} x {memory.gib(dev)} = {memory.gib(budget)}",
                       keys[::-1], "raise rollout.tensor_parallel_size or gpu_memory_utilization")]
     seqs = est.rollout["full_length_seqs"]
     level = "ok" if seqs >= 1 else "error"
     replicas = world // tp if world % tp == 0 else None
     per_replica = -(-preset.data.train_batch_size * r.n // replicas) if replicas else None
-    msg = (f"weights / TP {tp} = {memory.gib(w)}; KV cache {memory.gib(est.rollout['kv_cache_bytes'])} at utilisation "
+    msg = (f"{held} = {memory.gib(w)}; KV cache {memory.gib(est.rollout['kv_cache_bytes'])} at utilisation "
            f"{r.gpu_memory_utilization} = {est.rollout['kv_cache_tokens']:,} tokens = {seqs} concurrent full-length "
            f"({seq}-token) sequences per replica")
     if per_replica:
