@@ -51,8 +51,11 @@ def _gspo(home: Path, *args: str, timeout: int) -> subprocess.CompletedProcess:
     return proc
 
 
-def run_arm(home: Path, arm: str, seed: int, steps: int) -> tuple[Path, float]:
+def run_arm(home: Path, arm: str, seed: int, steps: int, reuse: bool = False) -> tuple[Path, float]:
     name = f"{arm}-s{seed}"
+    done = home / "runs" / name / "metrics.jsonl"
+    if reuse and done.is_file() and max(read(done.parent), default=0) >= steps:
+        return done.parent, float("nan")  # already trained in this GSPO_HOME: summarised again, not rerun
     sets = [*ARMS[arm], f"trainer.seed={seed}", f"trainer.total_training_steps={steps}", "trainer.save_freq=-1",
             f"trainer.test_freq={min(25, steps)}"]
     started = time.perf_counter()
@@ -88,7 +91,8 @@ def summarise(rows: dict[int, dict], window: int) -> dict:
         vals = [rows[s][key] for s in steps if lo <= s <= (hi or steps[-1]) and key in rows[s]]
         return statistics.fmean(vals) if vals else None
 
-    return {"val": val, "acc": windowed("critic/acc/mean"), "clipfrac": windowed("actor/pg_clipfrac"),
+    return {"val": val, "acc": windowed("critic/acc/mean"), "reward": windowed("critic/score/mean"),
+            "clipfrac": windowed("actor/pg_clipfrac"),
             "first_09": first_09, "final_acc": statistics.fmean(acc[-10:]),
             "clipfrac_mean": mean_of("actor/pg_clipfrac"),
             "routing": {k: mean_of(k) for k in ROUTING},
@@ -117,6 +121,10 @@ def table(results: dict[str, list[dict]]) -> str:
         row(f"val acc @ step {step}", lambda r, s=step: r["val"].get(s))
     for start in sorted(first["acc"]):
         row(f"train acc, steps {start}-{start + WINDOW - 1}", lambda r, s=start: r["acc"].get(s))
+    for start in sorted(first["reward"]):
+        row(f"reward critic/score/mean, steps {start}-{start + WINDOW - 1}", lambda r, s=start: r["reward"].get(s))
+    for start in sorted(first["clipfrac"]):
+        row(f"actor/pg_clipfrac, steps {start}-{start + WINDOW - 1}", lambda r, s=start: r["clipfrac"].get(s))
     row("first step with 10-step train acc >= 0.9", lambda r: r["first_09"])
     row("train acc, last 10 steps", lambda r: r["final_acc"])
     row("actor/pg_clipfrac (mean over the run)", lambda r: r["clipfrac_mean"])
@@ -139,6 +147,8 @@ def main() -> int:
     ap.add_argument("--window", type=int, default=50)
     ap.add_argument("--json", type=Path, help="write every run's summary here")
     ap.add_argument("--home", type=Path, help="GSPO_HOME to use (default: a temporary folder)")
+    ap.add_argument("--reuse", action="store_true", help="summarise runs already trained in --home instead of "
+                    "training them again")
     args = ap.parse_args()
     WINDOW = args.window
     home = args.home or Path(tempfile.mkdtemp(prefix="gspo-moe-bench-"))
@@ -148,17 +158,19 @@ def main() -> int:
     walls: dict[str, list[float]] = {arm: [] for arm in ARMS}
     for seed in args.seeds:
         for arm in ARMS:
-            run, wall = run_arm(home, arm, seed, args.steps)
+            run, wall = run_arm(home, arm, seed, args.steps, args.reuse)
             summary = summarise(read(run), args.window)
             results[arm].append(summary)
             walls[arm].append(wall)
-            print(f"{arm} seed {seed}: {wall:.0f} s, final train acc {summary['final_acc']:.3f}, first >= 0.9 at "
+            print(f"{arm} seed {seed}: {wall:.0f} s (nan: reused), final train acc {summary['final_acc']:.3f}, first >= 0.9 at "
                   f"{summary['first_09']}, clipfrac {summary['clipfrac_mean']:.3f}, flip "
                   f"{summary['routing']['moe/routing_flip_frac']:.4f}", flush=True)
     print()
     print(f"tiny-moe, {args.steps} steps, seeds {args.seeds}: mean [min, max] over the seeds")
     print(table(results))
     print("\nwall per run (s): " + ", ".join(f"{a} {statistics.fmean(w):.0f}" for a, w in walls.items()))
+    print(f"curves of every run: gspo report {' '.join(f'{a}-s{s}' for s in args.seeds for a in ARMS)} "
+          f"(GSPO_HOME={home})")
     if args.json:
         args.json.write_text(json.dumps({"seeds": args.seeds, "steps": args.steps, "arms": ARMS, "results": results,
                                          "walls": walls}, indent=1, default=str))
