@@ -13,7 +13,9 @@ Definitions (docs/health.md "MoE routing metrics" names the logged metrics after
   experts activated under the new policy differ from those activated under the old policy" for Qwen3-30B-A3B).
   A policy that routed at random would flip 1 - k/E of them (`random_flip_frac`).
 - **changed fraction** (`FlipCounts.changed_frac`): the share of (position, layer) pairs whose expert set changed
-  at all.
+  at all; **token changed fraction** (`FlipCounts.token_changed_frac`): the share of counted positions whose expert
+  set changed in at least one layer (Megatron-LM#4168 reports 94% of tokens for rollout vs training engine on
+  Qwen3-30B-A3B, where ~10% of the per-layer decisions differ: over 48 layers small per-layer rates compound).
 - **load** (`expert_load`): tokens routed to each expert per layer, [L, E]; each token counts once per expert
   of its top-k. `load_balance` summarises it per layer as the coefficient of variation (std / mean of the
   per-expert counts, population std; 0 = perfectly even) and verl's violation figures
@@ -69,12 +71,15 @@ class FlipCounts:
     changed: float = 0.0  # (position, layer) pairs whose expert set changed
     pairs: float = 0.0  # counted (position, layer) pairs
     k: int = 1
+    tokens_changed: float = 0.0  # positions whose expert set changed in at least one layer
+    tokens: float = 0.0  # counted positions
 
     def __add__(self, other: FlipCounts) -> FlipCounts:
         if self.pairs and other.pairs and self.k != other.k:
             raise ValueError(f"cannot add flip counts of top-{self.k} and top-{other.k} routing")
         return FlipCounts(self.flipped + other.flipped, self.changed + other.changed, self.pairs + other.pairs,
-                          other.k if not self.pairs else self.k)
+                          other.k if not self.pairs else self.k, self.tokens_changed + other.tokens_changed,
+                          self.tokens + other.tokens)
 
     @property
     def flip_frac(self) -> float | None:
@@ -84,15 +89,22 @@ class FlipCounts:
     def changed_frac(self) -> float | None:
         return self.changed / self.pairs if self.pairs else None
 
+    @property
+    def token_changed_frac(self) -> float | None:
+        return self.tokens_changed / self.tokens if self.tokens else None
+
 
 def routing_flips(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor) -> FlipCounts:
     """Flip counts between two routings of the same positions (see the module doc)."""
     _check(a, mask)
     common = overlap(a, b)  # [B, T, L]
-    valid = mask.bool().unsqueeze(-1).expand_as(common)
+    positions = mask.bool()
+    valid = positions.unsqueeze(-1).expand_as(common)
     k = a.shape[-1]
     flipped = (k - common)[valid]
-    return FlipCounts(float(flipped.sum()), float((flipped > 0).sum()), float(flipped.numel()), k)
+    token_changed = (common < k).any(-1)[positions]
+    return FlipCounts(float(flipped.sum()), float((flipped > 0).sum()), float(flipped.numel()), k,
+                      float(token_changed.sum()), float(token_changed.numel()))
 
 
 def random_flip_frac(num_experts: int, k: int) -> float:

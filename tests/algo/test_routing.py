@@ -25,6 +25,11 @@ def test_flips_count_experts_not_order():
     flips = routing.routing_flips(old, one_flip, mask)
     assert (flips.flipped, flips.changed, flips.pairs, flips.k) == (1, 1, 2, 2)
     assert flips.flip_frac == pytest.approx(1 / 4) and flips.changed_frac == pytest.approx(1 / 2)
+    assert flips.token_changed_frac == pytest.approx(1 / 2)  # one of the two positions changed
+    # two layers: a position counts as changed when any of its layers changed
+    two = routing.routing_flips(_idx([[[[0, 1], [2, 3]], [[0, 1], [2, 3]]]]), _idx([[[[0, 1], [2, 7]], [[0, 1], [2, 3]]]]),
+                                mask)
+    assert (two.changed_frac, two.token_changed_frac) == (pytest.approx(1 / 4), pytest.approx(1 / 2))
     assert routing.routing_flips(old, both, mask).flip_frac == pytest.approx(2 / 4)
 
 

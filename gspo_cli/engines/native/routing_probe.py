@@ -15,6 +15,7 @@ same positions in the same layout), next to the trainer's:
 | `moe/routing_flip_frac` | expert flip fraction pi_old -> the policy being trained, over the mini-batches trained after the step's first update (those the policy has moved for; absent with one update per step), at the positions that score the response tokens |
 | `moe/routing_flip_frac_max` | the largest of those per mini-batch (usually the step's last) |
 | `moe/routing_changed_frac` | (position, layer) pairs whose expert set changed at all, same positions |
+| `moe/routing_token_changed_frac` | positions whose expert set changed in at least one layer, same mini-batches |
 | `moe/routing_flip_frac_update` | expert flip fraction across one optimizer update (before vs after it, on the mini-batch it trained), mean over the step's updates |
 | `moe/routing_flip_frac_random` | 1 - k/E: what routing at random would flip (the scale of the three above) |
 | `moe/logprob_gap`, `moe/logprob_gap_replay` | mean_t abs(logp - logp_old) of the policy being trained, free routing / pi_old's routes replayed |
@@ -180,6 +181,7 @@ class RoutingProbe:
             "moe/routing_flip_frac": self.moved.flip_frac,
             "moe/routing_flip_frac_max": self.moved_max,
             "moe/routing_changed_frac": self.moved.changed_frac,
+            "moe/routing_token_changed_frac": self.moved.token_changed_frac,
             "moe/routing_flip_frac_update": self.per_update.flip_frac,
             "moe/logprob_gap": self.gaps.token_gap,
             "moe/logprob_gap_replay": self.gaps.token_gap_replay,

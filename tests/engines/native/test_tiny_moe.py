@@ -17,6 +17,7 @@ from gspo_cli.metrics.jsonl import read_metrics
 from gspo_cli.models import moe, tiny_moe
 
 MOE_KEYS = ("moe/routing_flip_frac", "moe/routing_flip_frac_max", "moe/routing_changed_frac",
+            "moe/routing_token_changed_frac",
             "moe/routing_flip_frac_update", "moe/routing_flip_frac_random", "moe/logprob_gap",
             "moe/logprob_gap_replay", "moe/router_gap_share", "moe/seq_logratio_gap", "moe/load_cv",
             "moe/load_cv_max", "rollout/moe/max_vio/max", "rollout/moe/max_vio/avg", "rollout/moe/min_vio/avg",
