@@ -72,12 +72,12 @@ def data_facts(preset: Preset) -> DataFacts:
 
 def gather(preset: Preset) -> tuple[ModelFacts | None, DataFacts]:
     path = preset.model.path
-    if path.startswith("builtin:"):  # a built-in model's facts are its built folder's config.json
+    if path.startswith("builtin:"):  # a built-in model's facts are its folder's config.json (built as compile does)
         from gspo_cli.models import builtin
 
         name = path[len("builtin:"):]
         if name in builtin.names():
-            path = str(builtin.default_dir(name))
+            path = str(builtin.ensure(name))
     return model_facts(path), data_facts(preset)
 
 
