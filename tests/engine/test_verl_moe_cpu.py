@@ -53,21 +53,23 @@ def test_vllm_cpu_serves_the_tiny_moe_and_reloads_its_experts_only_on_the_torch_
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
 def test_tiny_moe_trains_on_verl_with_the_experts_synced_every_step(gspo_home):
-    sets = ["rollout.n=16", "trainer.total_training_steps=8", "trainer.save_freq=-1"]
+    # the random-init MoE answers ~0.3% of sums, so a step has a gradient only when one of its samples is right:
+    # 16 prompts x n 16 makes that ~54% per step (in run mv5 with n 8: 6 of 16 steps), 10 steps all but certain
+    sets = ["rollout.n=16", "trainer.total_training_steps=10", "trainer.save_freq=-1"]
     res = gspo("prepare-data", "--preset", "tiny-moe-verl", timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     try:
         res = gspo("train", "--preset", "tiny-moe-verl", "--run-name", "moe-verl", *[a for s in sets
                                                                                       for a in ("--set", s)])
         assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-3000:])
-        records = read_metrics(gspo_home / "runs" / "moe-verl" / "metrics.jsonl")
-        assert [r["step"] for r in records] == list(range(1, 9))
+        records = [r for r in read_metrics(gspo_home / "runs" / "moe-verl" / "metrics.jsonl") if r["step"] > 0]
+        assert [r["step"] for r in records] == list(range(1, 11))  # (step 0: validation before training)
         data = [r["data"] for r in records]
         assert all(d["timing_s/update_weights"] > 0 for d in data)
-        # the experts moved (some step had a gradient) and vLLM's log-probs still matched the trainer's on every
-        # step: a vLLM left on stale experts would differ by the policy's own movement (~0.04 after 6 updates in
-        # docs/benchmarks.md), not by the CPU kernels' ~5e-4
+        # the experts moved (some step had a gradient) and vLLM's probabilities still matched the trainer's on every
+        # step: float32 on both sides agrees to ~1e-7 (run mv5), a vLLM left on stale experts would differ by the
+        # policy's own movement (mean 0.0066 over 3 updating steps in mv5, docs/benchmarks.md)
         assert any(d["actor/grad_norm"] > 0 for d in data[:-1])
-        assert max(d["training/rollout_probs_diff_mean"] for d in data) < 5e-3
+        assert max(d["training/rollout_probs_diff_max"] for d in data) < 1e-4
     finally:
         gspo("cluster", "down", timeout=120)
