@@ -56,7 +56,7 @@ def test_tiny_moe_trains_on_verl_with_the_experts_synced_every_step(gspo_home):
     # the random-init MoE answers ~0.3% of sums, so a step has a gradient only when one of its samples is right:
     # 16 prompts x n 16 makes that ~54% per step (in run mv5 with n 8: 6 of 16 steps), 10 steps all but certain
     sets = ["rollout.n=16", "trainer.total_training_steps=10", "trainer.save_freq=-1"]
-    res = gspo("prepare-data", "--preset", "tiny-moe-verl", timeout=600)
+    res = gspo("prepare-data", "--preset", "tiny-moe-verl", "--local", timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     try:
         res = gspo("train", "--preset", "tiny-moe-verl", "--run-name", "moe-verl", *[a for s in sets
