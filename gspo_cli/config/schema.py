@@ -195,6 +195,18 @@ class RolloutSection(Section):
     calculate_log_probs: bool = False
     update_weights_bucket_megabytes: PositiveInt = 512
     log_prob_max_token_len_per_device: PositiveInt | None = None
+    # Mixture-of-Experts rollout: the experts are split over `expert_parallel_size` ranks (whole experts per rank)
+    # instead of each expert being tensor-parallel. verl 0.9.1 accepts 1 or tensor_parallel_size x
+    # data_parallel_size (verl/workers/config/rollout.py:294) and turns vLLM's enable_expert_parallel on above 1
+    # (verl/workers/rollout/vllm_rollout/vllm_async_server.py:402).
+    expert_parallel_size: PositiveInt = 1
+    # vLLM data parallelism inside one rollout replica (verl's rollout.data_parallel_size): a replica is
+    # tensor_parallel_size x data_parallel_size devices; above 1 it must fill whole nodes (vllm_async_server.py:383-391).
+    data_parallel_size: PositiveInt = 1
+    # verl's rollout MoE load balance (rollout/moe/{max,min,avg}_vio/*) every N steps, from the expert ids vLLM
+    # returns with rollout.enable_rollout_routing_replay (vLLM >= 0.22); 0 = off. verl 0.9.1's V1 trainer logs it
+    # (trainer/ppo/v1/trainer_base.py:1882, trainer/ppo/metric_utils.py compute_moe_lb_metrics).
+    moe_load_balance_metrics_interval: NonNegInt = 0
     val: ValSampling = Field(default_factory=ValSampling)
 
     @model_validator(mode="after")
@@ -246,6 +258,9 @@ class TrainerSection(Section):
     # Native engine: validation generates at most this many sequences per generate call
     # (prompts per call = this // rollout.val.n, at least 1).
     val_sequences_per_batch: PositiveInt = 256
+    # Native engine with a Mixture-of-Experts policy: routing metrics (moe/*, rollout/moe/*; docs/health.md) every
+    # N steps. Each measured step costs one forward over the batch and three per mini-batch besides the update.
+    routing_metrics_freq: PositiveInt = 1
 
     @model_validator(mode="after")
     def _frequencies(self) -> TrainerSection:

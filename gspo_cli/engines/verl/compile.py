@@ -249,6 +249,15 @@ def _rollout_engine(t: _Table, p: Preset) -> None:
     t.put(f"{R}.dtype", p.model.dtype, "model.dtype")
     t.put(f"{R}.n", r.n, "rollout.n")
     t.put(f"{R}.tensor_model_parallel_size", r.tensor_parallel_size, "rollout.tensor_parallel_size")
+    if r.data_parallel_size != 1:
+        t.put(f"{R}.data_parallel_size", r.data_parallel_size, "rollout.data_parallel_size")
+    if r.expert_parallel_size != 1:
+        t.put(f"{R}.expert_parallel_size", r.expert_parallel_size, "rollout.expert_parallel_size")
+    if r.moe_load_balance_metrics_interval:
+        # the routed expert ids come from vLLM only with routing replay's recording switched on
+        t.put(f"{R}.enable_rollout_routing_replay", True, "rollout.moe_load_balance_metrics_interval")
+        t.put(f"{R}.moe_load_balance_metrics_interval", r.moe_load_balance_metrics_interval,
+              "rollout.moe_load_balance_metrics_interval")
     t.put(f"{R}.gpu_memory_utilization", r.gpu_memory_utilization, "rollout.gpu_memory_utilization")
     t.put(f"{R}.max_num_batched_tokens", r.max_num_batched_tokens, "rollout.max_num_batched_tokens")
     if r.max_num_seqs is not None:
