@@ -17,13 +17,13 @@ from gspo_cli.env.facts import stack_versions
 from gspo_cli.errors import ClusterError
 
 
-def _node_probe(marker_name: str, extra_env: tuple[str, ...]) -> dict[str, Any]:
+def _node_probe(marker_name: str, extra_env: tuple[str, ...], secret_env: tuple[str, ...] = ()) -> dict[str, Any]:
     """Runs inside a Ray task on one node: every probe, plus the shared-storage marker."""
     from gspo_cli.env.host import Host
     from gspo_cli.env.probes import collect_facts, read_marker
 
     host = Host()
-    facts = collect_facts(host, python=sys.executable, extra_env=extra_env)
+    facts = collect_facts(host, python=sys.executable, extra_env=extra_env, secret_env=secret_env)
     facts["marker"] = read_marker(host, marker_name)
     try:
         import ray
@@ -101,8 +101,8 @@ def auth_check(dashboard_url: str) -> Check:
                  fix="restart the cluster with `gspo cluster up` / `gspo cluster join` (token auth by default)")
 
 
-def _probe_all(alive: list[dict], marker_name: str, extra: tuple[str, ...], timeout: float
-               ) -> tuple[list[dict[str, Any]], list[Check]]:
+def _probe_all(alive: list[dict], marker_name: str, extra: tuple[str, ...], timeout: float,
+               marked: tuple[str, ...] = ()) -> tuple[list[dict[str, Any]], list[Check]]:
     """One probe task pinned to each alive node; (facts per node, a check per node whose probe failed).
 
     Nodes are keyed by node id and named by their `gspo-node` label (the hostname `cluster up/join` set), else
@@ -116,7 +116,7 @@ def _probe_all(alive: list[dict], marker_name: str, extra: tuple[str, ...], time
         n["NodeID"]: ((n.get("Labels") or {}).get("gspo-node") or n["NodeManagerAddress"], n["NodeManagerAddress"],
                       remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n["NodeID"],
                                                                                         soft=False)
-                                     ).remote(marker_name, extra))
+                                     ).remote(marker_name, extra, marked))
         for n in alive
     }
     nodes: list[dict[str, Any]] = []
@@ -233,7 +233,8 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         alive = [n for n in ray.nodes() if n.get("Alive")]
         resources = {k: v for k, v in ray.cluster_resources().items() if not k.startswith("node:")}
         extra = tuple(preset.env.vars) if preset is not None else ()
-        nodes, failed = _probe_all(alive, marker.name, extra, timeout)
+        marked = tuple(preset.env.secrets) if preset is not None else ()
+        nodes, failed = _probe_all(alive, marker.name, extra, timeout, marked)
         checks.extend(failed)
         for facts in nodes:
             for c in local_checks(facts, preset):

@@ -20,6 +20,7 @@ from gspo_cli.errors import ClusterError
 from gspo_cli.jobs import auth, local_head
 from gspo_cli.jobs.follow import TERMINAL, follow_job, job_info, status_name
 from gspo_cli.jobs.target import ClusterTarget, client, first_line, raise_for, resolve_target
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -199,7 +200,7 @@ def run_job(
             from gspo_cli.console import print_json
 
             print_json({"job_id": job_id, "dashboard_url": target.dashboard_url})
-        err.print(f"Follow it with: gspo jobs logs {job_id} --follow")
+        err.print(f"Follow it with: gspo jobs logs {quote(job_id)} --follow", markup=False)
         return 0
     return follow_job(target, job_id, json_out=json_out)
 

@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.errors import ClusterError
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from ray.job_submission import JobDetails, JobSubmissionClient
@@ -132,8 +133,8 @@ def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, qu
     except KeyboardInterrupt:
         err.print(
             f"\nDetached from job {job_id}; it keeps running.\n"
-            f"  reattach: gspo jobs logs {job_id} --follow\n"
-            f"  stop:     gspo jobs stop {job_id}"
+            f"  reattach: gspo jobs logs {quote(job_id)} --follow\n"
+            f"  stop:     gspo jobs stop {quote(job_id)}", markup=False
         )
         _exit_soon(130)
         return 130
@@ -243,7 +244,7 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> in
     if lost:
         err.print(f"gspo exits with {NODE_LOST_EXIT} (node lost). Continue from the last complete checkpoint: "
                   "rerun the same command with the same --run-name (native) or `gspo train --resume RUN` (verl).")
-    err.print(f"Full log: gspo jobs logs {job_id}")
+    err.print(f"Full log: gspo jobs logs {quote(job_id)}", markup=False)
     if status == "STOPPED":
         return 1
     return code

@@ -1,8 +1,8 @@
 """Secret environment variables of a job: delivered through a private file, never through Ray's runtime_env.
 
 Ray logs a job's `runtime_env` (runtime_env_agent.log, job info in the GCS, the dashboard), so a preset's
-`env.vars` whose names end in `_TOKEN`, `_KEY`, `_SECRET` or `_PASSWORD`, and the names listed in the preset's
-`env.secrets`, are taken out of it. `submit` writes them to `$GSPO_HOME/jobs/secrets/<job id>.json` (folder 0700,
+`env.vars` that gspo's one secret rule names (gspo_cli/private.py: the name contains KEY, TOKEN, SECRET, PASSWORD,
+PASSWD or CREDENTIAL, or is listed in the preset's `env.secrets`) are taken out of it. `submit` writes them to `$GSPO_HOME/jobs/secrets/<job id>.json` (folder 0700,
 file 0600, on the home every node shares) and puts only that file's path in the job's environment
 (`GSPO_SECRETS_FILE`). The job wrapper (`jobs/entry.py`) exports them into its own environment before running
 the command (the verl child process inherits them), and every Ray worker of the job does the same at start
@@ -17,18 +17,19 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gspo_cli.private import REDACTED, is_secret_name
+
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
 
-SUFFIXES = ("_TOKEN", "_KEY", "_SECRET", "_PASSWORD")
 FILE_VAR = "GSPO_SECRETS_FILE"
 HOOK = "gspo_cli.jobs.secret_env.load"
-REDACTED = "<redacted>"
 
 
 def is_secret(name: str, marked: Iterable[str] = ()) -> bool:
-    upper = name.upper()
-    return upper.endswith(SUFFIXES) or upper.lstrip("_") in {s.lstrip("_") for s in SUFFIXES} or name in set(marked)
+    """gspo's one secret rule (gspo_cli/private.py: the name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD or
+    CREDENTIAL, or the preset lists it in env.secrets): the same for doctor, jobs, dry-runs and run folders."""
+    return is_secret_name(name, tuple(marked))
 
 
 def marked_names(preset: Preset | None) -> list[str]:

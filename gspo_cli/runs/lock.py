@@ -27,6 +27,7 @@ from typing import Any
 
 from gspo_cli.errors import GspoError
 from gspo_cli.jobs.identity import JOB_ID_VAR, own_job_id  # noqa: F401 - the run lock's callers read them here
+from gspo_cli.shell import quote
 
 LOCK_FILE = "run.lock"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -116,11 +117,11 @@ def busy_error(run_dir: Path, record: dict[str, Any], state: str) -> RunBusyErro
         pid = record.get("job_pid") or record.get("cli_pid")
         return RunBusyError(f"run {run_dir.name} is being trained by an in-process job (pid {pid} on {host})",
                             f"wait for it or stop it (kill -INT {pid}); train another run with --run-name NAME")
-    where = f" --address {record['dashboard_url']}" if record.get("dashboard_url") else ""
+    where = f" --address {quote(record['dashboard_url'])}" if record.get("dashboard_url") else ""
     unsure = "" if state == "alive" else f"; if that job is gone for good, delete {lock_path(run_dir)}"
     return RunBusyError(f"run {run_dir.name} is being trained by job {job} (on {host})"
                         + (", which cannot be checked now" if state == "unknown" else ""),
-                        f"follow it: gspo jobs logs {job} --follow{where}; stop it: gspo jobs stop {job}{where}"
+                        f"follow it: gspo jobs logs {quote(job)} --follow{where}; stop it: gspo jobs stop {quote(job)}{where}"
                         f"{unsure}")
 
 

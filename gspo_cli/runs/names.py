@@ -62,9 +62,11 @@ def is_run(path: Path) -> bool:
         return False
     import yaml
 
+    from gspo_cli.config import yaml_limits
+
     try:
-        data = yaml.safe_load(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = yaml_limits.load(config.read_text(encoding="utf-8"), str(config))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ConfigError):
         return False
     return isinstance(data, dict) and isinstance(data.get("trainer"), dict)
 

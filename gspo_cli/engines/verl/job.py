@@ -133,11 +133,11 @@ def _capacity(preset: Preset, run_name: str) -> dict:
 def _load_preset(run_dir: Path, preset_cls):
     """The run's resolved preset (config.yaml, written by `gspo train`): its trainer.health and restart settings
     drive the wrapper."""
-    import yaml
-
     from gspo_cli.errors import ConfigError
 
     config = run_dir / "config.yaml"
     if not config.is_file():
         raise ConfigError(f"{config} is missing", "the run folder is incomplete; start it with `gspo train`")
-    return preset_cls.model_validate(yaml.safe_load(config.read_text(encoding="utf-8")))
+    from gspo_cli.config import yaml_limits
+
+    return preset_cls.model_validate(yaml_limits.load(config.read_text(encoding="utf-8"), str(config)))
