@@ -68,10 +68,18 @@ def _write(run_dir: Path, record: dict[str, Any]) -> None:
     atomic_write_json(lock_path(run_dir), record)
 
 
-def _pid_alive(pid: Any) -> bool:
-    from gspo_cli.jobs.procs import gspo_process_alive as alive  # alive and still gspo (not a recycled pid)
+def _pid_alive(pid: Any, identity: Any = None) -> bool:
+    """The recorded process is alive and is still the one that wrote the lock (jobs/procs.recorded_alive: its
+    start time, not only its pid; an older lock without it: alive and a gspo process)."""
+    from gspo_cli.jobs.procs import recorded_alive
 
-    return isinstance(pid, int) and alive(pid)
+    return recorded_alive(pid, identity if isinstance(identity, dict) else None)
+
+
+def _identity() -> dict[str, Any] | None:
+    from gspo_cli.jobs.procs import identity
+
+    return identity(os.getpid())
 
 
 def _ray_status(record: dict[str, Any], target: Any = None) -> str | None:
@@ -96,8 +104,8 @@ def holder_state(record: dict[str, Any], target: Any = None) -> str:
     """alive / gone / unknown for the job a lock names (see the module doc for the order of the checks)."""
     here = record.get("host") == socket.gethostname()
     if record.get("job_pid") is not None and record.get("job_host") == socket.gethostname():
-        return "alive" if _pid_alive(record["job_pid"]) else "gone"
-    if here and _pid_alive(record.get("cli_pid")):
+        return "alive" if _pid_alive(record["job_pid"], record.get("job_identity")) else "gone"
+    if here and _pid_alive(record.get("cli_pid"), record.get("cli_identity")):
         return "alive"
     if str(record.get("job_id", "")).startswith("local-"):
         return "gone" if here else "unknown"
@@ -138,7 +146,7 @@ def claim(run_dir: Path, job_id: str, *, engine: str, dashboard_url: str | None 
             if state != "gone":
                 raise busy_error(run_dir, previous, state)
         _write(run_dir, {"job_id": job_id, "engine": engine, "host": socket.gethostname(), "cli_pid": os.getpid(),
-                         "dashboard_url": dashboard_url, "claimed": time.time()})
+                         "cli_identity": _identity(), "dashboard_url": dashboard_url, "claimed": time.time()})
     return previous if previous is not None and previous["job_id"] != job_id else None
 
 
@@ -163,7 +171,8 @@ def adopt(run_dir: Path, engine: str) -> None:
                 raise busy_error(run_dir, record, state)
             record = None
         base = record or {"job_id": me, "engine": engine, "host": socket.gethostname(), "claimed": time.time()}
-        _write(run_dir, {**base, "job_pid": os.getpid(), "job_host": socket.gethostname(), "started": time.time()})
+        _write(run_dir, {**base, "job_pid": os.getpid(), "job_identity": _identity(), "job_host": socket.gethostname(),
+                         "started": time.time()})
 
 
 def release(run_dir: Path, job_id: str | None = None) -> None:

@@ -73,12 +73,21 @@ class VerlAttempts:
         return [*(self.spec.get("trainer_command") or [sys.executable, "-u", "-m", MAIN_MODULE]), *overrides]
 
     def before(self, index: int, resume_step: int | None) -> None:
+        from gspo_cli import layout
+        from gspo_cli.models.safe_load import check_checkpoint
+
         if index == 0:
             resume = self.spec.get("resume_from")
             m = re.search(r"global_step_(\d+)", resume or "")
             step = int(m.group(1)) if m else None
+            checkpoint = Path(resume) if resume else None
         else:
             step = resume_step or 0
+            checkpoint = layout.checkpoints_dir(self.run_dir) / f"global_step_{resume_step}" if resume_step else None
+        if checkpoint is not None:
+            # verl unpickles the checkpoint's files in full (weights_only=False): gspo loads each weights-only
+            # first, so a planted pickle is refused here, in one line, before verl touches it (docs/security.md)
+            check_checkpoint(checkpoint)
         if step is not None:
             self.aside = metrics_jsonl.set_aside_for_resume(self.metrics, step)
         elif index:

@@ -122,6 +122,7 @@ def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, re
         saved = run_dir / "config.yaml"
         if not saved.is_file():
             raise ConfigError(f"--resume: {saved} is missing", "the run folder is incomplete; start a new run")
+        _check_checkpoint(checkpoint)
         return presets.load(str(saved), sets), run_dir.name, run_dir, checkpoint
     if not preset_name:
         raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
@@ -133,7 +134,19 @@ def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, re
     if layout.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
         # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
         _, resume_from, _ = _resolve_resume(str(run_dir), loaded.preset)
+        _check_checkpoint(resume_from)
     return loaded, run_name, run_dir, resume_from
+
+
+def _check_checkpoint(step_dir: Path) -> None:
+    """The checkpoint verl will resume from loads weights-only (verl itself unpickles it in full): a planted
+    pickle is refused in the CLI, before a job exists; the job checks again before verl starts."""
+    from gspo_cli.models.safe_load import check_checkpoint
+
+    try:
+        check_checkpoint(step_dir)
+    except ConfigError as exc:
+        raise ConfigError(f"--resume: {exc.message}", exc.hint) from None
 
 
 def _builtin_model_folder(path: str) -> str | None:
