@@ -189,6 +189,39 @@ def _check_token(target) -> None:
         pass
 
 
+GCS_PROBE_S = 5.0
+
+
+def _check_gcs(target) -> None:
+    """Ask the address one GCS question (`NodeInfoGcsService.GetClusterId`, the first call `ray.init` makes) with a
+    deadline: `ray.init` itself retries for minutes against a port that is not a Ray GCS (a silent TCP port hangs
+    it, another Ray gRPC port costs ~25 s). Not a GCS, silent, or refusing the token: one line now."""
+    import grpc
+    from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc
+
+    from gspo_cli.jobs import auth
+
+    token = None
+    if os.environ.get("RAY_AUTH_MODE") == auth.TOKEN:
+        token = os.environ.get("RAY_AUTH_TOKEN") or auth.read_token(os.environ.get("RAY_AUTH_TOKEN_PATH"))
+    metadata = [("authorization", f"Bearer {token}")] if token else []
+    with grpc.insecure_channel(target.address) as channel:
+        stub = gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel)
+        try:
+            stub.GetClusterId(gcs_service_pb2.GetClusterIdRequest(), timeout=GCS_PROBE_S, metadata=metadata)
+            return
+        except grpc.RpcError as exc:
+            code = exc.code()
+            detail = " ".join((exc.details() or "").split())[:120]
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        raise auth.auth_error(target.address, target.source, target.token_file, "GCS refused the connection")
+    why = {grpc.StatusCode.UNIMPLEMENTED: "a gRPC server that is not a Ray GCS (another Ray port?) answered",
+           grpc.StatusCode.DEADLINE_EXCEEDED: f"nothing answered a GCS call within {GCS_PROBE_S:.0f} s",
+           }.get(code, f"it does not speak Ray's gRPC ({code.name}: {detail})")
+    raise ClusterError(f"{target.address} ({target.source}) is not a Ray GCS: {why}",
+                       "pass the head's GCS address, HEAD:6379 (`gspo cluster status` shows it), or fix RAY_ADDRESS")
+
+
 def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.0) -> tuple[list[Check], list[dict]]:
     """Connect to the cluster, probe every alive node, return (checks, per-node facts)."""
     from gspo_cli import layout
@@ -201,6 +234,7 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
                            "pass --address HEAD:6379")
     _check_reachable(target.address, target.source)
     _check_token(target)  # a refused token in one line now, not after ~20 s of Ray's own retries
+    _check_gcs(target)  # a port that is not a Ray GCS in one line now, not after minutes of ray.init's retries
     import ray
 
     checks: list[Check] = []

@@ -42,6 +42,16 @@ def job_info(job_client: JobSubmissionClient, job_id: str, target: ClusterTarget
                 f"no job with id {job_id!r} on {target.dashboard_url}", "list jobs with `gspo jobs list`"
             ) from None
         raise ClusterError(f"cannot read job {job_id!r}: {str(exc).strip()[:200]}") from None
+    except Exception as exc:  # a server that passed the version check but is no Ray jobs API (JSON, schema errors)
+        raise not_ray(target, exc) from None
+
+
+def not_ray(target: ClusterTarget, exc: BaseException) -> ClusterError:
+    """The one line for an address that answers HTTP but not as Ray's jobs API."""
+    detail = " ".join(str(exc).split())[:150]
+    return ClusterError(f"{target.dashboard_url} (from {target.source}) does not answer as a Ray jobs API: "
+                        f"{type(exc).__name__}" + (f": {detail}" if detail else ""),
+                        "point --address / RAY_ADDRESS at the Ray dashboard (http://HEAD:8265)")
 
 
 class _Tail:
@@ -204,9 +214,11 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> in
     from rich.markup import escape
 
     from gspo_cli.console import err, print_json
+    from gspo_cli.jobs.secret_env import retire_job
 
     status = status_name(info)
     exit_code = getattr(info, "driver_exit_code", None)
+    retire_job(job_id)  # the job ended: its secrets file goes (its driver does it too, unless it was killed)
     if status == "SUCCEEDED":
         if json_out and view.result is not None:
             print_json(view.result)
