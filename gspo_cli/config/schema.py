@@ -272,8 +272,9 @@ class EnvSection(Section):
     nofile: PositiveInt | None = None
     # Preload jemalloc when it is found on the host (LD_PRELOAD); skipped with a note when absent.
     jemalloc: bool = False
-    # Names in `vars` that are secret besides those ending in _TOKEN/_KEY/_SECRET/_PASSWORD: delivered to jobs
-    # through a 0600 file, never in Ray's runtime_env, and redacted in run folders and output (jobs/secret_env.py).
+    # Names in `vars` that are secret besides those containing KEY/TOKEN/SECRET/PASSWORD/PASSWD/CREDENTIAL (the one
+    # rule, gspo_cli/private.py): delivered to jobs through a 0600 file, never in Ray's runtime_env, and redacted in
+    # run folders and output (jobs/secret_env.py).
     secrets: list[str] = Field(default_factory=list)
 
     @field_validator("vars")
