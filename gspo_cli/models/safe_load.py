@@ -13,6 +13,8 @@ importing `torch.distributed.tensor` registers them) and numpy's array reconstru
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +70,17 @@ def check_checkpoint(step_dir: str | Path) -> int:
     files = sorted(p for p in Path(step_dir).rglob("*.pt") if p.is_file())
     check(files)
     return len(files)
+
+
+@contextlib.contextmanager
+def refusing_pickles(model_path: str | Path) -> Iterator[None]:
+    """Around a `from_pretrained`: transformers loads `pytorch_model*.bin` weights-only and raises torch's
+    UnpicklingError for a file holding other objects; that becomes one ConfigError line (nothing of it ran)."""
+    import pickle
+
+    try:
+        yield
+    except pickle.UnpicklingError as exc:
+        reason = next((line.strip() for line in str(exc).splitlines() if "GLOBAL" in line), "")
+        raise ConfigError(f"{model_path}: a weights file holds pickled objects, not just tensors: gspo does not load "
+                          "it" + (f" ({reason[:200]})" if reason else ""), HINT) from None

@@ -44,12 +44,12 @@ def merge(actor: str | Path, out: str | Path) -> Path:
     with atomic_dir(out) as tmp:
         cmd = [sys.executable, "-m", verl_merge.__name__, "--local_dir", str(actor), "--target_dir", str(tmp)]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        sys.stdout.write(proc.stdout)
         if proc.returncode == verl_merge.REFUSED_EXIT:
             refused = [ln for ln in proc.stdout.splitlines() if ln.startswith("Error: ")][-1:] or ["Error: refused"]
-            raise ConfigError(f"{refused[0][len('Error: '):]} (verl checkpoint {actor})",
+            raise ConfigError(f"verl checkpoint: {refused[0][len('Error: '):]}",
                               "gspo merges verl checkpoints with torch's weights-only loader; a shard holding other "
                               "objects is not from verl's checkpoint manager (docs/security.md)")
+        sys.stdout.write(proc.stdout)
         if proc.returncode != 0:
             last = [ln for ln in proc.stdout.splitlines() if ln.strip()][-1:] or ["no output"]
             raise GspoError(f"verl.model_merger failed on {actor} (exit {proc.returncode}): {last[0][:300]}",
