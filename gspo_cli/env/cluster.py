@@ -233,8 +233,8 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         raise ClusterError(f"--cluster needs the GCS address (HEAD:PORT), got only {target.dashboard_url}",
                            "pass --address HEAD:6379")
     _check_reachable(target.address, target.source)
+    _check_gcs(target)  # not a Ray GCS, or a refused token: one line now, not after minutes of ray.init's retries
     _check_token(target)  # a refused token in one line now, not after ~20 s of Ray's own retries
-    _check_gcs(target)  # a port that is not a Ray GCS in one line now, not after minutes of ray.init's retries
     import ray
 
     checks: list[Check] = []

@@ -205,7 +205,7 @@ def test_property_hostile_presets_either_refuse_at_load_or_eval_to_their_variabl
     _no_dns(monkeypatch)
     data = {**bases[device], "name": name}
     data["cluster"] = {**data["cluster"], "address": address}
-    data["env"] = {**data["env"], "vars": {**dict(zip(keys, vals)), **stale}}
+    data["env"] = {**data["env"], "vars": {**dict(zip(keys, vals, strict=False)), **stale}}
     try:
         preset = validate(data, {})
     except ConfigError as exc:
@@ -237,9 +237,8 @@ def test_a_nul_in_a_value_is_refused_not_truncated():
     with pytest.raises(ValueError):
         shell.export_line("A", "x\0; touch y")
     with pytest.raises(ConfigError, match="NUL"):
-        from gspo_cli.config.presets import validate
+        from gspo_cli.config.presets import load_preset, validate
         from gspo_cli.config.schema import to_jsonable
-        from gspo_cli.config.presets import load_preset
 
         data = to_jsonable(load_preset("tiny"))
         data["env"]["vars"] = {"A": "x\0y"}
