@@ -84,6 +84,8 @@ def test_a_set_error_never_echoes_a_secret(gspo_at):
     assert proc.returncode == 2 and SECRET not in proc.stderr
     proc = gspo_at("presets", "show", "tiny", "--set", f"env.vars.HF_TOKEN={SECRET}", "--set", "env.secrets=7")
     assert proc.returncode == 2 and SECRET not in proc.stderr, proc.stderr
+    proc = gspo_at("presets", "show", "tiny", "--set", "env.vars.PIN_TOKEN=918273645")  # a number: not a string
+    assert proc.returncode == 2 and "918273645" not in proc.stderr and "env.vars.PIN_TOKEN" in proc.stderr
 
 
 # ---------------------------------------------------------------- one secret rule
