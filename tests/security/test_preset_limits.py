@@ -79,11 +79,14 @@ def test_extends_of_a_file_that_is_not_a_preset_never_echoes_it(tmp_path, gspo_h
     assert proc.returncode == 2 and "s3cr3t" not in proc.stderr and "<a key that is not a name>" in proc.stderr
 
 
-def test_runs_list_reads_a_run_folders_config_with_the_same_limits(gspo_home, gspo_at):
+def test_runs_show_reads_a_run_folders_config_with_the_same_limits(gspo_home, gspo_at):
+    """A handed-over run whose config.yaml is the alias bomb (named after a real preset, so `runs show` diffs it):
+    on 1ea5a4f `runs show` expanded every alias (past 1 GB, still printing after 60 s)."""
     run = gspo_home / "runs" / "handed-over"
     run.mkdir(parents=True)
-    (run / "config.yaml").write_text(_bomb() + "trainer: {engine: native}\n")
+    (run / "config.yaml").write_text(_bomb().replace("name: bomb", "name: tiny") + "trainer: {engine: native}\n")
     (run / "job_state.json").write_text('{"status": "succeeded"}')
-    proc = gspo_at("runs", "list", "--json", timeout=300, max_memory=MEMORY)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    assert "handed-over" in proc.stdout
+    for args in (["runs", "show", "handed-over"], ["runs", "list", "--json"]):
+        proc = gspo_at(*args, timeout=120, max_memory=MEMORY)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        assert "handed-over" in proc.stdout and len(proc.stdout) < 20_000
