@@ -39,6 +39,12 @@ def _alive(proc) -> bool:
     return proc.poll() is None
 
 
+def _identity(pid: int) -> dict:
+    """What gspo records (jobs/procs.identity), read here from /proc directly: boot id and start time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    return {"boot_id": Path("/proc/sys/kernel/random/boot_id").read_text().strip(), "start_ticks": int(fields[19])}
+
+
 def _head_record(pid: int, **extra) -> dict:
     home = Path(os.environ["GSPO_HOME"])
     return {"address": "127.0.0.1:1", "dashboard_url": "http://127.0.0.1:2", "pid": pid,
@@ -63,7 +69,7 @@ def test_cluster_down_leaves_a_process_that_took_the_heads_pid_alone(gspo_home, 
 
 def test_a_recorded_identity_that_does_not_match_is_not_signalled(gspo_home, gspo_at, victim):
     """A new-style record: the victim's own command line, but another start time (the pid was reused)."""
-    ident = procs.identity(victim.pid)
+    ident = _identity(victim.pid)
     _write_head(_head_record(victim.pid, argv=["sleep", "600"],
                              identity={**ident, "start_ticks": ident["start_ticks"] - 1}))
     proc = gspo_at("cluster", "down")
@@ -148,7 +154,7 @@ def test_a_run_lock_whose_pid_was_reused_by_another_gspo_process_is_free(tmp_pat
         time.sleep(0.3)
         run = tmp_path / "run"
         run.mkdir()
-        ident = procs.identity(other.pid)
+        ident = _identity(other.pid)
         (run / "run.lock").write_text(json.dumps({
             "job_id": "gspo-train-1", "engine": "native", "host": socket.gethostname(), "job_pid": other.pid,
             "job_host": socket.gethostname(), "job_identity": {**ident, "start_ticks": ident["start_ticks"] - 1}}))
@@ -162,6 +168,7 @@ def test_a_run_lock_whose_pid_was_reused_by_another_gspo_process_is_free(tmp_pat
 
 
 def test_head_record_round_trip_keeps_the_identity(gspo_home):
-    record = local_head.HeadRecord(**_head_record(os.getpid(), argv=["x"], identity=procs.identity(os.getpid())))
+    assert procs.identity(os.getpid()) == _identity(os.getpid())
+    record = local_head.HeadRecord(**_head_record(os.getpid(), argv=["x"], identity=_identity(os.getpid())))
     _write_head(asdict(record))
     assert local_head.read_record() == record
