@@ -260,6 +260,9 @@ class TrainerSection(Section):
         return self
 
 
+TEST_SWITCH_PREFIX = "GSPO_TEST_"
+
+
 class EnvSection(Section):
     # The node setup. `vars` are exported for every job (Ray runtime_env.env_vars) and by `gspo env exports`,
     # both through `gspo_cli.env.exports.build`: variables the target vllm-ascend ignores are dropped there.
@@ -290,6 +293,17 @@ class EnvSection(Section):
                                  "starting with a digit)")
             if "\0" in text:
                 raise ValueError(f"{name}: a variable's value cannot hold a NUL byte")
+        return value
+
+    @field_validator("vars")
+    @classmethod
+    def _no_test_switches(cls, value: dict[str, str]) -> dict[str, str]:
+        # GSPO_TEST_* switches break a run on purpose (the engine tests' controls, engines/verl/cpu_platform.py):
+        # only a test's own process environment may set them, never a preset.
+        reserved = sorted(k for k in value if k.upper().startswith(TEST_SWITCH_PREFIX))
+        if reserved:
+            raise ValueError(f"{', '.join(reserved)}: names starting with {TEST_SWITCH_PREFIX} are test-only switches "
+                             "and cannot be set by a preset")
         return value
 
 
