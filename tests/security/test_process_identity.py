@@ -68,7 +68,9 @@ def test_cluster_down_leaves_a_process_that_took_the_heads_pid_alone(gspo_home, 
 
 
 def test_a_recorded_identity_that_does_not_match_is_not_signalled(gspo_home, gspo_at, victim):
-    """A new-style record: the victim's own command line, but another start time (the pid was reused)."""
+    """A new-style record: the victim's own command line, but another start time (the pid was reused). This one
+    checks the start-time comparison itself: it passes on 1ea5a4f too, whose HeadRecord could not read a record
+    with `argv`/`identity` and so ignored it (the finding's reproduction is the test above)."""
     ident = _identity(victim.pid)
     _write_head(_head_record(victim.pid, argv=["sleep", "600"],
                              identity={**ident, "start_ticks": ident["start_ticks"] - 1}))
