@@ -16,7 +16,7 @@ from pydantic import Field, field_validator, model_validator
 from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
 from gspo_cli.config.eval_schema import EvalSection
 from gspo_cli.config.health import HealthSection, RestartSection
-from gspo_cli.config.section import NonNegInt, PositiveFloat, PositiveInt, Probability, Section
+from gspo_cli.config.section import NonNegInt, OneLine, PositiveFloat, PositiveInt, Probability, Section
 
 
 class ClusterSection(Section):
@@ -29,7 +29,7 @@ class ClusterSection(Section):
     # more (gspo env doctor --preset prints each node's). None = unknown: host memory is reported, not checked.
     host_memory_gib: PositiveFloat | None = None
     # Ray address; None = RAY_ADDRESS, else the embedded local head on 127.0.0.1.
-    address: str | None = None
+    address: OneLine | None = None
     # The python that runs job entrypoints on the cluster (the embedded local head uses this interpreter).
     python: str = "python3"
 
@@ -294,9 +294,25 @@ class EnvSection(Section):
     nofile: PositiveInt | None = None
     # Preload jemalloc when it is found on the host (LD_PRELOAD); skipped with a note when absent.
     jemalloc: bool = False
-    # Names in `vars` that are secret besides those ending in _TOKEN/_KEY/_SECRET/_PASSWORD: delivered to jobs
-    # through a 0600 file, never in Ray's runtime_env, and redacted in run folders and output (jobs/secret_env.py).
+    # Names in `vars` that are secret besides those containing KEY/TOKEN/SECRET/PASSWORD/PASSWD/CREDENTIAL (the one
+    # rule, gspo_cli/private.py): delivered to jobs through a 0600 file, never in Ray's runtime_env, and redacted in
+    # run folders and output (jobs/secret_env.py).
     secrets: list[str] = Field(default_factory=list)
+
+    @field_validator("vars")
+    @classmethod
+    def _variables(cls, value: dict[str, str]) -> dict[str, str]:
+        """Names a shell and `ray start` accept (letters, digits, _), values without NUL: a name such as
+        `A=1; touch x` would otherwise reach `env exports` and `cluster up` (docs/security.md)."""
+        from gspo_cli.shell import is_name
+
+        for name, text in value.items():
+            if not is_name(name):
+                raise ValueError(f"{name!r} is not a valid environment variable name (letters, digits and _, not "
+                                 "starting with a digit)")
+            if "\0" in text:
+                raise ValueError(f"{name}: a variable's value cannot hold a NUL byte")
+        return value
 
     @field_validator("vars")
     @classmethod
@@ -350,7 +366,7 @@ class OverridesSection(Section):
 
 
 class Preset(Section):
-    name: str
+    name: OneLine
     description: str = ""
     aliases: list[str] = Field(default_factory=list)
     cluster: ClusterSection = Field(default_factory=ClusterSection)

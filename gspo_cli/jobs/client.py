@@ -20,6 +20,7 @@ from gspo_cli.errors import ClusterError
 from gspo_cli.jobs import auth, local_head
 from gspo_cli.jobs.follow import TERMINAL, follow_job, job_info, status_name
 from gspo_cli.jobs.target import ClusterTarget, client, first_line, raise_for, resolve_target
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -63,10 +64,13 @@ def job_env(env_vars: Mapping[str, str] | None = None) -> dict[str, str]:
     env.setdefault("PYTHONUNBUFFERED", "1")
     # Our jobs report progress as events; tqdm bars of transformers/huggingface_hub would only clutter the log.
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    # Fault injection for tests of run health (gspo_cli/engines/native/faults.py) travels with the job.
-    for key in ("GSPO_FAULT", "GSPO_REWARD_FAULT", "GSPO_REWARD_TIMEOUT_S"):  # fault injection, reward time limit
-        if os.environ.get(key):
-            env[key] = os.environ[key]
+    # Fault injection for tests (jobs/fault_switches.py) travels only when the test asks (GSPO_FAULTS_TO_JOBS=1).
+    from gspo_cli.jobs import fault_switches
+
+    env.update(fault_switches.forwarded())
+    if os.environ.get("GSPO_REWARD_TIMEOUT_S"):  # the reward's time limit (rewards/guard.py)
+        env["GSPO_REWARD_TIMEOUT_S"] = os.environ["GSPO_REWARD_TIMEOUT_S"]
+    # GSPO_TEST_* controls (a test's own environment; no preset can set them) travel with the job, said on stderr.
     env.update(test_switches())
     if os.environ.get("GSPO_DEBUG", "") not in ("", "0", "false"):  # --debug sets it: the job's tracebacks too
         env["GSPO_DEBUG"] = "1"
@@ -214,7 +218,7 @@ def run_job(
             from gspo_cli.console import print_json
 
             print_json({"job_id": job_id, "dashboard_url": target.dashboard_url})
-        err.print(f"Follow it with: gspo jobs logs {job_id} --follow")
+        err.print(f"Follow it with: gspo jobs logs {quote(job_id)} --follow", markup=False)
         return 0
     return follow_job(target, job_id, json_out=json_out)
 
@@ -285,10 +289,15 @@ def connect_in_process(address: str | None = None) -> ClusterTarget:
 
 def list_jobs(address: str | None = None) -> list[dict[str, Any]]:
     target = resolve_target(address, start_local=False)
+    job_client = client(target)
     try:
-        infos = client(target).list_jobs()
-    except (RuntimeError, OSError, ValueError) as exc:  # the SDK raises RuntimeError for any non-200
+        infos = job_client.list_jobs()
+    except (RuntimeError, OSError) as exc:  # the SDK raises RuntimeError for any non-200
         raise_for(exc, target, "cannot list the jobs of")
+    except Exception as exc:  # an answer that is not the jobs API's (JSON, schema)
+        from gspo_cli.jobs.follow import not_ray
+
+        raise not_ray(target, exc) from None
     rows = [_job_row(info) for info in infos]
     return sorted(rows, key=lambda r: r["start_time"] or "", reverse=True)
 
@@ -322,6 +331,10 @@ def stop_job(job_id: str, address: str | None = None, *, wait_s: float = 30.0) -
         while time.monotonic() < deadline and status_name(info) not in TERMINAL:
             time.sleep(0.5)
             info = job_client.get_job_info(job_id)
+    if status_name(info) in TERMINAL:
+        from gspo_cli.jobs.secret_env import retire_job
+
+        retire_job(job_id)  # a stopped job's secrets file goes (its driver may have been killed before it could)
     return _job_row(info)
 
 

@@ -45,7 +45,10 @@ def load_model(path: str, dtype: str = "float32", device=None, trust_remote_code
     import torch
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(
-        path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
-    )
+    from gspo_cli.models.safe_load import refusing_pickles
+
+    with refusing_pickles(path):  # transformers loads *.bin weights-only; a refusal is one line
+        model = AutoModelForCausalLM.from_pretrained(
+            path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
+        )
     return model.to(device) if device is not None else model

@@ -96,13 +96,11 @@ def override_key(override: str) -> str:
 
 
 def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, str]:
-    """Values of secret-like names (KEY, TOKEN, SECRET, PASSWORD, ...) hidden: the rule `gspo env doctor` uses,
-    plus the names the preset marks secret (env.secrets)."""
-    from gspo_cli.env.probes import is_secret
+    """Values of secret names hidden: gspo's one secret rule (gspo_cli/private.py), which `gspo env doctor`,
+    job submission and run folders use too, plus the names the preset marks secret (env.secrets)."""
     from gspo_cli.jobs import secret_env
 
-    return {k: ("<redacted>" if is_secret(k) or secret_env.is_secret(k, marked or []) else v)
-            for k, v in env.items()}
+    return secret_env.redact(env, marked or [])
 
 
 def _device(preset: Preset) -> str:

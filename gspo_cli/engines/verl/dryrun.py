@@ -39,6 +39,7 @@ class PlanView(Protocol):
     def entrypoint(self) -> str: ...
     @property
     def sets(self) -> list[str]: ...
+    def shown_sets(self) -> list[str]: ...
     @property
     def resume_from(self) -> Path | None: ...
     @property
@@ -75,7 +76,8 @@ def render(plan: PlanView, plan_line: str | None = None, *, verbose: bool = Fals
     out.print(f"\nRun [bold]{escape(plan.run_name)}[/]: preset {escape(p.name)}, engine verl ({exists})"
               + (f", resumes from {escape(str(plan.resume_from))}" if plan.resume_from else ""), highlight=False, soft_wrap=False)
     if plan.sets:
-        out.print("--set changes: " + ", ".join(escape(s) for s in plan.sets), highlight=False, soft_wrap=False)
+        out.print("--set changes: " + ", ".join(escape(s) for s in plan.shown_sets()), highlight=False,
+                  soft_wrap=False)
     if plan_line:
         out.print(escape(plan_line), highlight=False, soft_wrap=False)
     if verbose:

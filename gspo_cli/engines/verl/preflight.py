@@ -27,6 +27,7 @@ from gspo_cli.engines.verl.model_facts import (  # noqa: F401 - re-exported: pre
     ModelFacts,
     model_facts,
 )
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -65,7 +66,7 @@ def data_facts(preset: Preset) -> DataFacts:
             rows = None
             if facts.error is None:
                 facts.error = f"dataset {spec.source} is not prepared ({mpath} missing or has no {split} split)"
-                facts.fix = f"run: gspo prepare-data --preset {preset.name}"
+                facts.fix = f"run: gspo prepare-data --preset {quote(preset.name)}"
         setattr(facts, f"{split}_rows", rows)
     return facts
 
