@@ -18,7 +18,16 @@ from typing import Any
 
 from gspo_cli.rewards.extract import extract
 from gspo_cli.rewards.guard import RewardTimeout, guarded, limit_s
-from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_number, parse_value, rhs
+from gspo_cli.rewards.normalize import (
+    TOO_BIG,
+    chain_values,
+    clean,
+    format_value,
+    parse_number,
+    parse_value,
+    rhs,
+    split_equalities,
+)
 
 CORRECT, INCORRECT = 1.0, -1.0
 FALLBACK_TIMEOUT_S = 5.0
@@ -67,10 +76,17 @@ def judge(
         return False, p, "empty"
     pv = parse_value(p)
     gv = parse_value(g)
+    written = None  # an equality chain (R5b): its one closed-form value, and whether a side is that number written
+    if "=" in p and isinstance(gv, Fraction):
+        chain = chain_values(p)
+        if chain is not None and len(chain) == 1:
+            pv = chain[0]
+            written = any(parse_number(side.strip().strip("{} ")) == pv for side in split_equalities(p))
     pred = _pred_str(p, pv)
     if isinstance(gv, Fraction):
         if isinstance(pv, Fraction):
-            if integer_form and not p.isdigit() and gv.denominator == 1 and parse_number(rhs(p).strip("{} ")) is None:
+            plain = written if written is not None else parse_number(rhs(p).strip("{} ")) is not None
+            if integer_form and not p.isdigit() and gv.denominator == 1 and not plain:
                 return False, pred, "not_a_number"
             return pv == gv, pred, "exact"
         if pv == TOO_BIG or not _SYMBOLIC.search(p) or "box" in p:
@@ -90,7 +106,7 @@ def judge(
 
 
 def verdict(solution_str: str, ground_truth: str, style: str = "dapo", **kw: Any) -> Verdict:
-    ex = extract(solution_str, style)
+    ex = extract(solution_str, style, numeric=isinstance(parse_value(clean(ground_truth)), Fraction))
     acc, pred, how = judge(ex.answer, ground_truth, integer_form=style == "dapo", **kw)
     if ex.answer is None:
         how = ex.how
