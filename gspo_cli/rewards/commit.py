@@ -19,13 +19,11 @@ length of one sentence.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 
 from gspo_cli.rewards import cues
 from gspo_cli.rewards.normalize import (
     TOO_BIG,
-    blank_strikes,
     chain_values,
     chinese_to_int,
     clean,
@@ -37,16 +35,24 @@ from gspo_cli.rewards.normalize import (
 COMMITTED, CANDIDATE, QUALIFIED, NEGATED = "committed", "candidate", "qualified", "negated"
 
 
-@dataclass(frozen=True)
 class Statement:
-    """One statement about the answer: where it is, its mode and what it asserts."""
+    """One statement about the answer: where it is, its mode and what it asserts (a slotted class: thousands are
+    made per second in training)."""
 
-    pos: int  # where it starts in the final output (its marker or sentence)
-    mode: str
-    values: tuple[str, ...]  # value keys (`34`, `1.5`, `7/16`, or the cleaned text of a symbolic answer)
-    kind: str  # "line", "box", "field", "sentence", "conclusion", "remark"
-    content: str = ""  # the answer text a grader reads (marked answers and fields)
-    op: str | None = None  # the relation of a qualified statement (cues.GE, ...)
+    __slots__ = ("pos", "mode", "values", "kind", "content", "op", "plain")
+
+    def __init__(self, pos: int, mode: str, values: tuple[str, ...], kind: str, content: str = "",
+                 op: str | None = None, plain: bool = False) -> None:
+        self.pos = pos  # where it starts in the final output (its marker or sentence)
+        self.mode = mode
+        self.values = values  # value keys (`34`, `1.5`, `7/16`, or the cleaned text of a symbolic answer)
+        self.kind = kind  # "line", "box", "field", "sentence", "conclusion", "prose", "remark"
+        self.content = content  # the answer text a grader reads (marked answers and fields)
+        self.op = op  # the relation of a qualified statement (cues.GE, ...)
+        self.plain = plain  # a plain integer alone on its line: nothing around it to read
+
+    def __repr__(self) -> str:
+        return f"Statement({self.pos}, {self.mode}, {self.values}, {self.kind})"
 
 
 _ABBREVIATIONS = (("e.g.", "eg  "), ("E.g.", "Eg  "), ("i.e.", "ie  "), ("I.e.", "Ie  "), ("z.B.", "zB  "),
@@ -69,9 +75,11 @@ _LOOK = 240  # characters of a sentence read on either side of a value
 def sentence_bounds(t: str, i: int, j: int) -> tuple[int, int]:
     """(start, end) of the sentence holding t[i:j]; the end includes its terminator (`.`, `?`, `吗？`, newline)."""
     lo = max(0, i - _LOOK)
-    start = lo
-    for m in _TERM.finditer(unabbrev(t[lo:i])):
-        start = lo + m.end()
+    seg = unabbrev(t[lo:i])
+    k = max(seg.rfind("\n"), seg.rfind(". "), seg.rfind("? "), seg.rfind("! "), seg.rfind("; "), seg.rfind(".\t"))
+    if not seg.isascii():
+        k = max(k, seg.rfind("。"), seg.rfind("！"), seg.rfind("？"), seg.rfind("；"))
+    start = lo + k + (1 if seg[k:k + 1] in ("\n", "。", "！", "？", "；") else 2) if k >= 0 else lo
     e = _TERM.search(unabbrev(t[j:j + _LOOK]))
     return start, (j + e.end()) if e else min(len(t), j + _LOOK)
 
@@ -133,18 +141,39 @@ _CLAUSE_BREAK = re.compile(r"(?i),?\s(?:but|so|therefore|thus|hence|and so|donc|
                            r"quindi|поэтому)\s|[;:]\s|所以|因此|因而|从而")
 _NEAR = 6  # tokens before the value in which a negation or hedge qualifies it
 _QUESTION = ("?", "？", "吗", "嗎", "까")
+_CLAUSE_END = re.compile(r"[,，;；]")
+
+
+_WORDISH = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}|[^\x00-\x7f]")  # a word (not a LaTeX command) or a non-ASCII letter
+_RELATION_CHARS = re.compile(r"[<>~≈≤≥≠±–—]|!=|\\(?:[lg][et]|geq|leq|ne|neq|approx|sim|pm|lt|gt)")
 
 
 def classify(before: str, after: str) -> tuple[str | None, str | None]:
     """(mode, relation) of a value from its sentence before and after it; mode None: not the response's."""
+    if not _WORDISH.search(before) and not _WORDISH.search(after):  # `\boxed{34}`, `Answer: $34$`: no words
+        op = cues.relation(before, after) if _RELATION_CHARS.search(before[-24:] + after[:24]) else None
+        if op is not None:
+            return QUALIFIED, op
+        return (CANDIDATE, None) if ("?" in after or "？" in after) else (COMMITTED, None)
     b = unabbrev(before)
     toks = cues.tokens(b)
+    if b.isascii() and after.isascii() and "?" not in after and cues.TRIGGERS.isdisjoint(toks) \
+            and cues.REL_BEFORE_WORDS.isdisjoint(toks[-4:]) and not _RELATION_CHARS.search(before[-24:] + after[:24]):
+        atoks = cues.tokens(after) if _WORDISH.search(after) else []
+        if cues.TRIGGERS.isdisjoint(atoks) and cues.REL_AFTER_WORDS.isdisjoint(atoks[:3]) \
+                and not any(t.endswith("'s") for t in toks):
+            return COMMITTED, None  # words, but none that negates, hedges, qualifies or attributes
     whole = cues.classes(b, toks)
     if cues.EXAMPLE in whole or cues.ATTR in whole or _possessive(toks):
         return None, None
-    op = cues.relation(before, after)
+    op = cues.relation(before, after, toks)
     if op is not None:
         return QUALIFIED, op
+    rest = _CLAUSE_END.split(after, maxsplit=1)[0]
+    if not whole and not (rest.strip() and cues.classes(rest)) and not _NEGATED_AFTER.match(after):
+        if any(q in after for q in _QUESTION) or "¿" in before:
+            return CANDIDATE, None
+        return COMMITTED, None
     parts = _CLAUSE_BREAK.split(b)
     clause = parts[-1]
     ctoks = cues.tokens(clause)
@@ -152,7 +181,7 @@ def classify(before: str, after: str) -> tuple[str | None, str | None]:
     if not clause.isascii():
         near |= cues.classes(clause[-12:]) - {cues.ATTR, cues.EXAMPLE}
     cls = cues.classes(clause, ctoks)
-    rest = re.split(r"[,，;；]", after, maxsplit=1)[0]
+    rest = _CLAUSE_END.split(after, maxsplit=1)[0]
     after_cls = cues.classes(rest) if rest.strip() else set()
     if cues.NEG in near or cues.NEG in after_cls or _NEGATED_AFTER.match(after):
         return NEGATED, None
@@ -243,6 +272,7 @@ def _alone(s: str, w: re.Match) -> bool:
 
 
 _PLAIN_INT = re.compile(r"[ \t]*\$?([+-]?\d{1,30})\$?\.?[ \t]*")
+_ALNUM = re.compile(r"[^\W_]")
 
 
 def values(content: str, aside: str = "") -> list[str]:
@@ -256,9 +286,9 @@ def values(content: str, aside: str = "") -> list[str]:
     m = _PLAIN_INT.fullmatch(content)  # most answers: `34`, `$34$`
     if m and not aside:
         return [str(int(m.group(1)))]
-    c = clean(blank_strikes(content))
+    c = clean(content)
     vals: list[str] = []
-    if c and any(ch.isalnum() for ch in c):
+    if c and _ALNUM.search(c):
         chain = chain_values(c)
         v = parse_value(c) if chain is None else None
         if chain:

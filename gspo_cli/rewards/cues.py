@@ -53,7 +53,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         "would", "were", "had we", "wäre", "würde", "wären", "serait", "aurait", "seraient", "sería", "sería", "fuera",
         "seria", "sarebbe", "бы",
     ),
-    IF: ("if", "unless", "assuming", "suppose", "supposing", "wenn", "falls", "si", "se", "если"),
+    IF: ("if", "unless", "assuming", "suppose", "supposing", "wenn", "falls", "si", "если"),
     EXAMPLE: (
         "e.g.", "eg", "for example", "for instance", "such as", "in the form", "of the form", "format", "formatted",
         "template", "should look like", "should read", "last line", "final line",
@@ -212,8 +212,9 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]{0,40}>")
 _LATEX_SPACE = re.compile(r"\\[,;:! ]|\\quad|\\qquad|[{}$\s*_(]")
 
 
-def relation(before: str, after: str) -> str | None:
-    """The relation a value is stated with, from the text right before it and right after it, or None."""
+def relation(before: str, after: str, toks: list[str] | None = None) -> str | None:
+    """The relation a value is stated with, from the text right before it and right after it, or None.
+    `toks`: the tokens of `before`, when the caller has them."""
     b = _HTML_TAG.sub("", before[-80:]).rstrip() if "<" in before[-80:] else before.rstrip()
     after = _HTML_TAG.sub("", after[:80]) if "<" in after[:80] else after
     tail = _LATEX_SPACE.sub("", b[-16:])
@@ -223,10 +224,12 @@ def relation(before: str, after: str) -> str | None:
                 if s == "~" and not _tilde_is_approx(b):
                     continue
                 return op
-    toks = tokens(b[-60:])
+    if toks is None or "<" in before[-80:]:
+        toks = tokens(b[-60:])
+    last4 = toks[-4:]
     for n in (4, 3, 2, 1):  # the last tokens before the value
-        last = tuple(toks[-n:])
-        if len(last) == n:
+        last = tuple(last4[-n:])
+        if len(last) == n and last[0] in _INDEX_BEFORE:
             for phrase, op in _INDEX_BEFORE.get(last[0], ()):
                 if phrase == last:
                     return op
@@ -237,7 +240,7 @@ def relation(before: str, after: str) -> str | None:
                 return op
     if a[:1] == "-" and a[1:2].isdigit():  # `33-35`
         return RANGE
-    atoks = tokens(a[:40])
+    atoks = tokens(a[:40]) if a[:1].isalpha() or a[:1] == "(" else []
     for n in (3, 2, 1):
         first = tuple(atoks[:n])
         if len(first) == n:
@@ -270,3 +273,15 @@ def _value_follows(after: str, phrase: tuple[str, ...]) -> bool:
     low = after.lower()
     i = low.find(phrase[-1])
     return i >= 0 and bool(_VALUE_AFTER.match(after, i + len(phrase[-1])))
+
+
+# Triggers: for every cue phrase, its words that are not common function words, so that a sentence holding no
+# trigger holds no cue (the common case is then decided with one set test). Relation words only count right
+# before or right after the value.
+_COMMON = frozenset("the a an i it it's that that's this is was are be my our we to of and la le el die der das de "
+                    "il lo è é es est ist c'est me above made for in as en por par o zum ad son sea answer".split())
+TRIGGERS = frozenset(tok for ps in _PHRASES.values() for p in ps for tok in p.split() if tok not in _COMMON) | {
+    "according", "selon", "laut", "según", "secondo", "согласно"}
+REL_BEFORE_WORDS = frozenset(tok for ps in _REL_BEFORE.values() for p in ps for tok in p.split())
+REL_AFTER_WORDS = frozenset(tok for ps in _REL_AFTER.values() for p in ps for tok in p.split())
+assert all(any(tok in TRIGGERS for tok in p.split()) for ps in _PHRASES.values() for p in ps)

@@ -158,6 +158,26 @@ def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
 
 
 _MARKED = ("line", "box", "field")
+_MARKUP_LINE = re.compile(r"[ \t$*_#>`.\\\[\]{}()]*")
+
+
+def _quick(t: str, stmts: list[Statement]) -> bool:
+    """Plain statements (an integer alone on its line) of one value, and nothing after the first but markup:
+    no withdrawal, candidate or qualifier can be there, so the full reading would decide the same."""
+    v = stmts[0].values
+    if not all(s.plain and s.mode == COMMITTED and s.values == v for s in stmts) or len(v) != 1:
+        return False
+    start = stmts[0].pos
+    pos = start
+    k = 0
+    for line in t[start:].split("\n"):
+        end = pos + len(line)
+        while k < len(stmts) and stmts[k].pos < pos:
+            k += 1
+        if not (k < len(stmts) and stmts[k].pos <= end) and not _MARKUP_LINE.fullmatch(line):
+            return False
+        pos = end + 1
+    return True
 _LETTER = re.compile(r"[^\W\d_]")
 
 
@@ -211,6 +231,9 @@ def _decide(t: str, style: str, numeric: bool) -> Extraction:
     """The one committed value among the statements of t, or why there is none (docs/verifier.md R1-R4)."""
     f = found_in.find(t, numeric)
     stmts = f.statements
+    if stmts and f.unclosed < 0 and _quick(t, stmts):  # one plain value, said plainly, nothing around it
+        answer, how = _pick(stmts, stmts[-1], style)
+        return Extraction(answer, how)
     marked = [s for s in stmts if s.kind in ("line", "box", "field")]
     if not marked:
         if f.unclosed >= 0:  # "So the final answer is $\\boxed{34": cut off inside the box
@@ -257,9 +280,14 @@ def extract(text: str, style: str = "dapo", numeric: bool = True) -> Extraction:
         t = _NOISE_IN_TEXT.sub(" ", _ANSI.sub("", t))  # terminal colours, UTF-8 read as Latin-1 around markers
     ex = _decide(t[-WINDOW:], style, numeric)
     if len(t) > WINDOW and ex.answer is None and ex.how in ("no_answer", "truncated", "empty"):
-        rare = _decide(t, style, numeric)  # rare: a marked answer followed by more than WINDOW characters
-        if rare.answer is not None or rare.how not in ("no_answer", "truncated", "empty"):
-            return rare
+        # rare: a marked answer followed by more than WINDOW characters; look for one further back
+        edge = len(t) - WINDOW + 16
+        back = max(t.rfind("nswer", 0, edge), t.rfind("box", 0, edge),
+                   -1 if t.isascii() else max(t.rfind("答", 0, edge), t.rfind("：", 0, edge)))
+        if back >= 0:
+            rare = _decide(t[max(0, back - WINDOW // 2):back + WINDOW], style, numeric)
+            if rare.answer is not None or rare.how not in ("no_answer", "truncated", "empty"):
+                return rare
     return ex
 
 

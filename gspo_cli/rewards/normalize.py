@@ -63,6 +63,7 @@ _OPTIONAL_ARG = re.compile(r"\s*\[[^\]\n]{0,40}\]")
 # Struck-out text is withdrawn (R3): `~~35~~`, `\sout{35}`, `<del>35</del>`.
 _STRIKE_MD = re.compile(r"~~[^~\n]{1,200}~~")
 _STRIKE_HTML = re.compile(r"<(del|s|strike)>[^<]{0,200}</\1>", re.IGNORECASE)
+_STRIKE_HINT = re.compile(r"\\(?:sout|xout|x?cancel|bcancel|st)\{")
 _STRIKE_CMDS = ("\\sout", "\\xout", "\\cancel", "\\xcancel", "\\bcancel", "\\st")
 
 
@@ -72,7 +73,7 @@ def blank_strikes(s: str) -> str:
         s = _STRIKE_MD.sub(lambda m: " " * len(m.group(0)), s)
     if "<" in s:
         s = _STRIKE_HTML.sub(lambda m: " " * len(m.group(0)), s)
-    if "\\" in s:
+    if "\\" in s and _STRIKE_HINT.search(s):
         for cmd in _STRIKE_CMDS:
             i = s.find(cmd + "{")
             while i >= 0:

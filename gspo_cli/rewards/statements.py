@@ -33,7 +33,7 @@ from gspo_cli.rewards.commit import (
     values,
 )
 from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, find_group_end, parse_value
-from gspo_cli.rewards.prose import content_at, read_prose_answer, refusal_end
+from gspo_cli.rewards.prose import _REFUSAL_HINT, content_at, read_prose_answer, refusal_end
 
 MAX_LOOK = 256  # marker occurrences inspected per kind: bounded cost on a flood, room for repetition (R5e)
 ANSWER, ALTERNATIVE = structured.ANSWER, structured.ALTERNATIVE
@@ -47,6 +47,9 @@ _LATIN_LABELS.update({w: ALTERNATIVE for w in (
     "alternative", "alternative answer", "another possible answer", "other possible answer", "other answer",
     "second answer", "backup", "backup answer", "second candidate", "alternativa", "autre réponse")})
 _LATIN_SORTED = sorted(_LATIN_LABELS.items(), key=lambda kv: -len(kv[0]))
+_BY_LAST: dict[str, list[tuple[str, str]]] = {}
+for _w, _k in _LATIN_SORTED:
+    _BY_LAST.setdefault(_w.split()[-1], []).append((_w, _k))
 _CJK_LABELS = (("最终答案", ANSWER), ("最後の答え", ANSWER), ("备选答案", ALTERNATIVE), ("其他答案", ALTERNATIVE),
                ("答案", ANSWER), ("答え", ANSWER), ("解答", ANSWER), ("答", ANSWER), ("정답", ANSWER), ("답", ANSWER))
 _PAREN_TAIL = re.compile(r"\s*[(（][^()（）\n]{0,24}[)）]\s*$")
@@ -78,15 +81,41 @@ class Found:
     flood: bool = False
 
 
+_LAST_WORDS = frozenset(w.split()[-1] for w in _LATIN_LABELS)
+
+
+def _last_word(head: str) -> str:
+    """The word right before a colon (markup and a short parenthetical remark skipped), lower case."""
+    h = head.rstrip(" \t*_`")
+    if h[-1:] in (")", "）"):
+        k = max(h.rfind("("), h.rfind("（"))
+        h = h[:k].rstrip(" \t*_`") if 0 <= k >= len(h) - 26 else h
+    j = len(h)
+    while j > 0 and h[j - 1].isalpha() and len(h) - j < 24:
+        j -= 1
+    return h[j:].lower()
+
+
+_ENDINGS = frozenset(w[-2:] for w in _LAST_WORDS)
+_LAST_CHARS = (frozenset(w[-1] for w in _LAST_WORDS) | frozenset(w[-1].upper() for w in _LAST_WORDS)
+               | frozenset(" \t*_`)\"'）") | frozenset(w[-1] for w, _ in _CJK_LABELS))
+
+
 def _label(head: str) -> tuple[str, int] | None:
     """(kind, start of the label in head) when head (the text before a colon) ends with an answer label."""
+    end = head.rstrip(" \t*_`)）")[-2:].lower()
+    if end.isascii() and end not in _ENDINGS:
+        return None  # most colons ("Step 1:", "double-check:", `a:b`) end no label: two characters decide
+    word = _last_word(head)
+    if not word or (word.isascii() and word not in _LAST_WORDS):
+        return None  # most colons ("Step 1:", "Note:", `a:b`) end no label
     line = head[head.rfind("\n") + 1:]
     raw = line.rstrip()
     if not raw or raw[-1] in "\"'":  # a JSON key: read by `structured`
         return None
     h = _PAREN_TAIL.sub("", raw.rstrip(" \t*_`")).rstrip(" \t*_`")
     low = h.lower()
-    for word, kind in _LATIN_SORTED:
+    for word, kind in _BY_LAST.get(word, ()):
         if low.endswith(word):
             k = len(low) - len(word)
             if k and low[k - 1].isalpha():  # part of another word; `0Answer:` (glued to a value) is a label
@@ -116,9 +145,8 @@ def _read(t: str, pos: int, kind: str, cs: int, content: str, aside: str = "", a
           numeric: bool = True) -> Statement:
     """The statement of a marked answer or a field whose content starts at t[cs]."""
     vals = tuple(values(content, aside))
-    at_line_start = pos == 0 or t[pos - 1] == "\n" or not t[t.rfind("\n", 0, pos) + 1:pos].strip(" \t*_#>`")
-    if at_line_start and kind == "line" and content.strip(" \t$.").lstrip("+-").isdigit():
-        return Statement(pos, CANDIDATE if alternative else COMMITTED, vals, kind, content)  # `Answer: 34`
+    if _plain(t, pos, kind, content, aside):  # `Answer: 34`, `\boxed{34}` on its own line: nothing to read
+        return Statement(pos, CANDIDATE if alternative else COMMITTED, vals, kind, content, plain=not alternative)
     loc = locate(content)
     i, j = (cs + loc[0], cs + loc[1]) if loc else (cs, cs + len(content.rstrip()))
     mode, op = mode_at(t, i, j)
@@ -135,6 +163,20 @@ def _read(t: str, pos: int, kind: str, cs: int, content: str, aside: str = "", a
     return Statement(pos, mode, vals, kind, content, op)
 
 
+_PLAIN_VALUE = re.compile(r"[ \t$*]*[+-]?\d{1,30}[ \t$*]*\.?[ \t$*]*")
+_PLAIN_AROUND = re.compile(r"[ \t$*_#>`.\\\[\]{}]*")  # markup, math delimiters and `\[`, `\]`, `\boxed{`, `}`
+
+
+def _plain(t: str, pos: int, kind: str, content: str, aside: str) -> bool:
+    """A marked answer that is a plain integer alone on its line (markup and LaTeX delimiters aside)."""
+    if not _PLAIN_VALUE.fullmatch(content) or (aside and not _PLAIN_AROUND.fullmatch(aside)):
+        return False
+    line = t[t.rfind("\n", 0, pos) + 1:pos]
+    if kind == "box":
+        return bool(_PLAIN_AROUND.fullmatch(line))
+    return not line.strip(" \t*_#>`")
+
+
 def _key(token: str) -> str:
     """The value key of a located value token (digits, number words or CJK numerals)."""
     k = located_key(token)
@@ -143,11 +185,13 @@ def _key(token: str) -> str:
 
 def _colon_labels(t: str, numeric: bool) -> list[Statement]:
     out: list[Statement] = []
+    rfind, last = t.rfind, _LAST_CHARS
     for sep in (":", "：") if not t.isascii() else (":",):
-        i = t.rfind(sep)
-        looked = 0
-        while i >= 0 and looked < MAX_LOOK:
-            looked += 1
+        i = rfind(sep)
+        while i > 0 and len(out) < MAX_LOOK:
+            if t[i - 1] not in last:  # "Step 1:", "check:", `a:b`: the character before the colon decides
+                i = rfind(sep, 0, i)
+                continue
             head = t[max(0, i - 48):i]
             lab = _label(head)
             if lab is not None:
@@ -164,7 +208,7 @@ def _answer_words(t: str) -> list[tuple[int, int]]:
     """(start, end) of the last English `answer` words (any case) standing as words, and in a text that is not
     ASCII the answer words of other languages; at most MAX_LOOK of each."""
     hits: list[tuple[int, int]] = []
-    for tail in ("nswer", "NSWER"):
+    for tail in ("nswer",):  # `ANSWER:` is a colon label (found at its colon); an upper-case sentence is no answer
         i = t.rfind(tail)
         looked = 0
         while i >= 1 and looked < MAX_LOOK:
@@ -215,6 +259,8 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
     if (not t[e:line_end].strip(" \t*_#:")) and t[line_start:p].strip(" \t*_#>").lower() in ("", "final", "the final",
                                                                                                 "my final", "my"):
         cs, content = content_at(t, line_end)  # a heading: the value is on the next line
+        if "box" in content:
+            return None  # `**Final Answer**` over `\[\boxed{34}\]`: the box is the statement
         if content.strip():
             return _read(t, p, "line", cs, _glued(content), numeric=numeric)
         return None
@@ -294,6 +340,8 @@ def boxes(t: str) -> tuple[list[tuple[int, str, int, int]], int]:
 
 
 def _gsm8k(t: str, numeric: bool) -> list[Statement]:
+    if "#" not in t:
+        return []
     i = t.rfind("####")  # GSM8K's final-answer marker; a markdown heading ("#### Step 2") is not one
     if i < 0 or (i > 0 and t[i - 1] == "#"):
         return []
@@ -338,6 +386,9 @@ def remarks(t: str, start: int, taken: list[int]) -> list[Statement]:
     """Candidates offered after the first commitment without an answer word ("It might be 35 instead.",
     "Or is it 35?", "Alternatively, 35.", "答案也可能是 35" is an answer sentence already)."""
     out: list[Statement] = []
+    region = _leftover(t, start, taken)
+    if not _DIGIT_OR_CJK.search(region) or not _offers(region):
+        return out  # no value, or no hedge, question or alternative: no candidate
     pos = start
     for m in _TERMINATOR.finditer(t, start):
         s0, s1 = pos, m.end()
@@ -346,6 +397,31 @@ def remarks(t: str, start: int, taken: list[int]) -> list[Statement]:
     if pos < len(t):
         _candidate(t, pos, len(t), taken, out)
     return out
+
+
+_DIGIT_OR_CJK = re.compile(r"\d|[^\x00-\x7f]")
+_OFFER_TOKENS = frozenset(p.split()[0] for c in (cues.ALT, cues.ALT_NEAR, cues.HEDGE, cues.IF, cues.COND)
+                          for p in cues._PHRASES[c])
+
+
+def _leftover(t: str, start: int, taken: list[int]) -> str:
+    """t[start:] without the lines that hold a statement (their own words are read with them)."""
+    region = t[start:]
+    if "\n" not in region:
+        return region
+    out, pos = [], start
+    for line in region.split("\n"):
+        if not any(pos <= p < pos + len(line) + 1 for p in taken):
+            out.append(line)
+        pos += len(line) + 1
+    return "\n".join(out)
+
+
+def _offers(region: str) -> bool:
+    """Whether a region may offer a candidate: a question mark, a hedge or alternative word, or a non-ASCII text."""
+    if "?" in region or not region.isascii():
+        return True
+    return not _OFFER_TOKENS.isdisjoint(cues.tokens(region))
 
 
 def _candidate(t: str, s0: int, s1: int, taken: list[int], out: list[Statement]) -> None:
@@ -370,9 +446,32 @@ _REFERENCE = frozenset("it it's that this answer result value total count cela �
 _REFERENCE_CJK = ("答案", "结果", "それ", "答え", "정답", "답")
 
 
+_RETRACT_TOKENS = frozenset(tok for p in cues._PHRASES[cues.RETRACT] for tok in p.split()) - {
+    "that", "this", "it", "is", "was", "the", "i", "a", "an", "my", "not", "be", "can't", "cannot", "above", "me", "es",
+    "c'est", "est", "ist", "das", "è", "é", "está", "answer", "made", "count", "this", "se"}
+_RETRACT_CJK = tuple(cues._CJK[cues.RETRACT])
+
+
+# A stem of a distinctive word of every retraction phrase (tests/rewards/test_cues.py keeps the two in step).
+RETRACT_STEMS = ("wrong", "incorr", "mistak", "error", "scratc", "disreg", "ignore", "retrac", "not right",
+                 "not correct", "be right", "is off", "faux", "trompé", "falsch", "stimmt nicht", "geirrt", "equivo",
+                 "está mal", "falso", "errado", "errei", "sbagli", "errato", "неверн", "неправ", "ошиб")
+
+
+def _maybe_retract(text: str) -> bool:
+    """A cheap test every retraction passes (a stem of its longest word), before the full cue reading."""
+    low = text.lower()
+    if any(w in low for w in RETRACT_STEMS):
+        return True
+    return not text.isascii() and any(w in text for w in _RETRACT_CJK)
+
+
 def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
     """(end of the last withdrawal after `start`, or -1; {value: position} of retractions that name their value)."""
     cut, named = -1, {}
+    region = t[start:]
+    if not _maybe_retract(region) and not _REFUSAL_HINT.search(region):
+        return cut, named  # most final outputs withdraw nothing: one scan of the region decides
     pos = start
     bounds = [(m.end()) for m in _TERMINATOR.finditer(t, start)]
     for end in bounds + ([len(t)] if not bounds or bounds[-1] < len(t) else []):
@@ -380,7 +479,7 @@ def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
         s0, pos = pos, end
         if not sentence.strip():
             continue
-        retract = cues.RETRACT in cues.classes(sentence)
+        retract = _maybe_retract(sentence) and cues.RETRACT in cues.classes(sentence)
         if not retract:
             if refusal_end(sentence) >= 0:
                 cut = end

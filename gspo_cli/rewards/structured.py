@@ -35,7 +35,7 @@ def key_kind(key: str) -> str | None:
 def json_fields(t: str) -> list[tuple[int, str, int, str]]:
     """(position, kind, value position, value text) of the answer and alternative fields of JSON objects in t."""
     out: list[tuple[int, str, int, str]] = []
-    if '":' not in t and '" :' not in t:
+    if '"' not in t or ('":' not in t and '" :' not in t):
         return out
     for m in _JSON_KEY.finditer(t):
         kind = key_kind(m.group(1))
