@@ -160,8 +160,7 @@ def classify(before: str, after: str) -> tuple[str | None, str | None]:
     if b.isascii() and after.isascii() and "?" not in after and cues.TRIGGERS.isdisjoint(toks) \
             and cues.REL_BEFORE_WORDS.isdisjoint(toks[-4:]) and not _RELATION_CHARS.search(before[-24:] + after[:24]):
         atoks = cues.tokens(after) if _WORDISH.search(after) else []
-        if cues.TRIGGERS.isdisjoint(atoks) and cues.REL_AFTER_WORDS.isdisjoint(atoks[:3]) \
-                and not any(t.endswith("'s") for t in toks):
+        if cues.TRIGGERS.isdisjoint(atoks) and cues.REL_AFTER_FIRST.isdisjoint(atoks[:1]) and "'s" not in b:
             return COMMITTED, None  # words, but none that negates, hedges, qualifies or attributes
     whole = cues.classes(b, toks)
     if cues.EXAMPLE in whole or cues.ATTR in whole or _possessive(toks):
@@ -225,8 +224,9 @@ _SENT_END = re.compile(r"[.!?;:](?:\s|$)")
 
 
 def _operand(s: str, m: re.Match) -> bool:
-    before = s[:m.start()].rstrip()
-    after = s[m.end():].lstrip()
+    """Whether the number m is an operand: next to an operator or a `\\cdot`-like command (spaces skipped)."""
+    before = s[max(0, m.start() - 12):m.start()].rstrip()
+    after = s[m.end():m.end() + 12].lstrip()
     if (before and before[-1] in _OPERATOR) or (after and after[0] in _OPERATOR):
         return True
     return before.endswith(_OPERATOR_CMDS) or after.startswith(_OPERATOR_CMDS)
@@ -245,7 +245,10 @@ def asserted(s: str, words: bool = False) -> list[str]:
         if _operand(s, m):
             continue
         tok = m.group(0)
-        v = parse_value(tok.replace(",", "") if not re.fullmatch(r"[+-]?\d{1,3}(?:,\d{3})+", tok) else tok)
+        if tok.isdigit():
+            found.append((m.start(), str(int(tok)) if len(tok) < 4000 else tok))
+            continue
+        v = parse_value(tok.replace(",", "") if not _GROUPED_TOKEN.fullmatch(tok) else tok)
         found.append((m.start(), _key(v) if isinstance(v, Fraction) else tok))
     if words:
         for w in _WORD_RUN.finditer(s):
@@ -273,6 +276,7 @@ def _alone(s: str, w: re.Match) -> bool:
 
 _PLAIN_INT = re.compile(r"[ \t]*\$?([+-]?\d{1,30})\$?\.?[ \t]*")
 _ALNUM = re.compile(r"[^\W_]")
+_GROUPED_TOKEN = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+")
 
 
 def values(content: str, aside: str = "") -> list[str]:

@@ -114,8 +114,13 @@ _TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*\.?|\?")
 
 def tokens(text: str) -> list[str]:
     """Lower-case word tokens (`isn't`, `e.g.`, `peut-être` stay whole)."""
-    return [t.rstrip(".") if len(t) > 1 and t.count(".") == 1 else t
-            for t in _TOKEN.findall(text.lower().replace("’", "'"))]
+    low = text.lower()
+    if "’" in low:
+        low = low.replace("’", "'")
+    toks = _TOKEN.findall(low)
+    if "." in low:
+        toks = [t.rstrip(".") if len(t) > 1 and t.count(".") == 1 else t for t in toks]
+    return toks
 
 
 def _index(phrases: dict[str, tuple[str, ...]]) -> dict[str, list[tuple[tuple[str, ...], str]]]:
@@ -283,5 +288,5 @@ _COMMON = frozenset("the a an i it it's that that's this is was are be my our we
 TRIGGERS = frozenset(tok for ps in _PHRASES.values() for p in ps for tok in p.split() if tok not in _COMMON) | {
     "according", "selon", "laut", "según", "secondo", "согласно"}
 REL_BEFORE_WORDS = frozenset(tok for ps in _REL_BEFORE.values() for p in ps for tok in p.split())
-REL_AFTER_WORDS = frozenset(tok for ps in _REL_AFTER.values() for p in ps for tok in p.split())
+REL_AFTER_FIRST = frozenset(p.split()[0] for ps in _REL_AFTER.values() for p in ps)
 assert all(any(tok in TRIGGERS for tok in p.split()) for ps in _PHRASES.values() for p in ps)
