@@ -284,7 +284,7 @@ def _value_follows(after: str, phrase: tuple[str, ...]) -> bool:
 # trigger holds no cue (the common case is then decided with one set test). Relation words only count right
 # before or right after the value.
 _COMMON = frozenset("the a an i it it's that that's this is was are be my our we to of and la le el die der das de "
-                    "il lo è é es est ist c'est me above made for in as en por par o zum ad son sea answer".split())
+                    "il lo è é es est ist c'est me above made for in as en por par o zum ad son sea answer final last".split())
 TRIGGERS = frozenset(tok for ps in _PHRASES.values() for p in ps for tok in p.split() if tok not in _COMMON) | {
     "according", "selon", "laut", "según", "secondo", "согласно"}
 REL_BEFORE_WORDS = frozenset(tok for ps in _REL_BEFORE.values() for p in ps for tok in p.split())

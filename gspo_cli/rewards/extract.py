@@ -216,7 +216,7 @@ def _from_prose(t: str, numeric: bool, stmts: list[Statement]) -> Extraction:
         if not committed and stmts:
             return Extraction(None, next((s.mode for s in reversed(stmts) if s.mode != "ignored"), how))
         return Extraction(None, how)
-    own = found_in.prose_statement(t, answer)
+    own = found_in.prose_statement(t, answer, stmts)
     if own is not None:
         if own.mode != COMMITTED and (numeric or own.op is None):
             return Extraction(None, own.mode)

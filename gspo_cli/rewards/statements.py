@@ -275,8 +275,8 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
         return None
     vs, ve = e + loc[0], e + loc[1]
     link = t[e:vs]
-    if _TERMINATOR.search(unabbrev(link)) or not _link_ok(link):
-        return None
+    if "box" in link or _TERMINATOR.search(unabbrev(link)) or not _link_ok(link):
+        return None  # "the answer is $\\boxed{34}$": the box is the statement (read with this sentence)
     s0, s1 = sentence_bounds(t, vs, ve)
     span = re.split(r"\\boxed|\\fbox", t[vs:s1], maxsplit=1)[0]  # a box is a commitment of its own
     mode, op = classify(t[s0:vs], t[ve:s1])
@@ -532,9 +532,13 @@ def find(t: str, numeric: bool = True) -> Found:
     return out
 
 
-def prose_statement(t: str, answer: str) -> Statement | None:
-    """The statement a concluding statement (R1e) makes: its answer read in the sentence that holds it."""
+def prose_statement(t: str, answer: str, stmts: list[Statement] = ()) -> Statement | None:  # type: ignore[assignment]
+    """The statement a concluding statement (R1e) makes: its answer read in the sentence that holds it (the
+    answer sentence already read there, when there is one)."""
     i = t.rfind(answer) if answer else -1
+    for s in reversed(stmts):
+        if s.kind == "sentence" and s.pos < i <= s.pos + 120 and t.find(answer, s.pos) == i:
+            return s
     if i < 0:
         r = read_prose_answer(answer)
         return Statement(max(0, len(t) - 1), COMMITTED, tuple(values(r or answer)), "prose", answer)
