@@ -263,6 +263,13 @@ def _decide(t: str, style: str, numeric: bool) -> Extraction:
     return Extraction(answer, how)
 
 
+def _denoise(t: str) -> str:
+    """Terminal colour codes and UTF-8 read as Latin-1 removed around markers (`\x1b[1mAnswer:`, `ï»¿Answer:`)."""
+    if "\x1b" in t or (not t.isascii() and ("\u00ef\u00bb\u00bf" in t or "\u00e2\u20ac" in t or "\u00c2" in t)):
+        return _NOISE_IN_TEXT.sub(" ", _ANSI.sub("", t))
+    return t
+
+
 def extract(text: str, style: str = "dapo", numeric: bool = True) -> Extraction:
     """The final answer of a response and how it was found, or why there is none (see the module docstring).
 
@@ -276,16 +283,14 @@ def extract(text: str, style: str = "dapo", numeric: bool = True) -> Extraction:
     t, why = answer_region(text)
     if t is None:
         return Extraction(None, why)
-    if "\x1b" in t or (not t.isascii() and ("\u00ef\u00bb\u00bf" in t or "\u00e2\u20ac" in t or "\u00c2" in t)):
-        t = _NOISE_IN_TEXT.sub(" ", _ANSI.sub("", t))  # terminal colours, UTF-8 read as Latin-1 around markers
-    ex = _decide(t[-WINDOW:], style, numeric)
+    ex = _decide(_denoise(t[-WINDOW:]), style, numeric)
     if len(t) > WINDOW and ex.answer is None and ex.how in ("no_answer", "truncated", "empty"):
         # rare: a marked answer followed by more than WINDOW characters; look for one further back
         edge = len(t) - WINDOW + 16
         back = max(t.rfind("nswer", 0, edge), t.rfind("box", 0, edge),
                    -1 if t.isascii() else max(t.rfind("答", 0, edge), t.rfind("：", 0, edge)))
         if back >= 0:
-            rare = _decide(t[max(0, back - WINDOW // 2):back + WINDOW], style, numeric)
+            rare = _decide(_denoise(t[max(0, back - WINDOW // 2):back + WINDOW]), style, numeric)
             if rare.answer is not None or rare.how not in ("no_answer", "truncated", "empty"):
                 return rare
     return ex
