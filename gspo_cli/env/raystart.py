@@ -22,9 +22,9 @@ from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.jobs import auth, nodes
 from gspo_cli.jobs.nodes import NodeRecord, nodes_dir, read_record, record_file
-from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
+from gspo_cli.jobs.procs import RAY_READY_MARK, kill_group, pid_alive, ray_executable
 
-READY_MARK = "Ray runtime started"
+READY_MARK = RAY_READY_MARK
 NODE_LABEL = "gspo-node"  # jobs/nodestate.py reads it back to name nodes
 
 __all__ = ["NodeRecord", "plan", "read_record", "record_file", "start", "stop", "wait_for_npus"]

@@ -15,6 +15,10 @@ from pathlib import Path
 
 from gspo_cli.errors import ClusterError
 
+# What `ray start` prints once its node is up (the raylet registered with the GCS); before it, `ray start` can still
+# fail ("The current node timed out during startup", a busy host) and take the whole node with it.
+RAY_READY_MARK = "Ray runtime started"
+
 
 def ray_executable() -> str:
     """The `ray` next to this interpreter (the venv's), else the one on PATH."""
