@@ -22,7 +22,7 @@ from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.jobs import auth, nodes
 from gspo_cli.jobs.nodes import NodeRecord, nodes_dir, read_record, record_file
-from gspo_cli.jobs.procs import RAY_READY_MARK, kill_group, pid_alive, ray_executable
+from gspo_cli.jobs.procs import RAY_READY_MARK, pid_alive, ray_executable, stop_ray_node
 
 READY_MARK = RAY_READY_MARK
 NODE_LABEL = "gspo-node"  # jobs/nodestate.py reads it back to name nodes
@@ -214,7 +214,7 @@ def stop(name: str | None = None, timeout: float = 30.0) -> NodeRecord | None:
     record = read_record(name)
     if record is None:
         return None
-    kill_group(record.pid, timeout=timeout)
+    stop_ray_node(record.pid, timeout=timeout)
     record_file(name).unlink(missing_ok=True)
     cluster = nodes.read_cluster()
     if record.role == "head" and cluster is not None and cluster.head == record.hostname:

@@ -28,7 +28,7 @@ from gspo_cli import layout
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
 from gspo_cli.jobs import auth
-from gspo_cli.jobs.procs import RAY_READY_MARK, kill_group, pid_alive, ray_executable
+from gspo_cli.jobs.procs import RAY_READY_MARK, kill_group, pid_alive, ray_executable, stop_ray_node
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT_S = 90.0
@@ -282,6 +282,6 @@ def stop() -> HeadRecord | None:
     record = read_record()
     if record is None:
         return None
-    kill_group(record.pid)
+    stop_ray_node(record.pid)
     head_file().unlink(missing_ok=True)
     return record

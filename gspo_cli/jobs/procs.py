@@ -119,6 +119,29 @@ def kill_group(pid: int, timeout: float = 20.0) -> None:
             time.sleep(0.2)
 
 
+def stop_ray_node(pid: int, timeout: float = 20.0) -> None:
+    """Stop a `ray start --block` that leads its own process group (the embedded head, a `gspo cluster up/join`
+    node): SIGTERM to it alone first, so Ray stops its node's processes in its own order, raylet before GCS; then
+    kill_group for whatever is left after `timeout`. A SIGTERM to the whole group at once ends the GCS first, and
+    the raylet then retries it for ~30 s until it gives up or gets SIGKILL. A no-op if `pid` leads no group."""
+    try:
+        if os.getpgid(pid) != pid:
+            return
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not group_alive(pid):
+            return
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.2)
+    kill_group(pid, timeout=5.0)
+
+
 def gspo_process_alive(pid: int) -> bool:
     """pid alive and still a gspo process: a recycled pid belongs to some other program (/proc/<pid>/cmdline)."""
     from pathlib import Path
