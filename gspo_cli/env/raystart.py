@@ -22,9 +22,9 @@ from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.jobs import auth, nodes
 from gspo_cli.jobs.nodes import NodeRecord, nodes_dir, read_record, record_file
-from gspo_cli.jobs.procs import identity, ray_executable, stop_recorded_group
+from gspo_cli.jobs.procs import RAY_READY_MARK, identity, ray_executable, stop_recorded_group
 
-READY_MARK = "Ray runtime started"
+READY_MARK = RAY_READY_MARK
 NODE_LABEL = "gspo-node"  # jobs/nodestate.py reads it back to name nodes
 
 __all__ = ["NodeRecord", "plan", "read_record", "record_file", "start", "stop", "wait_for_npus"]
@@ -215,7 +215,7 @@ def stop(name: str | None = None, timeout: float = 30.0) -> NodeRecord | None:
     record = read_record(name)
     if record is None:
         return None
-    stopped = stop_recorded_group(record.pid, record.identity, argv=record.argv, timeout=timeout)
+    stopped = stop_recorded_group(record.pid, record.identity, argv=record.argv, ray_node=True, timeout=timeout)
     record_file(name).unlink(missing_ok=True)
     cluster = nodes.read_cluster()
     if record.role == "head" and cluster is not None and cluster.head == record.hostname:

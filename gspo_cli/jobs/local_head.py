@@ -29,7 +29,7 @@ from gspo_cli import layout
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
 from gspo_cli.jobs import auth, procs
-from gspo_cli.jobs.procs import kill_group, ray_executable
+from gspo_cli.jobs.procs import RAY_READY_MARK, kill_group, ray_executable
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT_S = 90.0
@@ -196,7 +196,7 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
         num_cpus = max(os.cpu_count() or 1, VERL_CPU_LOGICAL_CPUS)
     for attempt in range(1, START_ATTEMPTS + 1):
         proc, record, log_start = _launch(temp_dir, log_file, token_file, num_cpus, device_slots)
-        if _wait_until_up(proc, record):
+        if _wait_until_up(proc, record, log_start):
             atomic_write_json(head_file(), asdict(record))
             return record
         reason = start_failure_reason(log_file, log_start)
@@ -243,18 +243,30 @@ def _launch(temp_dir: Path, log_file: Path, token_file: Path, num_cpus: int | No
     return proc, record, log_start
 
 
-def _wait_until_up(proc: subprocess.Popen, record: HeadRecord) -> bool:
-    """True once the Jobs API answers; False when `ray start` exits first; an error after START_TIMEOUT_S."""
+def _wait_until_up(proc: subprocess.Popen, record: HeadRecord, log_start: int = 0) -> bool:
+    """True once `ray start` says its node is up and the Jobs API answers; False when `ray start` exits first; an
+    error after START_TIMEOUT_S. The dashboard alone is not enough: on a busy host it answers while the raylet has
+    yet to register, and `ray start` can still give up on it and stop the whole head a moment later."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return False
-        if dashboard_alive(record.dashboard_url, timeout=1.0, token_file=record.token_file):
+        if _started(record.log_file, log_start) and dashboard_alive(record.dashboard_url, timeout=1.0,
+                                                                     token_file=record.token_file):
             return True
         time.sleep(0.5)
     kill_group(proc.pid)
     raise ClusterError(f"the embedded Ray head did not answer within {START_TIMEOUT_S:.0f} s",
                        f"see {record.log_file}")
+
+
+def _started(log_file: str, offset: int) -> bool:
+    try:
+        with open(log_file, "rb") as log:
+            log.seek(offset)
+            return RAY_READY_MARK.encode() in log.read()
+    except OSError:
+        return False
 
 
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): ")
@@ -288,7 +300,7 @@ def stop() -> HeadRecord | None:
     if record is None:
         return None
     stopped = procs.stop_recorded_group(record.pid, record.identity, argv=record.argv,
-                                        required=_legacy_args(record))
+                                        required=_legacy_args(record), ray_node=True)
     head_file().unlink(missing_ok=True)
     if not stopped and procs.pid_alive(record.pid):
         from gspo_cli.console import err

@@ -21,6 +21,10 @@ from typing import Any
 
 from gspo_cli.errors import ClusterError
 
+# What `ray start` prints once its node is up (the raylet registered with the GCS); before it, `ray start` can still
+# fail ("The current node timed out during startup", a busy host) and take the whole node with it.
+RAY_READY_MARK = "Ray runtime started"
+
 
 def ray_executable() -> str:
     """The `ray` next to this interpreter (the venv's), else the one on PATH."""
@@ -181,12 +185,15 @@ def same_process(pid: Any, recorded: dict[str, Any] | None, *, argv: list[str] |
 
 
 def stop_recorded_group(pid: int, recorded: dict[str, Any] | None, *, argv: list[str] | None = None,
-                        required: tuple[str, ...] = (), timeout: float = 20.0) -> bool:
+                        required: tuple[str, ...] = (), ray_node: bool = False, timeout: float = 20.0) -> bool:
     """`kill_group(pid)` only while `pid` is still the process the record names (`same_process`); True when it
     was (and is now stopped), False when the record names a process that is gone or is not gspo's."""
     if not same_process(pid, recorded, argv=argv, required=required):
         return False
-    kill_group(pid, timeout=timeout)
+    if ray_node:  # a `ray start --block` leading its group: Ray's own stop order first (stop_ray_node)
+        stop_ray_node(pid, timeout=timeout)
+    else:
+        kill_group(pid, timeout=timeout)
     return True
 
 
@@ -196,6 +203,29 @@ def recorded_alive(pid: Any, recorded: dict[str, Any] | None) -> bool:
     if not isinstance(pid, int):
         return False
     return same_process(pid, recorded) if recorded else gspo_process_alive(pid)
+
+
+def stop_ray_node(pid: int, timeout: float = 20.0) -> None:
+    """Stop a `ray start --block` that leads its own process group (the embedded head, a `gspo cluster up/join`
+    node): SIGTERM to it alone first, so Ray stops its node's processes in its own order, raylet before GCS; then
+    kill_group for whatever is left after `timeout`. A SIGTERM to the whole group at once ends the GCS first, and
+    the raylet then retries it for ~30 s until it gives up or gets SIGKILL. A no-op if `pid` leads no group."""
+    try:
+        if os.getpgid(pid) != pid:
+            return
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not group_alive(pid):
+            return
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.2)
+    kill_group(pid, timeout=5.0)
 
 
 def gspo_process_alive(pid: int) -> bool:

@@ -119,9 +119,9 @@ def _label(head: str) -> tuple[str, int] | None:
         return None
     h = _PAREN_TAIL.sub("", raw.rstrip(" \t*_`")).rstrip(" \t*_`")
     low = h.lower()
-    for word, kind in _BY_LAST.get(word, ()):
-        if low.endswith(word):
-            k = len(low) - len(word)
+    for label, kind in _BY_LAST.get(word, ()):  # the labels ending in that last word
+        if low.endswith(label):
+            k = len(low) - len(label)
             if k and low[k - 1].isalpha():  # part of another word; `0Answer:` (glued to a value) is a label
                 continue
             pre = re.split(r"[:.;!?$})\]]", low[:k])[-1].strip(" \t*_#>`-")
@@ -453,7 +453,7 @@ _REFERENCE_CJK = ("答案", "结果", "それ", "答え", "정답", "답")
 
 _RETRACT_TOKENS = frozenset(tok for p in cues._PHRASES[cues.RETRACT] for tok in p.split()) - {
     "that", "this", "it", "is", "was", "the", "i", "a", "an", "my", "not", "be", "can't", "cannot", "above", "me", "es",
-    "c'est", "est", "ist", "das", "è", "é", "está", "answer", "made", "count", "this", "se"}
+    "c'est", "est", "ist", "das", "è", "é", "está", "answer", "made", "count", "se"}
 _RETRACT_CJK = tuple(cues._CJK[cues.RETRACT])
 
 
