@@ -248,8 +248,8 @@ def _decide(t: str, style: str, numeric: bool) -> Extraction:
         if why in ("withdrawn", "refusal"):
             cut, _ = found_in.withdrawals(t, stmts[0].pos)
             if cut >= 0 and t[cut:].strip():  # "Answer: 36. Actually, I cannot determine ...": what follows
-                answer, how = concluding_statement(t[cut:])
-                return Extraction(answer, how if answer is not None else "refusal")
+                late, late_how = concluding_statement(t[cut:])
+                return Extraction(late, late_how if late is not None else "refusal")
             return Extraction(None, "refusal")
         if why == "empty_answer" or all(not clean(s.content) for s in marked if s.mode == COMMITTED):
             return Extraction(None, "empty_answer") if why in ("empty_answer", "no_answer") else Extraction(None, why)

@@ -475,7 +475,7 @@ def _maybe_retract(text: str) -> bool:
 
 def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
     """(end of the last withdrawal after `start`, or -1; {value: position} of retractions that name their value)."""
-    cut, named = -1, {}
+    cut, named = -1, dict[str, int]()
     region = t[start:]
     if not _maybe_retract(region) and not _REFUSAL_HINT.search(region):
         return cut, named  # most final outputs withdraw nothing: one scan of the region decides
