@@ -191,6 +191,9 @@ def _line_end(t: str, pos: int) -> int:
     return m.end() if m else len(t)
 
 
+_HOW = {"line": "answer_line", "box": "boxed", "field": "field"}
+
+
 def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, str]:
     """(answer text, how) of the committed marked answer the style prefers: DAPO's `Answer:` line or a box."""
     order = ("line", "box", "field") if style == "dapo" else ("box", "line", "field")
@@ -199,7 +202,9 @@ def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, s
         cands = [s for s in stmts if s.kind == kind and s.mode == COMMITTED and s.values == v]
         if cands:
             s = cands[-1]
-            how = {"line": "answer_line", "box": "boxed", "field": "field"}[kind]
+            how = _HOW[kind]
+            if s.plain:  # a plain integer alone on its line: its value is the answer text
+                return v[0], how
             text = _refine(s.content) if kind == "line" else s.content
             c = clean(text)
             if len(v) == 1 and parse_value(c) is None and _has_words(c) and only_numbers(c):  # `16 (sixteen)`
