@@ -209,6 +209,13 @@ def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, s
             c = clean(text)
             if len(v) == 1 and parse_value(c) is None and _has_words(c) and only_numbers(c):  # `16 (sixteen)`
                 text = v[0]
+            elif kind == "line" and parse_value(c) is None:
+                # `Answer: 12Thus, the answer is $\boxed{12}$.` (the line's text, cut before its box, is no value):
+                # the line's value is the one committed, so a later committed box of that value states it
+                box = next((b for b in stmts if b.kind == "box" and b.mode == COMMITTED and b.values == v
+                            and b.pos > s.pos), None)
+                if box is not None:
+                    text = box.content
             return text, how
     return v[0], "prose:" + v_stmt.kind
 

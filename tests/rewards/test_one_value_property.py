@@ -43,6 +43,16 @@ def test_the_same_value_committed_twice_is_accepted(gt, first, second, between, 
     assert compute_score(ds, response, str(gt))["acc"], response
 
 
+@pytest.mark.parametrize("gt", [0, 12, 2024])
+def test_an_answer_line_glued_to_a_sentence_boxing_the_same_value(gt):
+    """Found by the property above (8 of its 28,800 form combinations): `Answer: 12Thus, the answer is
+    $\\boxed{12}$.`, the filler empty, was read as the text `12Thus, the answer is $` and scored wrong; the line's
+    value is its box's. A different boxed value stays a conflict."""
+    glued = "We count the cases.\n\nAnswer: {a}Thus, the answer is $\\boxed{{{b}}}$."
+    assert compute_score("math_dapo", glued.format(a=gt, b=gt), str(gt))["acc"] is True
+    assert compute_score("math_dapo", glued.format(a=gt, b=gt + 1), str(gt))["acc"] is False
+
+
 @pytest.mark.parametrize("text", [
     "Hence there are 34 ways, where 3 of them are symmetric.\n\n**Answer: 34**",
     "Thus there are 5 configurations so far, and n >= 7.\n\nAnswer: 34",
