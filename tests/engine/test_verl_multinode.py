@@ -26,7 +26,10 @@ import multinode  # noqa: E402  (tests/env: the 3-node cluster the env tests sta
 pytestmark = [pytest.mark.engine, pytest.mark.multinode, pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(5400)]
 
 SHAPE = ["--preset", "tiny-verl", "--set", "cluster.nnodes=3"]
-TOTAL = 6
+# Enough steps that the run is still training when node-c dies: the kill comes after the first checkpoint and two
+# `gspo cluster status` calls (the placement, 10-40 s under load), and a step of the warm tiny-verl takes 2-3 s
+# (at 6 steps the job had finished before the kill: a CI failure). Resume runs what is left.
+TOTAL = 40
 # 6 prompts x n 8 = 48 trajectories: an equal share for each of the 3 ranks.
 # No validation: this test is about placement and a node loss (tests/engine/test_verl_cpu.py checks learning).
 SETS = ["cluster.nnodes=3", f"trainer.total_training_steps={TOTAL}", "trainer.save_freq=1", "trainer.max_ckpt_to_keep=2",
