@@ -106,11 +106,11 @@ def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, st
 
 
 def _device(preset: Preset) -> str:
-    device = preset.cluster.device
-    if device == "auto":
-        # verl auto-switches to npu when torch_npu is present (main_ppo's auto_set_device); cuda is its default.
-        return "cuda"
-    return device
+    """The preset's device: `gspo train` resolves `auto` before compiling (launch.make_plan, once, recorded in the
+    job file); a preset compiled directly gets the same rule (verl's, config/devices.py) here."""
+    from gspo_cli.config import devices
+
+    return devices.resolve(preset.cluster.device).name
 
 
 class _Table:
@@ -295,7 +295,9 @@ def _trainer_mode(t: _Table, p: Preset) -> None:
     t.put("actor_rollout_ref.rollout.nnodes", nodes, "derived: trainer.rollout_share")
     t.put("actor_rollout_ref.rollout.n_gpus_per_node", per_node, "derived: trainer.rollout_share")
     # separate_async refuses the naive (colocated) weight transfer (trainer_separate_async.py:67)
-    t.put("actor_rollout_ref.rollout.checkpoint_engine.backend", "hccl" if _device(p) == "npu" else "nccl",
+    from gspo_cli.config import devices
+
+    t.put("actor_rollout_ref.rollout.checkpoint_engine.backend", devices.get(_device(p)).collective,
           "derived: cluster.device (separate_async needs a collective weight transfer)")
 
 

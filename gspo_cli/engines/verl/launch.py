@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,12 +20,14 @@ from gspo_cli.errors import ConfigError, GspoError
 from gspo_cli.runs import lock as run_lock
 
 if TYPE_CHECKING:
+    from gspo_cli.config.devices import Resolved
     from gspo_cli.config.presets import LoadedPreset
     from gspo_cli.config.schema import Preset
     from gspo_cli.engines.request import TrainRequest
     from gspo_cli.engines.verl.compile import Compiled
     from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
+    from gspo_cli.jobs.capacity import Need
     from gspo_cli.jobs.target import ClusterTarget
 
 JOB_COMMAND = "verl-train"
@@ -43,10 +46,15 @@ class Plan:
     schema: SchemaResult | None = None
     schema_error: ConfigError | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    # `cluster.device` as resolved on this host, once (an `auto` preset gets verl's choice, config/devices.py);
+    # recorded in the job file with what the job needs of the cluster
+    device: Resolved | None = None
+    need: Need | None = None
 
-    @property
+    @cached_property
     def preset(self) -> Preset:
-        return self.loaded.preset
+        """The preset as the job runs it: `cluster.device` resolved (`loaded.preset` keeps what the file said)."""
+        return on_device(self.loaded.preset, self.device.name) if self.device is not None else self.loaded.preset
 
     @property
     def ok(self) -> bool:
@@ -84,8 +92,17 @@ class Plan:
             "verl_command": self.compiled.verl_command(self.entrypoint.split(" ", 1)[0]),
             "notes": list(self.compiled.notes),
             "upstream": self.preset.upstream.model_dump(mode="json"),
+            "device": self.device.to_json() if self.device is not None else None,
+            "cluster_need": self.need.to_json() if self.need is not None else None,
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
         }
+
+
+def on_device(preset: Preset, device: str) -> Preset:
+    """`preset` with `cluster.device` set to `device` (a resolved `auto`)."""
+    if preset.cluster.device == device:
+        return preset
+    return preset.model_copy(update={"cluster": preset.cluster.model_copy(update={"device": device})})
 
 
 def _resolve_resume(run: str, preset: Preset | None = None) -> tuple[Path, Path, int]:
@@ -155,10 +172,14 @@ def make_plan(
     t0 = time.perf_counter()
     sets = list(sets or [])
     loaded, run_name, run_dir, resume_from = _load_run(preset_name, sets, run_name, resume)
-    preset = loaded.preset
-    if preset.trainer.engine != "verl":
-        raise ConfigError(f"preset {preset.name} uses trainer.engine={preset.trainer.engine}, not verl",
+    if loaded.preset.trainer.engine != "verl":
+        raise ConfigError(f"preset {loaded.preset.name} uses trainer.engine={loaded.preset.trainer.engine}, not verl",
                           "this path compiles verl jobs; the native engine runs through `gspo train` directly")
+    from gspo_cli.config import devices
+    from gspo_cli.engines.verl.spec import cluster_need
+
+    device = devices.resolve(loaded.preset.cluster.device)  # once, here: the job file records it
+    preset = on_device(loaded.preset, device.name)
     timings["load"] = time.perf_counter() - t0
 
     t = time.perf_counter()
@@ -174,7 +195,7 @@ def make_plan(
     spec = run_dir / SPEC_FILE
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
                 entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
-                timings=timings)
+                timings=timings, device=device, need=cluster_need(preset))
     if schema:
         t = time.perf_counter()
         try:
@@ -211,7 +232,9 @@ def write_run(plan: Plan) -> Path:
     config = plan.run_dir / "config.yaml"
     from gspo_cli.jobs import secret_env
 
-    saved = secret_env.redact_preset(to_jsonable(plan.preset))  # run folders never hold secret values
+    # the preset as given (`cluster.device: auto` stays auto: a resume resolves it again on its host); the job file
+    # records what this job was compiled for
+    saved = secret_env.redact_preset(to_jsonable(plan.loaded.preset))  # run folders never hold secret values
     if plan.resume_from is None or not config.exists() or plan.sets:
         atomic_write_text(config, yaml.safe_dump(saved, sort_keys=False))
     spec = plan.run_dir / SPEC_FILE
@@ -222,6 +245,9 @@ def write_run(plan: Plan) -> Path:
         "metrics_file": plan.compiled.env_vars.get("VERL_FILE_LOGGER_PATH"),
         "total_steps": plan.total_steps,
         "resume_from": str(plan.resume_from) if plan.resume_from else None,
+        # the device the job was compiled for and what it needs of the cluster: the wrapper's capacity check
+        "device": plan.device.to_json() if plan.device is not None else None,
+        "need": plan.need.to_json() if plan.need is not None else None,
     })
     return spec
 
