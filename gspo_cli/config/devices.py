@@ -88,6 +88,11 @@ def get(name: str) -> Device:
         raise ValueError(f"unknown device {name!r} (known: {', '.join(DEVICES)}, {AUTO})") from None
 
 
+def kind(device: str) -> Device:
+    """The kind of a torch device string (`cuda:0`, `npu`, `cpu`)."""
+    return get(device.split(":", 1)[0])
+
+
 def by_resource(resource: str) -> Device | None:
     """The kind whose device is Ray resource `resource` (None for CPU and custom resources)."""
     return next((d for d in DEVICES.values() if d.ray_resource == resource), None)

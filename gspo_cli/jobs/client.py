@@ -24,6 +24,7 @@ from gspo_cli.jobs.target import ClusterTarget, client, first_line, raise_for, r
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
     from gspo_cli.jobs.request import JobRequest
+    from gspo_cli.jobs.resources import NodeResources
 
 # Run the job's driver on the node `gspo cluster up/join` named so (its `gspo-node` label): for the native engine
 # on a cluster, where the one device it trains on is a matter of which node.
@@ -156,6 +157,7 @@ def run_job(
     run: str | None = None,
     before_submit: Callable[[ClusterTarget | None, str], None] | None = None,
     after_submit: Callable[[str, str], None] | None = None,
+    node: NodeResources | None = None,
 ) -> int:
     """Run a job command in-process (`local`) or as a Ray job on the resolved cluster; return its exit code.
 
@@ -177,9 +179,9 @@ def run_job(
 
             before_submit(None, own_job_id())
         return _run_in_process(command, entry_args_for(command, request), json_out=json_out)
-    target = resolve_target(address, preset)
+    target = resolve_target(address, preset, node=node)
     python = _job_python(target, preset)
-    node = os.environ.get(JOB_NODE_VAR)
+    job_node = os.environ.get(JOB_NODE_VAR)
     claimed = submission_id(name, command)
     if before_submit is not None:
         before_submit(target, claimed)
@@ -188,7 +190,7 @@ def run_job(
                 "command": command, **({"run": run} if run else {})}
     job_id = submit(target, entrypoint(command, entry_args, python), job_id=claimed, env_vars=job_env(env_vars),
                     secret_names=secret_marks(preset),
-                    metadata=metadata, label_selector={"gspo-node": node} if node else None)
+                    metadata=metadata, label_selector={"gspo-node": job_node} if job_node else None)
     if after_submit is not None:
         after_submit(claimed, job_id)
     from gspo_cli.console import err

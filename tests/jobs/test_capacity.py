@@ -24,8 +24,8 @@ THREE = capacity.Need("GPU", 3, 1)
 
 def test_the_need_follows_the_preset_and_its_resolved_device():
     from gspo_cli.config import devices
+    from gspo_cli.engines.verl.cluster import cluster_need
     from gspo_cli.engines.verl.launch import on_device
-    from gspo_cli.engines.verl.spec import cluster_need
 
     assert cluster_need(load_preset("tiny-verl", ["cluster.nnodes=3"])) == THREE  # CPU "devices" are GPU slots
     assert cluster_need(load_preset("qwen3-32b-4x16")) == capacity.Need("NPU", 4, 16)

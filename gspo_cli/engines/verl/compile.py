@@ -333,8 +333,8 @@ def _trainer(t: _Table, p: Preset, run_dir: Path, experiment_name: str | None, r
 
 
 def _cpu_switches(t: _Table, p: Preset) -> dict[str, str]:
-    """`cluster.device: cpu`: the named CPU switches (cpu_switches.py), each override's origin naming its switch."""
-    from gspo_cli.engines.verl.cpu_switches import switches_for
+    """`cluster.device: cpu`: the named CPU switches (cpu/switches.py), each override's origin naming its switch."""
+    from gspo_cli.engines.verl.cpu.switches import switches_for
 
     env: dict[str, str] = {}
     for switch in switches_for(p):

