@@ -196,7 +196,10 @@ def commands(info: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
         return {"follow": f"gspo jobs logs {info['job_id']} --follow{where}",
                 "stop": f"gspo jobs stop {info['job_id']}{where}",
                 "evaluate": f"gspo eval {evals[0]} --preset {preset} --model {name}:all", "report": f"gspo report {name}"}
-    if info["engine"] == "verl":
+    from gspo_cli.config import engine_support
+
+    support = engine_support.of(info.get("engine"))
+    if support is not None and support.resume_flag:
         resume = f"gspo train --resume {name}"
     else:
         resume = f"gspo train --preset {info['path']}/config.yaml --run-name {name}"

@@ -264,15 +264,18 @@ def _rollout_sampling(t: _Table, p: Preset) -> None:
 
 
 def _reward(t: _Table, p: Preset) -> None:
-    """gspo's verifier by module name (resolves on every node that has gspo installed), or verl's own."""
-    from gspo_cli.rewards.choice import VERL_ENTRY, check_verifier
+    """The reward backend `reward.verifier` names (rewards/backends.py): gspo's verifier by module name (resolves
+    on every node that has gspo installed), or verl's own default scorer."""
+    from gspo_cli.rewards.backends import REWARD_BACKENDS
 
-    check_verifier(p)
-    if p.reward.verifier == "gspo":
-        t.put("reward.custom_reward_function.path", VERL_ENTRY, "reward.verifier")
-        t.put("reward.custom_reward_function.name", "compute_score", "reward.verifier")
+    backend = REWARD_BACKENDS.lookup(p.reward.verifier)
+    backend.check(p)
+    if backend.verl_reward is not None:
+        path, name = backend.verl_reward
+        t.put("reward.custom_reward_function.path", path, "reward.verifier")
+        t.put("reward.custom_reward_function.name", name, "reward.verifier")
     else:
-        t.notes.append("reward.verifier verl: verl's default_compute_score scores each row by its data_source")
+        t.notes.append(f"reward.verifier {backend.name}: {backend.about}")
 
 
 def _trainer_mode(t: _Table, p: Preset) -> None:

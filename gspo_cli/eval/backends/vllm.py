@@ -157,7 +157,9 @@ class _Engine:
 def _check_platform(device: str) -> None:
     """vLLM picks its platform on import; on CPU say why it did not pick CPU instead of its 'Device string must
     not be empty' later."""
-    if device != "cpu":
+    from gspo_cli.config import devices
+
+    if devices.kind(device).accelerator:
         return
     from importlib.metadata import PackageNotFoundError, version
 
@@ -287,11 +289,9 @@ class VLLMBackend:
 
 def _actor_options(target: EngineTarget, spec: ActorSpec, strategy) -> dict:
     """Ray options of one engine actor: pinned to its node; its devices (none on CPU); the target's env."""
-    opts: dict = {"num_cpus": 1, "scheduling_strategy": strategy}
-    if target.resource == "GPU":
-        opts["num_gpus"] = spec.tp
-    elif target.resource is not None:
-        opts["resources"] = {target.resource: spec.tp}
+    from gspo_cli.jobs.resources import actor_options
+
+    opts: dict = {"num_cpus": 1, "scheduling_strategy": strategy, **actor_options(target.resource, spec.tp)}
     if target.env:
         opts["runtime_env"] = {"env_vars": dict(target.env)}
     return opts
