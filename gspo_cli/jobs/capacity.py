@@ -51,11 +51,15 @@ def shortfall(need: Need, rows: list[dict[str, Any]], *, since: float = 0.0) -> 
     if len(fit) >= need.nnodes:
         return None
     lost = lost_nodes(rows, since=since)
-    left = sum(float(r["resources"].get(need.resource, 0)) for r in alive)
+    per_node = [float(r["resources"].get(need.resource, 0)) for r in alive]
+    left = sum(per_node)
     said = f"node {', '.join(lost)} lost; " if lost else ""
+    wants = f"the job needs {need.total} ({need.nnodes} node(s) x {need.per_node}) [run-cluster-short]"
+    if left >= need.total:  # enough in total, too few on each node: verl's per-node groups cannot form either
+        return (f"{said}{len(fit)} of {len(alive)} alive node(s) hold {need.per_node} device slots ({need.resource}) "
+                f"(the most on one node: {max(per_node, default=0):g}); {wants}")
     return (f"{said}{left:g} of {need.total} device slots ({need.resource}) {'left ' if lost else ''}on "
-            f"{len(alive)} alive node(s); "
-            f"the job needs {need.total} ({need.nnodes} node(s) x {need.per_node}) [run-cluster-short]")
+            f"{len(alive)} alive node(s); {wants}")
 
 
 def lost_nodes(rows: list[dict[str, Any]], *, since: float = 0.0) -> list[str]:

@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 
 import multinode
 import pytest
+import simulated_cluster as sim
 
-pytestmark = [pytest.mark.multinode, pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.multinode, pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 NAMES = ("node-a", "node-b", "node-c", "node-d")
 SHAPE = ["--preset", "qwen3-32b-4x16", "--stack", "vllm-ascend==0.23.0"]
+# Variants that need more than the cluster has: refused by the wrapper's count with the advice, and by verl's own
+# placement (too many devices in total; too many on one node)
+TOO_BIG = [("qwen3-32b-4x16", ["cluster.nnodes=8"]), ("qwen3-8b-1x16", ["cluster.devices_per_node=32"])]
 
 
 @pytest.fixture(scope="module")
@@ -56,30 +58,19 @@ def on_node_a(cluster, monkeypatch):
     return cluster
 
 
-def _job_env(cluster, node: str = "node-a") -> dict[str, str]:
-    """The environment a Ray job's driver gets on `node`: the node's own, the cluster's GCS address and token."""
-    return {**cluster.envs[node], "RAY_ADDRESS": cluster.gcs, "RAY_AUTH_MODE": "token",
-            "RAY_AUTH_TOKEN_PATH": str(cluster.home / "ray" / "auth_token")}
+def npu_presets() -> list[str]:
+    """Every shipped verl preset whose device is npu on an Ascend node (`npu`, and `auto` by verl's rule there)."""
+    from gspo_cli.config import devices
+    from gspo_cli.config.presets import builtin_sources, load_preset
+    from gspo_cli.engines import spec_for
 
-
-def _write_job(preset: str, sets: list[str] | None = None):
-    """What `gspo train --preset PRESET` writes before it submits: the run folder with config.yaml and the job
-    file (verl_job.json), compiled in this process (node-a); the job's trainer is a labelled stand-in for verl's
-    main_ppo that prints one line (the job file's `trainer_command`, the wrapper's test hook)."""
-    from gspo_cli.engines.verl import launch
-
-    plan = launch.make_plan(preset, sets or [], schema=False)
-    spec = launch.write_run(plan)
-    job = json.loads(spec.read_text())
-    job["trainer_command"] = [sys.executable, "-c", "print('stand-in for verl main_ppo: started')"]
-    spec.write_text(json.dumps(job))
-    return plan, spec
-
-
-def _run_wrapper(cluster, spec) -> subprocess.CompletedProcess:
-    """The verl job's entrypoint, as the Ray job runs it on node-a: the job wrapper, its device-slot check first."""
-    return subprocess.run([sys.executable, "-m", "gspo_cli.job_kinds", "verl-train", str(spec)], capture_output=True,
-                          text=True, env=_job_env(cluster), timeout=300, cwd=multinode.REPO)
+    names = []
+    for source in builtin_sources():
+        preset = load_preset(source.name)
+        resolved = spec_for(preset).device(preset)
+        if resolved is not None and resolved.device is devices.get("npu"):
+            names.append(source.name)
+    return names
 
 
 def test_the_nodes_register_their_npus_as_an_ascend_node_does(cluster):
@@ -95,9 +86,25 @@ def test_auto_device_preset_on_an_ascend_node_is_placed_on_npu(on_node_a):
     """qwen3-0.6b-1x1 says `cluster.device: auto` (verl picks npu where torch_npu is installed). On an Ascend
     node its job must count NPU slots: the job wrapper starts the trainer instead of ending the job with
     "0 of 1 device slots (GPU)" (exit 75) before verl starts."""
-    _, spec = _write_job("qwen3-0.6b-1x1")
-    res = _run_wrapper(on_node_a, spec)
+    _, spec = sim.write_job("qwen3-0.6b-1x1")
+    res = sim.run_wrapper(on_node_a, spec)
     print(res.stderr[-3000:])
     assert "device slots" not in res.stderr
     assert res.returncode == 0 and "stand-in for verl main_ppo: started" in res.stdout + res.stderr
     assert os.environ["GSPO_HOME"] == str(on_node_a.home)
+
+
+def test_every_npu_preset_passes_and_too_big_ones_are_refused(on_node_a):
+    """Every shipped NPU preset: dry-run launchable on node-a, the wrapper's count lets its trainer start, verl's
+    own placement groups form; the too-big variants are refused with the advice and do not place."""
+    presets = npu_presets()
+    assert {"qwen3-0.6b-1x1", "qwen3-8b-1x16", "qwen3-8b-2x8", "qwen3-32b-4x16"} <= set(presets), presets
+    sim.prepare_data(on_node_a, "qwen3-32b-4x16")
+    rows = [sim.Row(name) for name in presets] + [sim.Row(name, sets, expect_fit=False) for name, sets in TOO_BIG]
+    t0 = time.monotonic()
+    for row in rows:
+        sim.judge(on_node_a, row, "npu")
+    on_node_a.timings["presets_s"] = time.monotonic() - t0
+    print("\nSimulated Ascend cluster: 4 nodes x 16 NPU (gspo cluster up/join, npu-smi, torch_npu, acl)\n"
+          + sim.table(rows, "NPU"))
+    assert all(r.ok for r in rows), [r for r in rows if not r.ok]

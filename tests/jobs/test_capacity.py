@@ -58,6 +58,11 @@ def test_shortfall_names_the_lost_node_and_counts_slots():
     # Enough slots in total but not per node: verl's per-node groups could not form either.
     uneven = [_node("node-a", gpu=2), _node("node-b")]
     assert "2 alive node(s)" in capacity.shortfall(THREE, uneven)
+    # More slots in total than one node holds: said per node, not as a total the cluster seems to have.
+    npus = [{**_node(n), "resources": {"CPU": 64.0, "NPU": 16.0}} for n in ("a", "b", "c", "d")]
+    assert capacity.shortfall(capacity.Need("NPU", 1, 32), npus) == (
+        "0 of 4 alive node(s) hold 32 device slots (NPU) (the most on one node: 16); the job needs 32 (1 node(s) x 32) "
+        "[run-cluster-short]")
 
 
 def test_trainer_ranks_follow_verls_creation_order():
