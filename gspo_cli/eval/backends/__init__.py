@@ -2,22 +2,41 @@
 
 A backend turns chat-formatted prompt strings into n `Generation`s each:
     backend.generate(prompts: list[str], sampling: Sampling, n: int, progress=None) -> list[list[Generation]]
-`progress(done, total)` counts finished samples. Backends are imported only when used (vllm is never a hard
-dependency).
+`progress(done, total)` counts finished samples. Each is a loader registered with `@backend(NAME)` (the registry
+pattern of gspo_cli/registry.py) that imports its module only when used (vllm is never a hard dependency) and
+returns its factory: `factory(model_path, **options) -> backend`.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
+from collections.abc import Callable
+from typing import Any
 
 from gspo_cli.errors import ConfigError
+from gspo_cli.registry import Registry
 
-# name -> "module:factory"; factory(model_path, **options) -> backend
-BACKENDS: dict[str, str] = {
-    "hf": "gspo_cli.eval.backends.hf:HFBackend",
-    "vllm": "gspo_cli.eval.backends.vllm:VLLMBackend",
-}
+Factory = Callable[..., Any]
+BACKENDS: Registry[Callable[[], Factory]] = Registry("eval backend")
+
+
+def backend(name: str) -> Callable[[Callable[[], Factory]], Callable[[], Factory]]:
+    """Register the decorated loader (returns the backend's factory) as eval backend `name`."""
+    return BACKENDS.register(name)
+
+
+@backend("hf")
+def _hf() -> Factory:
+    from gspo_cli.eval.backends.hf import HFBackend
+
+    return HFBackend
+
+
+@backend("vllm")
+def _vllm() -> Factory:
+    from gspo_cli.eval.backends.vllm import VLLMBackend
+
+    return VLLMBackend
 
 
 def vllm_installed() -> bool:
@@ -62,5 +81,4 @@ def choose_backend(requested: str, device: str, *, have_vllm: bool | None = None
 
 
 def make_backend(name: str, model_path: str, **options):
-    module_name, factory = BACKENDS[name].split(":")
-    return getattr(importlib.import_module(module_name), factory)(model_path, **options)
+    return BACKENDS.lookup(name)()(model_path, **options)
