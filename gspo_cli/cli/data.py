@@ -35,8 +35,8 @@ def prepare_data_command(
     from gspo_cli.env.exports import job_vars
 
     # the embedded head, when this starts it, offers what the preset's training engine will ask of it
-    code = jobs.run_job(job.JOB_COMMAND, req, preset=loaded, address=address, local=local, json_out=json_out,
-                        env_vars=job_vars(loaded), node=node_resources(loaded))
+    spec = jobs.JobSpec(job.JOB_COMMAND, req, preset=loaded, env_vars=job_vars(loaded), node=node_resources(loaded))
+    code = jobs.run_job(spec, address=address, local=local, json_out=json_out)
     if code != 0:
         raise typer.Exit(code)
     if not json_out:

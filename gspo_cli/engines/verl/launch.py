@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.engines.verl.job import SPEC_FILE
-from gspo_cli.errors import ConfigError, GspoError
+from gspo_cli.errors import ConfigError
 from gspo_cli.runs import lock as run_lock
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
     from gspo_cli.jobs.capacity import Need
+    from gspo_cli.jobs.jobspec import JobSpec
     from gspo_cli.jobs.target import ClusterTarget
 
 JOB_COMMAND = "verl-train"
@@ -251,51 +252,33 @@ def write_run(plan: Plan) -> Path:
     return spec
 
 
-def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_out: bool = False) -> int:
-    """Preflight and schema check must have passed (`raise_if_blocked`); then submit and follow the Ray job."""
-    from gspo_cli import __version__
-    from gspo_cli.console import err
+def job_spec(plan: Plan) -> JobSpec:
+    """The Ray job of a plan: the wrapper `verl-train <run>/verl_job.json` serving `gspo train`, with the compiled
+    env (the preset's fitted exports + verl's own), what the embedded head must offer it, and the run's lock
+    (taken before the run folder is written; runs/lock.py)."""
     from gspo_cli.engines.verl.cluster import node_resources
+    from gspo_cli.jobs.jobspec import JobSpec
+
+    def write(target: ClusterTarget | None, job_id: str) -> None:
+        write_run(plan)
+        from gspo_cli.console import err
+
+        err.print(f"Run folder: {plan.run_dir}", highlight=False)
+
+    return JobSpec(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], preset=plan.preset, run=plan.run_name,
+                   env_vars=plan.compiled.env_vars, node=node_resources(plan.preset),
+                   claim=run_lock.LockClaim(plan.run_dir, "verl", on_taken=write), serves="train", label="verl job",
+                   metadata={"engine": "verl"})
+
+
+def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_out: bool = False,
+           local: bool = False) -> int:
+    """Preflight and schema check must have passed (`raise_if_blocked`); then run the job: submit and follow the
+    Ray job, or in this process with `local` (verl then starts its own local Ray: main_ppo's ray.init)."""
     from gspo_cli.jobs import client as jobs
 
     raise_if_blocked(plan)
-    target = jobs.resolve_target(address, plan.preset, node=node_resources(plan.preset))
-    claimed = jobs.submission_id(plan.run_name, "train")
-    take_run(plan, target, claimed)  # one writer per run: before anything is written into the run folder
-    write_run(plan)
-    python = jobs._job_python(target, plan.preset)
-    entry = jobs.entrypoint(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], python)
-    env = jobs.job_env(plan.compiled.env_vars)  # compiled: the preset's fitted exports + verl's own
-    try:
-        job_id = jobs.submit(target, entry, job_id=claimed, env_vars=env,
-                             secret_names=jobs.secret_marks(plan.preset),
-                             metadata={"gspo_version": __version__, "preset": plan.preset.name, "command": "train",
-                                       "engine": "verl", "run": plan.run_name})
-    except GspoError:
-        run_lock.release(plan.run_dir, claimed)  # Ray refused the job: the run is free again
-        raise
-    if job_id != claimed:
-        run_lock.rename_job(plan.run_dir, claimed, job_id)
-    err.print(f"Submitted verl job [bold]{job_id}[/] to {target.dashboard_url} ({target.source}); "
-              f"run folder {plan.run_dir}")
-    if not follow:
-        if json_out:
-            from gspo_cli.console import print_json
-
-            print_json({"job_id": job_id, "run": plan.run_name, "dashboard_url": target.dashboard_url})
-        err.print(f"Follow it with: gspo jobs logs {job_id} --follow")
-        return 0
-    return jobs.follow_job(target, job_id, json_out=json_out)
-
-
-def take_run(plan: Plan, target: ClusterTarget | None, job_id: str) -> None:
-    """Claim the run's lock for `job_id` (runs/lock.py): refuses while another live job writes the run."""
-    from gspo_cli.console import err
-
-    taken = run_lock.claim(plan.run_dir, job_id, engine="verl", target=target,
-                           dashboard_url=target.dashboard_url if target is not None else None)
-    if taken is not None:
-        err.print(f"Run {plan.run_name}: its job {taken['job_id']} is gone; taking the run over.", highlight=False)
+    return jobs.run_job(job_spec(plan), address=address, local=local, follow=follow, json_out=json_out)
 
 
 # ---------------------------------------------------------------- `gspo train` entry (engine registry)
@@ -335,11 +318,4 @@ def launch_request(req: TrainRequest) -> int:
     if plan.resume_from is not None:
         err.print(f"Resuming {plan.run_name} from {plan.resume_from}"
                   + (f" with --set {' '.join(plan.sets)}" if plan.sets else " with its saved config"))
-    raise_if_blocked(plan)
-    if req.local:
-        from gspo_cli.jobs import client as jobs
-
-        take_run(plan, None, run_lock.own_job_id())
-        spec = write_run(plan)  # verl then starts its own local Ray (main_ppo's ray.init)
-        return jobs.run_job(JOB_COMMAND, [str(spec)], preset=plan.preset, local=True, json_out=req.json_out)
-    return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out)
+    return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out, local=req.local)
