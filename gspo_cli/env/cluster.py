@@ -219,9 +219,10 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         except Exception as e:  # noqa: BLE001 - Ray raises several kinds here
             exc = e
     if exc is not None:
-        from gspo_cli.jobs import auth
+        from gspo_cli.jobs import auth, ray_errors
 
-        if auth.is_auth_failure(str(exc)) or auth.is_auth_failure("".join(captured)):
+        # ray.init's errors carry no status; Ray's C++ client writes the refusal to stderr (jobs/ray_errors.py)
+        if ray_errors.classify(exc).kind == ray_errors.AUTH or ray_errors.auth_refused("".join(captured)):
             raise auth.auth_error(target.address, target.source, target.token_file, "GCS refused the connection"
                                   ) from None
         raise ClusterError(f"cannot connect to Ray at {target.address} ({target.source}): "

@@ -19,7 +19,7 @@ from gspo_cli.config import devices
 from gspo_cli.env.host import Host
 from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
-from gspo_cli.jobs import auth, nodes
+from gspo_cli.jobs import auth, nodes, ray_errors
 from gspo_cli.jobs.nodes import NodeRecord, nodes_dir, read_record, record_file
 from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
 from gspo_cli.jobs.resources import NodeResources
@@ -191,7 +191,7 @@ def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
         if proc.poll() is not None:
             record_file().unlink(missing_ok=True)
             output = _new_output(log_file, offset)
-            if auth.is_auth_failure(output):
+            if ray_errors.auth_refused(output):  # `ray start`'s log: words only (jobs/ray_errors.py)
                 raise auth.auth_error(p["address"], "cluster join", token_file, "the head refused this node")
             raise ClusterError(f"`ray start` exited with code {proc.returncode}", f"see {log_file}")
         if READY_MARK in _new_output(log_file, offset):

@@ -3,7 +3,8 @@
 Which cluster and which token: `target.py`. Following a job (progress, node loss, exit code): `follow.py`.
 `run_job(JobSpec(...))` is what commands call: it runs `python -m gspo_cli.job_kinds COMMAND ARGS...` either
 in-process (`local=True`) or as a Ray job, renders its progress events (`view.py`) and returns its exit code;
-`submit_job` gives a `JobHandle` (follow, status, logs, stop) instead.
+`submit_job` gives a `JobHandle` (follow, status, logs, stop) instead. Ray's failures are classified in
+`ray_errors.py`.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.errors import ClusterError
-from gspo_cli.jobs import auth, local_head
+from gspo_cli.jobs import local_head, ray_errors
 from gspo_cli.jobs.follow import TERMINAL, follow_job, job_info, status_name
 from gspo_cli.jobs.jobspec import JobSpec, RunClaim
-from gspo_cli.jobs.target import ClusterTarget, client, first_line, raise_for, resolve_target
+from gspo_cli.jobs.target import ClusterTarget, client, raise_for, resolve_target
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -117,24 +118,26 @@ def submit(
                 # passed only when set (a dict of one optional keyword, so mypy cannot match it to its parameter)
                 **({"entrypoint_label_selector": dict(label_selector)} if label_selector else {}),  # type: ignore[arg-type]
             )
-        except RuntimeError as exc:
-            if auth.is_auth_failure(str(exc)):
+        except Exception as exc:  # noqa: BLE001 - classified below (jobs/ray_errors.py); anything else is raised
+            failure = ray_errors.classify(exc)
+            if failure.kind == ray_errors.AUTH:
                 raise_for(exc, target, "Ray refused the job at")
-            if "already exists" in str(exc) and dropped == candidate:
+            elif failure.kind == ray_errors.EXISTS and dropped == candidate:
                 return candidate  # the submit whose connection dropped did reach Ray: that job is ours
-            if "already exists" in str(exc):
+            elif failure.kind == ray_errors.EXISTS:
                 attempt += 1
-            elif "No available agent" in str(exc) and time.monotonic() < deadline:
+            elif failure.retry and time.monotonic() < deadline:
                 # A head that just started (or is busy) has not registered its dashboard agent yet: Ray says so
                 # with a 500 and "please try again later"; it comes up within seconds.
                 time.sleep(1.0)
+            elif failure.kind == ray_errors.UNREACHABLE:  # a busy or just-started head dropped the connection
+                if time.monotonic() >= deadline:
+                    raise_for(exc, target, "cannot submit the job to")
+                dropped = candidate
+                time.sleep(1.0)
             else:
-                raise ClusterError(f"Ray refused the job: {first_line(exc)}", f"dashboard: {target.dashboard_url}") from None
-        except Exception as exc:  # requests' ConnectionError: a busy or just-started head dropped the connection
-            if time.monotonic() >= deadline:
-                raise_for(exc, target, "cannot submit the job to")
-            dropped = candidate
-            time.sleep(1.0)
+                raise ClusterError(f"Ray refused the job: {failure.detail[:200]}",
+                                   f"dashboard: {target.dashboard_url}") from None
     raise ClusterError(f"could not find a free submission id for {job_id}", "wait a second and retry")
 
 

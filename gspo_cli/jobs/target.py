@@ -134,9 +134,11 @@ def first_line(exc: BaseException) -> str:
 
 
 def raise_for(exc: BaseException, target: ClusterTarget, doing: str) -> NoReturn:
-    """Turn a Ray client error into one clear ClusterError (a token problem says so)."""
+    """Turn a Ray client error into one clear ClusterError (a token problem says so: jobs/ray_errors.py)."""
+    from gspo_cli.jobs import ray_errors
+
     text = str(exc)
-    if auth.is_auth_failure(text):
+    if ray_errors.classify(exc).kind == ray_errors.AUTH:
         detail = next((ln.strip() for ln in text.splitlines() if ln.strip().startswith(("Authentication",
                                                                                           "Unauthorized",
                                                                                           "Forbidden"))),

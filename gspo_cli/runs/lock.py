@@ -84,10 +84,10 @@ def _ray_status(record: dict[str, Any], target: Any = None) -> str | None:
         if target is None or target.dashboard_url != url:
             target = resolve_target(url, start_local=False)
         info = client(target).get_job_info(record["job_id"])
-    except RuntimeError as exc:
-        return "MISSING" if "does not exist" in str(exc) or "404" in str(exc) else None
-    except Exception:  # unreachable head, refused token: cannot tell
-        return None
+    except Exception as exc:  # noqa: BLE001 - no such job says so (jobs/ray_errors.py); anything else: cannot tell
+        from gspo_cli.jobs import ray_errors
+
+        return "MISSING" if ray_errors.classify(exc).kind == ray_errors.NOT_FOUND else None
     return getattr(info.status, "value", str(info.status))
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from gspo_cli.errors import ConfigError
 from gspo_cli.eval.backends.vllm_target import EngineTarget, engine_target, node_devices, usable_nodes
 from gspo_cli.eval.types import Generation, Sampling
-from gspo_cli.jobs import procs
+from gspo_cli.jobs import procs, ray_errors
 
 
 @dataclass(frozen=True)
@@ -198,11 +198,12 @@ def _init_ray(address: str | None) -> bool:
                      runtime_env={"env_vars": {"PYTHONPATH": path}})
             return True
         except Exception as exc:
-            # Ray gives a new raylet 30 s to register (hard-coded in ray/_private/node.py); a busy host misses it.
+            # Ray gives a new raylet 30 s to register (hard-coded in ray/_private/node.py); a busy host misses it
+            # (ray_errors.NODE_START_TIMEOUT).
             # The failed start's GCS, monitor and dashboard are not known to ray.shutdown(): end them here.
             ray.shutdown()
             procs.kill_new_children(before)
-            if "timed out during startup" not in str(exc) or attempt == 2:
+            if ray_errors.classify(exc).kind != ray_errors.NODE_START_TIMEOUT or attempt == 2:
                 raise
     return True
 
