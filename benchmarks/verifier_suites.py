@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/verifier_suites.py [--peers ours,math_dapo,math_verify] [--by-shape SUITE]
 
 The suites are the hand-labelled files under tests/rewards/data/ (docs/verifier.md, "The suites"). Peers are
-called as verl calls them (gspo_cli/rewards/peers.py). Prints a Markdown table for docs/benchmarks.md.
+called as verl calls them (benchmarks/peers.py). Prints a Markdown table for docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def load(p: Path) -> list[dict]:
 
 
 def by_shape(rows: list[dict], peers: list[str]) -> str:
-    from gspo_cli.rewards.peers import errors, verdicts
+    from peers import errors, verdicts
 
     out = ["| shape | cases | " + " | ".join(f"{p} FP / FN" for p in peers) + " |", "|---|---:|" + "---:|" * len(peers)]
     shapes = collections.defaultdict(list)
@@ -43,7 +43,7 @@ def by_shape(rows: list[dict], peers: list[str]) -> str:
 
 
 def main() -> int:
-    from gspo_cli.rewards.peers import error_table
+    from peers import error_table
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--peers", default="ours,math_dapo,math_verify")

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from gspo_cli.rewards.peers import accuracy_table, format_table
+from peers import accuracy_table, format_table
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "data" / "verifier_corpus.jsonl"

@@ -22,8 +22,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from gspo_cli.rewards.peers import error_table, errors, verdicts
+from peers import error_table, errors, verdicts
 
 DATA = Path(__file__).parent / "data"
 SUITES = {
