@@ -12,7 +12,7 @@ its answer or reads it from the job file) instead of comparing engine or device 
 | what it asks the cluster for               | `cluster_need(preset)`: Ray resource, nodes x slots, bundle, placement | the job file -> the job wrapper's capacity check (jobs/capacity.py) |
 | what a head / node start must offer        | `node_resources(preset)`                      | the embedded head (jobs/target.py), `cluster up/join` (env/raystart.py) |
 | the step-time model's view of it           | `planner` (`PlannerHooks`)                    | plan/ |
-| the environment it needs here              | `required_environment(preset)`                | (to be wired into env doctor / dry-run / train) |
+| the environment it needs here              | `required_environment(preset)`                | the verl dry-run (launch.make_plan); not yet env doctor |
 | how a `gspo train` request runs            | `launcher()`                                  | cli/train.py |
 | its jobs                                   | `job_kinds`                                   | job_kinds.py, docs |
 

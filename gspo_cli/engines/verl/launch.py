@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from gspo_cli.config.presets import LoadedPreset
     from gspo_cli.config.schema import Preset
     from gspo_cli.engines.request import TrainRequest
+    from gspo_cli.engines.spec import Missing
     from gspo_cli.engines.verl.compile import Compiled
     from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
@@ -51,6 +52,8 @@ class Plan:
     # recorded in the job file with what the job needs of the cluster
     device: Resolved | None = None
     need: Need | None = None
+    # what this host lacks to run the job (the engine spec's required_environment): the dry-run says it with the fix
+    missing: list[Missing] = field(default_factory=list)
 
     @cached_property
     def preset(self) -> Preset:
@@ -95,6 +98,7 @@ class Plan:
             "upstream": self.preset.upstream.model_dump(mode="json"),
             "device": self.device.to_json() if self.device is not None else None,
             "cluster_need": self.need.to_json() if self.need is not None else None,
+            "missing_here": [m.to_json() for m in self.missing],
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
         }
 
@@ -177,6 +181,7 @@ def make_plan(
         raise ConfigError(f"preset {loaded.preset.name} uses trainer.engine={loaded.preset.trainer.engine}, not verl",
                           "this path compiles verl jobs; the native engine runs through `gspo train` directly")
     from gspo_cli.engines.verl import cluster
+    from gspo_cli.engines.verl.spec import SPEC as VERL_SPEC
 
     device = cluster.device(loaded.preset)  # `auto` resolved once, here: the job file records it
     preset = on_device(loaded.preset, device.name)
@@ -195,7 +200,8 @@ def make_plan(
     spec = run_dir / SPEC_FILE
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
                 entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
-                timings=timings, device=device, need=cluster.cluster_need(preset))
+                timings=timings, device=device, need=cluster.cluster_need(preset),
+                missing=VERL_SPEC.required_environment(preset))
     if schema:
         t = time.perf_counter()
         try:
