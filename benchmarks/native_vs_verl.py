@@ -47,21 +47,11 @@ def native_copy(dest: Path) -> tuple[Path, list[str]]:
     from gspo_cli.config import engine_support
     from gspo_cli.config.presets import load_preset
 
-    verl = load_preset(str(PRESET))
-    dropped = [k for k in engine_support.ENGINES["native"].ignored
-               if engine_support._value(verl, k) != engine_support._default(verl, k)]
-    raw = yaml.safe_load(PRESET.read_text())
-    for key in dropped:
-        section, name = key.split(".")
-        raw[section].pop(name, None)
+    raw, changes = engine_support.retarget(yaml.safe_load(PRESET.read_text()), load_preset(str(PRESET)), "native")
     raw["name"] = "tiny-verl-native"
-    raw["trainer"]["engine"] = "native"
-    raw["actor"]["strategy"] = "native"
-    raw["rollout"]["name"] = "hf"
     dest.write_text(yaml.safe_dump(raw, sort_keys=False))
     load_preset(str(dest))  # refuses here, with the key, if the native engine still objects
-    changed = [f"actor.strategy {verl.actor.strategy} -> native", f"rollout.name {verl.rollout.name} -> hf"]
-    return dest, changed + [f"{k} {engine_support._value(verl, k)} dropped (native default)" for k in dropped]
+    return dest, changes
 
 
 def gspo(home: Path, *args: str, timeout: float) -> subprocess.CompletedProcess:

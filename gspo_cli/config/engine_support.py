@@ -174,3 +174,25 @@ def check(preset: Any, where: Any = None) -> None:
     more = f" (and {len(found) - 1} more: {', '.join(k for k, _, _ in found[1:4])})" if len(found) > 1 else ""
     remove = f"; or remove {key}" if key not in ENGINES[preset.trainer.engine].values else ""
     raise ConfigError(f"{origin + ': ' if origin else ''}{message}{more}", f"{hint}{remove}")
+
+
+def retarget(raw: dict[str, Any], preset: Any, engine: str) -> tuple[dict[str, Any], list[str]]:
+    """The raw preset mapping `raw` (whose loaded form is `preset`) set to run on `engine`: the engine switched, the
+    keys with per-engine values (actor.strategy, rollout.name) set to `engine`'s default, and the keys `engine`
+    ignores removed (they fall back to the schema default). Returns the new mapping and one line per change, so
+    the same task runs on the other engine with nothing else touched (the native engine is the reference)."""
+    support = ENGINES[engine]
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in raw.items()}
+    out["trainer"] = {**out.get("trainer", {}), "engine": engine}
+    changes = [f"trainer.engine {preset.trainer.engine} -> {engine}"]
+    for key, allowed in support.allowed().items():
+        section, name = key.split(".")
+        if _value(preset, key) not in allowed:
+            out[section] = {**out.get(section, {}), name: allowed[0]}
+            changes.append(f"{key} {_show(_value(preset, key))} -> {_show(allowed[0])}")
+    for key in support.ignored:
+        if _value(preset, key) != _default(preset, key):
+            section, name = key.split(".")
+            out.get(section, {}).pop(name, None)
+            changes.append(f"{key} {_show(_value(preset, key))} dropped ({engine} default)")
+    return out, changes

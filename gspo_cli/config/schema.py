@@ -260,6 +260,9 @@ class TrainerSection(Section):
         return self
 
 
+TEST_SWITCH_PREFIX = "GSPO_TEST_"
+
+
 class EnvSection(Section):
     # The node setup. `vars` are exported for every job (Ray runtime_env.env_vars) and by `gspo env exports`,
     # both through `gspo_cli.env.exports.build`: variables the target vllm-ascend ignores are dropped there.
@@ -275,6 +278,17 @@ class EnvSection(Section):
     # Names in `vars` that are secret besides those ending in _TOKEN/_KEY/_SECRET/_PASSWORD: delivered to jobs
     # through a 0600 file, never in Ray's runtime_env, and redacted in run folders and output (jobs/secret_env.py).
     secrets: list[str] = Field(default_factory=list)
+
+    @field_validator("vars")
+    @classmethod
+    def _no_test_switches(cls, value: dict[str, str]) -> dict[str, str]:
+        # GSPO_TEST_* switches break a run on purpose (the engine tests' controls, engines/verl/cpu/platform.py):
+        # only a test's own process environment may set them, never a preset.
+        reserved = sorted(k for k in value if k.upper().startswith(TEST_SWITCH_PREFIX))
+        if reserved:
+            raise ValueError(f"{', '.join(reserved)}: names starting with {TEST_SWITCH_PREFIX} are test-only switches "
+                             "and cannot be set by a preset")
+        return value
 
 
 class RewardSection(Section):

@@ -70,9 +70,24 @@ def job_env(env_vars: Mapping[str, str] | None = None) -> dict[str, str]:
     for key in ("GSPO_FAULT", "GSPO_REWARD_FAULT", "GSPO_REWARD_TIMEOUT_S"):  # fault injection, reward time limit
         if os.environ.get(key):
             env[key] = os.environ[key]
+    env.update(test_switches())
     if os.environ.get("GSPO_DEBUG", "") not in ("", "0", "false"):  # --debug sets it: the job's tracebacks too
         env["GSPO_DEBUG"] = "1"
     return env
+
+
+def test_switches() -> dict[str, str]:
+    """GSPO_TEST_* switches of this process (tests' controls that break a run on purpose; no preset can set them,
+    config/schema.py): they travel with the job, and say so on stderr."""
+    from gspo_cli.config.schema import TEST_SWITCH_PREFIX
+
+    found = {k: v for k, v in sorted(os.environ.items()) if k.startswith(TEST_SWITCH_PREFIX)}
+    if found:
+        from gspo_cli.console import err
+
+        err.print(f"test switch: {', '.join(f'{k}={v}' for k, v in found.items())} travels with the job "
+                  "(a test control; unset it for a real run)", highlight=False, markup=False)
+    return found
 
 
 def _runtime_env(job_id: str, env_vars: dict[str, str], marked: list[str]) -> dict[str, Any]:

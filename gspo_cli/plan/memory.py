@@ -46,7 +46,7 @@ def _tiny_facts(preflight, name: str = "tiny"):
     """A built-in model's shape before it has been built once (its vocabulary: 37 word-level tokens)."""
     from gspo_cli.models import tiny
 
-    s = tiny.SHAPES[name]
+    s = tiny.SHAPES[tiny.base_shape_name(name)]
     return preflight.ModelFacts("tiny", s["hidden_size"], s["num_hidden_layers"], s["num_attention_heads"],
                                 s["num_key_value_heads"], s["head_dim"], s["intermediate_size"], 37, True, "builtin")
 

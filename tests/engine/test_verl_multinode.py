@@ -27,9 +27,11 @@ pytestmark = [pytest.mark.engine, pytest.mark.multinode, pytest.mark.ray, pytest
 
 SHAPE = ["--preset", "tiny-verl", "--set", "cluster.nnodes=3"]
 TOTAL = 6
-# 6 prompts x n 4 = 24 trajectories: an equal share for each of the 3 ranks.
+# 6 prompts x n 8 = 48 trajectories: an equal share for each of the 3 ranks.
+# No validation: this test is about placement and a node loss (tests/engine/test_verl_cpu.py checks learning).
 SETS = ["cluster.nnodes=3", f"trainer.total_training_steps={TOTAL}", "trainer.save_freq=1", "trainer.max_ckpt_to_keep=2",
-        "data.train_batch_size=6", "actor.ppo_mini_batch_size=6", "trainer.restart.backoff_base_s=10"]
+        "data.train_batch_size=6", "actor.ppo_mini_batch_size=6", "trainer.restart.backoff_base_s=10",
+        "trainer.val_before_train=false", "trainer.test_freq=-1"]
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from gspo_cli import layout
 from gspo_cli.metrics.jsonl import read_metrics
 
 ASYNC = ["trainer.mode=separate_async", "cluster.devices_per_node=2", "trainer.parameter_sync_step=1"]
+NO_VAL = ["--set", "trainer.val_before_train=false", "--set", "trainer.test_freq=-1"]
 
 
 @pytest.mark.engine
@@ -79,7 +80,7 @@ def test_separate_async_steps_on_verl_with_vllm_cpu(gspo_home):
     try:
         run = "verl-async"
         res = gspo("train", "--preset", "tiny-verl", "--run-name", run, *sets,
-                   "--set", "trainer.total_training_steps=3", "--set", "trainer.save_freq=-1", timeout=2000)
+                   "--set", "trainer.total_training_steps=3", "--set", "trainer.save_freq=-1", *NO_VAL, timeout=2000)
         out = res.stdout + res.stderr
         assert res.returncode == 0, out[-6000:]
         records = read_metrics(layout.run_dir(run) / "metrics.jsonl")

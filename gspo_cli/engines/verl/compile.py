@@ -202,6 +202,20 @@ def _actor(t: _Table, p: Preset) -> None:
     t.put(f"{A}.entropy_from_logits_with_chunking", a.entropy_from_logits_with_chunking,
           "actor.entropy_from_logits_with_chunking")
     t.put(f"{A}.checkpoint.save_contents", ["model", "optimizer", "extra"], "derived: resumable checkpoints")
+    _fp32_compute(t, A, p)
+
+
+# verl's FSDP engine computes under bf16 autocast unless fsdp_config.mixed_precision says otherwise
+# (verl/workers/engine/fsdp/transformer_impl.py _build_fsdp_module: param_dtype bf16 when it is None), while the
+# rollout runs in model.dtype: a float32 model would train on bf16 log-probs that differ from vLLM's float32 ones
+# by ~1e-3, and the train/rollout gap metrics would measure the casts, not the weight sync.
+FP32_MIXED_PRECISION = {"param_dtype": "fp32", "reduce_dtype": "fp32", "buffer_dtype": "fp32"}
+
+
+def _fp32_compute(t: _Table, prefix: str, p: Preset) -> None:
+    """A float32 model computes in float32 in FSDP too (bf16 / fp16 models keep verl's default mixed precision)."""
+    if p.model.dtype == "float32":
+        t.put(f"{prefix}.fsdp_config.mixed_precision", FP32_MIXED_PRECISION, "model.dtype", add=True)
 
 
 def _ref(t: _Table, p: Preset) -> None:
@@ -212,6 +226,7 @@ def _ref(t: _Table, p: Preset) -> None:
     t.put(f"{REF}.fsdp_config.param_offload", a.param_offload, "actor.param_offload")
     t.put(f"{REF}.entropy_from_logits_with_chunking", a.entropy_from_logits_with_chunking,
           "actor.entropy_from_logits_with_chunking")
+    _fp32_compute(t, REF, p)
 
 
 def _model(t: _Table, p: Preset, model_path: str | None) -> None:

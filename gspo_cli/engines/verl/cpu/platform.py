@@ -8,7 +8,7 @@ without `VERL_PLATFORM=cpu` registers the platform and changes nothing else.
 
 CPU runs prove integration and semantics (config, data flow, loss, checkpoints, restarts), not NPU speed.
 
-Each method is commented with the verl 0.9.1 call it serves. Two things are not reachable through verl's platform
+Each method is commented with the verl 0.9.1 call it serves. Three things are not reachable through verl's platform
 API and are patched, only when VERL_PLATFORM=cpu (see docs/architecture.md, "verl on CPU"):
 - verl/utils/distributed.py `initialize_global_process_group_ray` builds the backend string
   f"cpu:gloo,{device}:{backend}", which torch rejects for device "cpu" (duplicate device type): the wrapper
@@ -20,13 +20,30 @@ API and are patched, only when VERL_PLATFORM=cpu (see docs/architecture.md, "ver
   into. With `GSPO_VLLM_CPU_RELOADABLE_WEIGHTS=1` (the compiled switch `vllm_cpu_reloadable_weights`) the vLLM
   worker process uses vLLM's own torch.nn.functional.linear fallback (`ops._supports_onednn = False`), which
   keeps the loaded weights in place.
+- verl's sync trainer waits for each step's rollouts in `ReplayBuffer.sample`, which polls TransferQueue and then
+  sleeps `poll_interval` (verl/trainer/ppo/v1/replay_buffer.py:409 `time.sleep(self.poll_interval)`), a
+  constructor argument defaulting to 2.0 s (replay_buffer.py:144) that verl's trainer never passes
+  (verl/trainer/ppo/v1/trainer_base.py:155-184 `_build_replay_buffer`): no config key or environment variable sets
+  it. Every step's wait was rounded up to the next poll, so `timing_s/gen` was always 2.0x, 4.0x or 6.0x s. With
+  `GSPO_VERL_REPLAY_POLL_S` (the compiled switch `replay_buffer_fast_poll`) the buffer's default becomes that many
+  seconds; a poll_interval passed explicitly (a custom sampler) is kept.
+
+One test-only control, `GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS=1` (read from the process environment; a preset cannot
+set it: config/schema.py refuses GSPO_TEST_* in env.vars): every weight sync after the first in a trainer process
+is skipped, so vLLM keeps generating with the starting weights while FSDP trains. The engine tests use it to show
+that their weight-sync check (rollout vs actor log-probs) fails when the sync does not happen.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.abc
+import importlib.util
+import inspect
 import os
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -34,9 +51,13 @@ from verl.plugin.platform.platform_base import PlatformBase
 from verl.plugin.platform.platform_manager import PlatformRegistry
 
 from gspo_cli.engines.verl.cpu.head import SLOT_RESOURCE, SLOT_VISIBLE_VAR
+from gspo_cli.engines.verl.cpu.switches import REPLAY_POLL_ENV
 
 PLATFORM = "cpu"
 RELOADABLE_ENV = "GSPO_VLLM_CPU_RELOADABLE_WEIGHTS"
+FREEZE_ROLLOUT_ENV = "GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS"
+ROLLOUT_MODULE = "verl.workers.rollout.vllm_rollout.vllm_rollout"
+REPLAY_BUFFER_MODULE = "verl.trainer.ppo.v1.replay_buffer"
 
 
 def _mem_info() -> tuple[int, int]:
@@ -193,6 +214,109 @@ def _keep_vllm_weights_reloadable() -> None:
     ops._supports_onednn = False
 
 
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs `patch(module)` right after `name` is first imported (this plugin is imported by `import verl`, before
+    verl's worker modules exist)."""
+
+    def __init__(self, name: str, patch: Callable[[types.ModuleType], None]) -> None:
+        self.name, self.patch = name, patch
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)  # once; and the real finders answer the lookup below
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        loader: Any = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_then_patch(module: types.ModuleType) -> None:
+            exec_module(module)
+            self.patch(module)
+
+        loader.exec_module = exec_then_patch
+        return spec
+
+
+def after_import(name: str, patch: Callable[[types.ModuleType], None]) -> None:
+    if name in sys.modules:
+        patch(sys.modules[name])
+    else:
+        sys.meta_path.insert(0, _AfterImport(name, patch))
+
+
+def _skip_syncs_after_the_first(module: types.ModuleType) -> None:
+    """verl's colocated sync (engine_workers.py update_weights -> rollout.update_weights) loads the actor's weights
+    into vLLM at start (vLLM starts from load_format dummy) and after every update: keep the first, skip the rest."""
+    adapter = module.ServerAdapter
+    original = adapter.update_weights
+
+    async def update_weights(self: Any, weights: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "_gspo_synced_once", False):
+            print(f"{FREEZE_ROLLOUT_ENV}=1: weight sync skipped (test control)", file=sys.stderr, flush=True)
+            return None
+        self._gspo_synced_once = True
+        return await original(self, weights, *args, **kwargs)
+
+    adapter.update_weights = update_weights
+
+
+def _replay_poll_seconds() -> float | None:
+    """GSPO_VERL_REPLAY_POLL_S as a positive number of seconds; None (verl's 2 s stays) when unset or not one."""
+    raw = os.environ.get(REPLAY_POLL_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        print(f"{REPLAY_POLL_ENV}={raw!r} is not a positive number of seconds: verl's replay buffer keeps its "
+              "2 s poll", file=sys.stderr, flush=True)
+        return None
+    return seconds
+
+
+def _default_poll_interval(seconds: float) -> Callable[[types.ModuleType], None]:
+    """verl/trainer/ppo/v1/replay_buffer.py:144 `poll_interval: float = 2.0` (slept at :409 between TransferQueue
+    polls; trainer_base.py:155-184 never passes it): `seconds` instead, unless a caller passes one."""
+
+    def patch(module: types.ModuleType) -> None:
+        buffer = module.ReplayBuffer  # ReplayBufferAsync and custom samplers inherit or call this __init__
+        original = buffer.__init__
+        if getattr(original, "_gspo_cpu", False):
+            return
+        signature = inspect.signature(original)
+
+        @functools.wraps(original)
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            if "poll_interval" not in signature.bind(self, *args, **kwargs).arguments:
+                kwargs["poll_interval"] = seconds
+            original(self, *args, **kwargs)
+
+        __init__._gspo_cpu = True  # type: ignore[attr-defined]
+        buffer.__init__ = __init__
+
+    return patch
+
+
+def _poll_replay_buffer_sooner() -> None:
+    seconds = _replay_poll_seconds()
+    if seconds is not None:
+        after_import(REPLAY_BUFFER_MODULE, _default_poll_interval(seconds))
+
+
+def _freeze_rollout_weights_for_tests() -> None:
+    if os.environ.get(FREEZE_ROLLOUT_ENV) != "1":
+        return
+    print(f"{FREEZE_ROLLOUT_ENV}=1: test control active in pid {os.getpid()}: vLLM keeps its first weights",
+          file=sys.stderr, flush=True)
+    after_import(ROLLOUT_MODULE, _skip_syncs_after_the_first)
+
+
 if os.environ.get("VERL_PLATFORM", "").strip().lower() == PLATFORM:
     _patch_gloo_backend()
     _keep_vllm_weights_reloadable()
+    _poll_replay_buffer_sooner()
+    _freeze_rollout_weights_for_tests()

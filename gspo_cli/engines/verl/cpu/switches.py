@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 # verl imports these by name in every process (VERL_USE_EXTERNAL_MODULES; checkpoint_engine.custom_backend_module)
 PLUGIN_MODULE = f"{__package__}.platform"
 CHECKPOINT_ENGINE_MODULE = f"{__package__}.checkpoint_engine"
+# Read by platform.py (which imports torch and verl, so it cannot be imported here).
+REPLAY_POLL_ENV = "GSPO_VERL_REPLAY_POLL_S"
+REPLAY_POLL_S = "0.1"
 R = "actor_rollout_ref.rollout"
 M = "actor_rollout_ref.model"
 
@@ -63,6 +66,11 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("transfer_queue_one_storage_unit",
            "TransferQueue's 8 storage actors each hold a Ray CPU a small host cannot spare: one unit",
            overrides=(Override("transfer_queue.backend.SimpleStorage.num_data_storage_units", 1),)),
+    Switch("replay_buffer_fast_poll",
+           "verl's trainer waits for each step's rollouts by polling its replay buffer every 2 s (no config key), "
+           "so a CPU step's generation, a second or a few, is rounded up to 2, 4 or 6 s of timing_s/gen: poll "
+           f"every {REPLAY_POLL_S} s (the plugin sets the buffer's default poll_interval)",
+           env={REPLAY_POLL_ENV: REPLAY_POLL_S}),
 )
 
 
