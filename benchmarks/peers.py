@@ -37,7 +37,49 @@ def ours_acc(response: str, ground_truth: str, data_source: str = "math_dapo") -
     return bool(compute_score(data_source, response, ground_truth)["acc"])
 
 
-PEERS: dict[str, Callable[..., bool]] = {"ours": ours_acc, "math_dapo": math_dapo_acc, "math_verify": math_verify_acc}
+def ours_strict_acc(response: str, ground_truth: str, data_source: str = "math_dapo") -> bool:
+    """gspo's verdict, counted right only when the decisive answer is an `Answer:` line: what a reward paying only
+    the format DAPO's prompt instructs would pay (measured for issue #32; not a reward mode)."""
+    from gspo_cli.rewards.score import explain
+
+    v = explain(data_source, response, ground_truth)
+    return bool(v.acc) and v.how == "answer_line"
+
+
+def load_jsonl(path) -> list[dict]:
+    """Rows of a JSONL file (blank lines skipped)."""
+    import json
+    from pathlib import Path
+
+    text = Path(path).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def with_overlay(rows: list[dict], overlay: list[dict]) -> list[dict]:
+    """The rows with gspo's relabels applied: each overlay row names an id, the upstream label it replaces, the
+    new label and its reason. Refuses an overlay that names an unknown id or a label upstream does not have
+    (the upstream file changed under it)."""
+    by_id = {o["id"]: o for o in overlay}
+    out, seen = [], set()
+    for r in rows:
+        o = by_id.get(r["id"])
+        if o is None:
+            out.append(r)
+            continue
+        if r["label"] != o["upstream_label"] or o["label"] == o["upstream_label"] or not o.get("reason"):
+            raise ValueError(f"overlay row {o['id']} does not relabel upstream's {r['label']!r} with a reason")
+        seen.add(r["id"])
+        out.append({**r, "label": o["label"], "note": f"{r.get('note', '')} [gspo relabel, {o['clause']}: {o['reason']}]"})
+    missing = set(by_id) - seen
+    if missing:
+        raise ValueError(f"overlay names ids the upstream file does not have: {sorted(missing)}")
+    return out
+
+
+PEERS: dict[str, Callable[..., bool]] = {"ours": ours_acc, "math_dapo": math_dapo_acc, "math_verify": math_verify_acc,
+                                         "ours_strict": ours_strict_acc}
+_WITH_SOURCE = ("ours", "ours_strict")
+MAIN_PEERS = ("ours", "math_dapo", "math_verify")  # the accuracy table's columns
 
 
 def accuracy_table(sets: dict[str, list[dict]]) -> dict[str, dict[str, tuple[int, int]]]:
@@ -48,10 +90,11 @@ def accuracy_table(sets: dict[str, list[dict]]) -> dict[str, dict[str, tuple[int
     out: dict[str, dict[str, tuple[int, int]]] = {}
     for name, rows in sets.items():
         out[name] = {}
-        for peer, fn in PEERS.items():
+        for peer in MAIN_PEERS:
+            fn = PEERS[peer]
             ok = 0
             for r in rows:
-                if peer == "ours":
+                if peer in _WITH_SOURCE:
                     got = fn(r["response"], r["ground_truth"], r.get("data_source", "math_dapo"))
                 else:
                     got = fn(r["response"], r["ground_truth"])
@@ -66,7 +109,7 @@ def verdicts(rows: list[dict], peer: str = "ours") -> list[bool]:
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)
     fn = PEERS[peer]
-    if peer == "ours":
+    if peer in _WITH_SOURCE:
         return [fn(r["response"], r["ground_truth"], r.get("data_source", "math_dapo")) for r in rows]
     return [fn(r["response"], r["ground_truth"]) for r in rows]
 
@@ -92,7 +135,7 @@ def error_table(sets: dict[str, list[dict]], peers: tuple[str, ...] = ("ours",))
 
 def format_table(table: dict[str, dict[str, tuple[int, int]]]) -> str:
     """A Markdown table: one row per set, one column per verifier."""
-    peers = list(PEERS)
+    peers = list(MAIN_PEERS)
     lines = ["| set | cases | " + " | ".join(peers) + " |", "|---|---:|" + "---:|" * len(peers)]
     for name, res in table.items():
         n = next(iter(res.values()))[1]

@@ -26,6 +26,33 @@ from pathlib import Path
 from gspo_cli.errors import ConfigError
 
 
+def name_problem(name: str | None) -> str | None:
+    """Why `name` cannot be one folder or file name that gspo makes under one of its folders (None: it can).
+
+    The one rule for every user-supplied name that becomes part of a path (run names: runs/names.py; eval
+    benchmark names: eval/request.py): no path separator, no `..`, not starting with `.` (gspo's temp folders do)
+    or `~`, no control character."""
+    if not name or not name.strip():
+        return "it is empty"
+    if "/" in name or os.sep in name or (os.altsep and os.altsep in name) or "\\" in name:
+        return "it contains a path separator"
+    if ".." in name:
+        return "it contains '..'"
+    if name.startswith((".", "~")):
+        return f"it starts with {name[0]!r}"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "it contains a control character"
+    return None
+
+
+def path_component(name: str | None, what: str, hint: str) -> str:
+    """`name` when it passes `name_problem`; else ConfigError `bad WHAT 'name': why`."""
+    problem = name_problem(name)
+    if problem is not None or name is None:
+        raise ConfigError(f"bad {what} {name!r}: {problem or 'it is empty'}", hint)
+    return name
+
+
 def gspo_home() -> Path:
     return Path(os.environ.get("GSPO_HOME") or Path.home() / ".gspo").expanduser()
 

@@ -83,3 +83,36 @@ def write_private_file(path: Path, data: bytes) -> Path:
     os.close(fd)
     os.replace(tmp, path)
     return path
+
+
+# ---------------------------------------------------------------- which values are secret: the one rule
+
+# A variable is secret when its name contains one of these words (any case), outside the public words below, or
+# when the preset lists it in `env.secrets`. The same rule everywhere: `env doctor`, job submission (secrets file
+# instead of Ray's runtime_env), dry-runs, run folders' config.yaml, `jobs logs`, `--set` echoes.
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+# Words that contain a marker and name no secret (Hugging Face tokenizers' TOKENIZERS_PARALLELISM).
+PUBLIC_WORDS = ("TOKENIZERS", "TOKENIZER")
+REDACTED = "<redacted>"
+
+
+def is_secret_name(name: str, marked: object = ()) -> bool:
+    """Whether the variable `name` holds a secret (see SECRET_MARKERS); `marked`: the preset's env.secrets."""
+    import re
+
+    if name in set(marked or ()):  # type: ignore[call-overload]
+        return True
+    upper = re.sub("|".join(PUBLIC_WORDS), "_", str(name).upper())
+    return any(m in upper for m in SECRET_MARKERS)
+
+
+def redact_set(item: str, marked: object = ()) -> str:
+    """A `--set KEY=VALUE` as gspo may print or save it: the value of a secret variable (`env.vars.NAME=...`, or
+    the whole `env.vars={...}` mapping) replaced by the redaction mark."""
+    key, sep, value = str(item).partition("=")
+    parts = key.strip().split(".")
+    if not sep or parts[:2] != ["env", "vars"]:
+        return str(item)
+    if len(parts) == 2:  # the whole mapping at once: its values are not shown at all
+        return f"{key}={REDACTED}" if value.strip() not in ("", "{}") else str(item)
+    return f"{key}={REDACTED}" if is_secret_name(".".join(parts[2:]), marked) else str(item)

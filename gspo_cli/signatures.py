@@ -126,6 +126,20 @@ CATALOG: tuple[Signature, ...] = (
          "https://github.com/vllm-project/vime/issues/64", "https://github.com/allenai/open-instruct/issues/1473"),
         "gspo_cli.metrics.health:mismatch", action="warn"),
     Signature(
+        "run-moe-routing-volatile", "run", "MoE routing moves faster than the clip can see",
+        "moe/routing_flip_frac (native engine, MoE policy: the share of the experts the rollout policy chose that "
+        "the policy being trained no longer chooses) above trainer.health.routing_volatility.max_flip (0.3)",
+        "the experts a token is routed to change between the rollout policy and the policy being trained, so "
+        "token-level importance ratios compare two different sub-networks; GRPO-style token clipping on "
+        "Qwen3-30B-A3B needed routing replay, GSPO's sequence ratio did not (about 0.10 of the experts flip per "
+        "update there)",
+        "lower actor.lr or the mini-batches per step; keep algorithm.loss_mode gspo (sequence-level) on MoE models; "
+        "with token-level clipping use routing replay (verl: Megatron or VeOmni engine, router_replay.mode R2/R3)",
+        ("https://arxiv.org/abs/2507.18071 (GSPO, sec. 5.3: ~10% of activated experts change per update, "
+         "Qwen3-30B-A3B)", f"{VERL}/blob/main/examples/router_replay/README.md",
+         "https://github.com/NVIDIA/Megatron-LM/issues/4168"),
+        "gspo_cli.metrics.health:routing_volatility", action="warn"),
+    Signature(
         "run-rollout-long-tail", "run", "generation dominates the step",
         "timing_s/gen above trainer.health.gen_share.max_share of timing_s/step (vLLM rollout, trainer.mode sync)",
         "the rollout (and its long tail of long responses) takes most of each step: the training devices idle",

@@ -43,6 +43,10 @@ NON_DEFAULT: dict[str, list[str]] = {
     "trainer.device": ["trainer.device=cuda"],
     "trainer.cpu_threads": ["trainer.cpu_threads=2"],
     "trainer.val_sequences_per_batch": ["trainer.val_sequences_per_batch=64"],
+    "trainer.routing_metrics_freq": ["trainer.routing_metrics_freq=2"],
+    "rollout.expert_parallel_size": ["rollout.expert_parallel_size=2"],
+    "rollout.data_parallel_size": ["rollout.data_parallel_size=2"],
+    "rollout.moe_load_balance_metrics_interval": ["rollout.moe_load_balance_metrics_interval=1"],
 }
 
 

@@ -11,10 +11,13 @@ from gspo_cli.jobs.target import resolve_target
 
 
 def _record(pid: int) -> nodes.NodeRecord:
+    from gspo_cli.jobs.procs import identity
+
+    # gspo records the started process's identity with its pid (a pid alone is never trusted: docs/security.md)
     return nodes.NodeRecord(role="worker", hostname=nodes.node_name(), pid=pid, address="10.0.0.1:6379",
                             node_ip=None, npus=16, argv=[], log_file="", started_at=time.time(),
                             dashboard_url="http://10.0.0.1:8265", auth="token",
-                            token_file=str(auth.cluster_token_file()))
+                            token_file=str(auth.cluster_token_file()), identity=identity(pid))
 
 
 def test_token_file_is_private_reused_and_rotated(gspo_home):

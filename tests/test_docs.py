@@ -104,7 +104,8 @@ def test_readme_file_tree_names_every_folder_gspo_writes_under_home():
 
 @pytest.mark.ray
 def test_quickstart_tiny_block_runs_as_written(gspo_home, ray_head, gspo):
-    """The quickstart's by-hand block, verbatim through a real Ray head; only training is shortened (20 steps)."""
+    """The quickstart's by-hand block, verbatim through a real Ray head; only training is shortened (4 steps, a
+    checkpoint and a validation every 2: two checkpoints for `eval ...:all`, the report and `runs list`)."""
     block = [line for line in command_lines("docs/quickstart.md")
              if line.split()[1] in ("prepare-data", "train", "eval", "report", "runs")][:5]
     assert [line.split()[1] for line in block] == ["prepare-data", "train", "eval", "report", "runs"]
@@ -112,15 +113,15 @@ def test_quickstart_tiny_block_runs_as_written(gspo_home, ray_head, gspo):
     for line in block:
         args = line.split()[1:]
         if args[0] == "train":
-            args += ["--set", "trainer.total_training_steps=20", "--set", "trainer.save_freq=10",
-                     "--set", "trainer.test_freq=10"]
+            args += ["--set", "trainer.total_training_steps=4", "--set", "trainer.save_freq=2",
+                     "--set", "trainer.test_freq=2"]
         proc = gspo(*args, env=env, timeout=600)
         assert proc.returncode == 0, (line, proc.stderr[-2000:])
     documented = re.search(r"in (runs/[\w-]+/report/)", (REPO / "docs/quickstart.md").read_text())[1]
     assert (gspo_home / documented / "summary.md").is_file()
     assert (gspo_home / documented / "eval_accuracy.png").is_file()  # the eval of every checkpoint, charted
     evals = sorted(p.name for p in (gspo_home / "runs" / "tiny-demo" / "eval").iterdir())
-    assert [re.sub(r"-[0-9a-f]{8}$", "", name) for name in evals] == ["arith-10", "arith-20"]  # + settings digest
+    assert [re.sub(r"-[0-9a-f]{8}$", "", name) for name in evals] == ["arith-2", "arith-4"]  # + settings digest
     assert "tiny-demo" in proc.stdout and "finished" in proc.stdout  # gspo runs list
 
 

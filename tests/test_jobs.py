@@ -107,9 +107,14 @@ def test_unknown_job_id_is_a_clean_error(ray_head, gspo):
 
 
 def test_unreachable_address_is_one_line(gspo):
+    # No token named (this test does not ask for the session's head and its token): gspo first says it sends none
+    # to a cluster it did not record, then the one error line.
     proc = gspo("jobs", "list", "--address", "http://127.0.0.1:9")
     assert proc.returncode == 1
-    assert proc.stderr.startswith("Error: cannot reach Ray at http://127.0.0.1:9 (from --address)")
+    notice, error = proc.stderr.splitlines()[:2]
+    assert notice.startswith("Using the Ray cluster at http://127.0.0.1:9 (from --address): not a cluster gspo")
+    assert error.startswith("Error: cannot reach Ray at http://127.0.0.1:9 (from --address)")
+    assert proc.stderr.count("Error:") == 1
     assert "gspo cluster up" in proc.stderr and "Traceback" not in proc.stderr
 
 

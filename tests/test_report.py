@@ -152,6 +152,26 @@ def test_report_missing_series_listed_not_drawn(tmp_path):
         report.make_report(empty)
 
 
+def test_moe_routing_chart_only_for_runs_with_routing_metrics(tmp_path):
+    """A run with the native engine's MoE routing metrics gets routing.png; a dense run neither draws it nor
+    lists it as not charted (test_report_demo_run: nothing missing)."""
+    run = tmp_path / "moe"
+    run.mkdir()
+    rows = [{"critic/score/mean": s / 10, "moe/routing_flip_frac": 0.03 - s / 1000, "moe/routing_flip_frac_update": 0.02,
+             "moe/router_gap_share": 0.1, "rollout/moe/max_vio/avg": 1.5, "moe/load_cv": 1.2} for s in range(1, 21)]
+    (run / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "data": d}) + "\n"
+                                                for s, d in enumerate(rows, start=1)))
+    res = report.make_report(run, tmp_path / "out")
+    assert "routing.png" in [Path(p).name for p in res["charts"]]
+    assert (tmp_path / "out" / "routing.png").read_bytes().startswith(PNG_MAGIC)
+    assert "moe routing" not in res["missing"]
+    dense = tmp_path / "dense"
+    dense.mkdir()
+    (dense / "metrics.jsonl").write_text(json.dumps({"step": 1, "data": {"critic/score/mean": 0.1}}) + "\n")
+    res = report.make_report(dense, tmp_path / "out2")
+    assert "routing.png" not in [Path(p).name for p in res["charts"]] and "moe routing" not in res["missing"]
+
+
 def test_report_cli_json_by_run_name(tmp_path):
     home = tmp_path / "home"
     write_demo_run(home / "runs" / "tiny-demo", steps=12)

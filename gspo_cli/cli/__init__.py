@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if "--debug" in args:
         _state["debug"] = True
+    from gspo_cli.jobs.fault_switches import announce
+
+    announce()  # GSPO_FAULT / GSPO_REWARD_FAULT left set: say so before anything runs
     try:
         app(args=args, prog_name="gspo", standalone_mode=True)
     except GspoError as exc:

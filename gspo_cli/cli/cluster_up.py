@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from gspo_cli.cli import options
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from gspo_cli.env.node_start import NodeArgs
@@ -61,7 +62,8 @@ def _say_started(a: NodeArgs, loaded: Any, record: Any) -> None:
     err.print(f"[green]Ray {a.role} started[/] (node {record.hostname}, pid {record.pid}, NPU={record.npus}); "
               f"log: {record.log_file}")
     if a.role == "head":
-        err.print(f"On each other node: gspo cluster join {record.address} --preset {loaded.name}")
+        err.print(f"On each other node: gspo cluster join {quote(record.address)} --preset {quote(loaded.name)}",
+                  markup=False)
         err.print(f"From elsewhere:     export RAY_ADDRESS={record.dashboard_url}"
                   + (f"  (and RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH={record.token_file})" if record.token_file
                      else ""))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from gspo_cli.cli import options
+from gspo_cli.shell import quote
 
 
 def eval_command(
@@ -150,7 +151,7 @@ def _eval_steps(req, loaded, refs, *, force: bool, address, local: bool, json_ou
         print_json(results)
     else:
         render_steps(results)
-        err.print(f"Chart of accuracy per step: gspo report {run.name}", highlight=False)
+        err.print(f"Chart of accuracy per step: gspo report {quote(run.name)}", highlight=False, markup=False)
 
 
 def _steps_text(steps: list[int]) -> str:

@@ -93,7 +93,9 @@ def _render_plan(result, written) -> None:
     if result.search:
         _render_layouts(result)
     if written:
-        out.print(f"Wrote {written}: gspo train --preset {written} --dry-run")
+        from gspo_cli.shell import command
+
+        out.print(f"Wrote {written}: {command('gspo', 'train', '--preset', written, '--dry-run')}", markup=False)
 
 
 def _render_layouts(result) -> None:
@@ -157,4 +159,7 @@ def _render_calibration(result, saved) -> None:
     out.print("Fitted factors: " + ", ".join(f"{k}={v:.4g} (was {getattr(result.profile, k):.4g})"
                                              for k, v in result.fitted.items()))
     if saved:
-        out.print(f"Saved profile {saved.stem} ({saved}): gspo plan --preset P --profile {saved.stem}")
+        from gspo_cli.shell import command
+
+        out.print(f"Saved profile {saved.stem} ({saved}): {command('gspo', 'plan', '--preset', 'P', '--profile', saved.stem)}",
+                  markup=False)

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gspo_cli.cli import options
+from gspo_cli.shell import quote
 
 app = typer.Typer(help="List, show and copy presets (model x cluster shape x recipe).", no_args_is_help=True)
 
@@ -107,4 +108,5 @@ def copy(
     # a preset in $GSPO_HOME/presets is found by its name; one elsewhere by its path
     in_home = written.parent.resolve() == layout.user_presets_dir().resolve()
     ref = written.stem if in_home else str(written)
-    err.print(f"Wrote {written}. Edit it, then: gspo train --preset {ref} --dry-run", highlight=False)
+    err.print(f"Wrote {written}. Edit it, then: gspo train --preset {quote(ref)} --dry-run", highlight=False,
+              markup=False)

@@ -59,6 +59,8 @@ ENGINES: dict[str, EngineSupport] = {
             "trainer.cpu_threads": "verl does not train on CPU; trainer.cpu_threads is for the native engine",
             "trainer.val_sequences_per_batch": "verl validates with its own batching; pass data.val_batch_size "
                                                "through overrides.verl",
+            "trainer.routing_metrics_freq": "verl's FSDP actor exposes no routing; its rollout load balance is "
+                                            "rollout.moe_load_balance_metrics_interval",
         },
         packages=("verl", "torch", "transformers"),
         resume_flag=True,
@@ -82,6 +84,9 @@ ENGINES: dict[str, EngineSupport] = {
             "rollout.enable_chunked_prefill": _VLLM, "rollout.enforce_eager": _VLLM,
             "rollout.cudagraph_capture_sizes": _VLLM, "rollout.cudagraph_mode": _VLLM,
             "rollout.update_weights_bucket_megabytes": _VLLM,
+            "rollout.expert_parallel_size": _VLLM, "rollout.data_parallel_size": _VLLM,
+            "rollout.moe_load_balance_metrics_interval": "the native engine logs its own rollout load balance "
+                                                         "(rollout/moe/*) for MoE policies; see trainer.routing_metrics_freq",
             "cluster.nnodes": "the native engine runs on one device; use trainer.engine: verl for several",
             "cluster.devices_per_node": "the native engine runs on one device; use trainer.engine: verl for several",
             "trainer.balance_batch": "the native engine has one device to balance; use trainer.engine: verl",

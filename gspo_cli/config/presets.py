@@ -54,11 +54,14 @@ def _node_to_data(node: yaml.Node, file: str, prefix: tuple[str, ...], origins: 
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise ConfigError(f"{file}:{key_node.start_mark.line + 1}: a key must be a plain name, found a "
+                                  f"{cast(Any, key_node).id}", "keys are names such as `model:` or `lr:`")
             key = str(key_node.value)
             path = (*prefix, key)
             if key in out:
                 raise ConfigError(
-                    f"{file}:{key_node.start_mark.line + 1}: duplicate key '{'.'.join(path)}'",
+                    f"{file}:{key_node.start_mark.line + 1}: duplicate key '{'.'.join(map(key_text, path))}'",
                     "each key may appear once per mapping",
                 )
             origins[path] = f"{file}:{key_node.start_mark.line + 1}"
@@ -74,6 +77,16 @@ def _node_to_data(node: yaml.Node, file: str, prefix: tuple[str, ...], origins: 
     return _scalar(cast(yaml.ScalarNode, node))  # a composed node that is neither mapping nor sequence
 
 
+_KEY_LIKE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
+
+
+def key_text(key: object) -> str:
+    """A key as error messages show it: as written when it looks like a key, else a placeholder, so a file that
+    is not a preset (`extends: /etc/shadow`) never has its lines echoed."""
+    text = str(key)
+    return text if _KEY_LIKE.fullmatch(text) else "<a key that is not a name>"
+
+
 _SCALAR_LOADER = yaml.SafeLoader("")
 
 
@@ -82,8 +95,10 @@ def _scalar(node: yaml.ScalarNode) -> Any:
 
 
 def parse_yaml(text: str, file: str) -> tuple[dict[str, Any], Origins]:
+    from gspo_cli.config import yaml_limits
+
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml_limits.compose(text, file)  # size, depth and alias limits: one line, never a RecursionError
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
@@ -203,6 +218,10 @@ def resolve_extends(source: PresetSource, chain: tuple[str, ...] = ()) -> tuple[
             f"{source.origins.get(('extends',), source.path)}: extends must be a preset name or path",
             "for example `extends: qwen3-32b-4x16`",
         )
+    if ("/" in parent_name or parent_name.startswith(("~", "."))) and not parent_name.endswith((".yaml", ".yml")):
+        # A preset from someone else must not make gspo read (and echo) any file it names: /etc/shadow, ~/.netrc
+        raise ConfigError(f"{source.origins.get(('extends',), source.path)}: extends names {parent_name!r}, which is "
+                          "not a preset: name a preset or a .yaml file", "for example `extends: qwen3-32b-4x16`")
     parent_ref = parent_name
     relative = source.path.parent / parent_name
     if relative.is_file():
@@ -218,15 +237,26 @@ def resolve_extends(source: PresetSource, chain: tuple[str, ...] = ()) -> tuple[
     return merged, origins
 
 
+def shown_set(item: str, marked: object = ()) -> str:
+    """A --set as messages and saved files show it: a secret's value redacted (gspo_cli/private.py), and at most
+    80 characters."""
+    from gspo_cli.private import redact_set
+
+    text = redact_set(item, marked)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _parse_set(item: str) -> tuple[list[str], Any]:
+    from gspo_cli.config import yaml_limits
+
     if "=" not in item:
-        raise ConfigError(f"--set {item!r}: expected KEY=VALUE", "for example --set actor.lr=2e-6")
+        raise ConfigError(f"--set {shown_set(item)!r}: expected KEY=VALUE", "for example --set actor.lr=2e-6")
     key, raw = item.split("=", 1)
     key = key.strip()
     if not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"--set {item!r}: empty key path", "for example --set rollout.n=8")
+        raise ConfigError(f"--set {shown_set(item)!r}: empty key path", "for example --set rollout.n=8")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = yaml_limits.load(raw, f"--set {shown_set(item)}") if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
     return key.split("."), value
@@ -271,6 +301,8 @@ def apply_sets(data: dict[str, Any], origins: Origins, sets: list[str]) -> dict[
     data = copy.deepcopy(data)
     for item in sets:
         parts, value = _parse_set(item)
+        marked = (data.get("env") or {}).get("secrets") if isinstance(data.get("env"), dict) else ()
+        shown = shown_set(item, marked if isinstance(marked, list) else ())
         fields = _schema_fields_at(parts)
         if fields is not None and parts[-1] not in fields:
             close = difflib.get_close_matches(parts[-1], fields, n=3, cutoff=0.5)
@@ -278,7 +310,7 @@ def apply_sets(data: dict[str, Any], origins: Origins, sets: list[str]) -> dict[
             hint = f"did you mean {', '.join('.'.join([*parts[:-1], c]) for c in close)}?" if close else (
                 f"keys at {where}: {', '.join(fields)}"
             )
-            raise ConfigError(f"--set {item!r}: unknown key '{'.'.join(parts)}'", hint)
+            raise ConfigError(f"--set {shown!r}: unknown key '{'.'.join(parts)}'", hint)
         node = data
         for i, part in enumerate(parts[:-1]):
             child = node.get(part)
@@ -286,11 +318,11 @@ def apply_sets(data: dict[str, Any], origins: Origins, sets: list[str]) -> dict[
                 child = node[part] = {}
             elif not isinstance(child, dict):
                 raise ConfigError(
-                    f"--set {item!r}: '{'.'.join(parts[: i + 1])}' is a value, not a section", "set the value itself"
+                    f"--set {shown!r}: '{'.'.join(parts[: i + 1])}' is a value, not a section", "set the value itself"
                 )
             node = child
         node[parts[-1]] = value
-        origins[tuple(parts)] = f"--set {item}"
+        origins[tuple(parts)] = f"--set {shown}"
     return data
 
 
@@ -325,7 +357,7 @@ def _describe_validation_error(exc: Any, data: dict[str, Any], origins: Origins,
     messages = []
     for err in exc.errors():
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        key = ".".join(str(p) for p in loc) or "(preset)"
+        key = ".".join(key_text(p) for p in loc) or "(preset)"
         where = _origin_for(loc, origins) or file
         msg = err["msg"]
         if not (where or "").startswith("--set ") and (culprit := _set_named_in(msg, origins, tuple(map(str, loc)))):
@@ -340,7 +372,7 @@ def _describe_validation_error(exc: Any, data: dict[str, Any], origins: Origins,
             msg = msg[len("Value error, "):]
         if err["type"] not in ("missing", "extra_forbidden") and "input" in err and not isinstance(
             err["input"], dict | list
-        ):
+        ) and tuple(map(str, loc[:2])) != ("env", "vars"):  # a variable's value may be a secret: never echoed
             msg += f" (got {err['input']!r})"
         messages.append(f"{where + ': ' if where else ''}{key + ': ' if loc else ''}{msg}")
     head = messages[0]

@@ -16,7 +16,7 @@ from pydantic import Field, field_validator, model_validator
 from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
 from gspo_cli.config.eval_schema import EvalSection
 from gspo_cli.config.health import HealthSection, RestartSection
-from gspo_cli.config.section import NonNegInt, PositiveFloat, PositiveInt, Probability, Section
+from gspo_cli.config.section import NonNegInt, OneLine, PositiveFloat, PositiveInt, Probability, Section
 
 
 class ClusterSection(Section):
@@ -29,7 +29,7 @@ class ClusterSection(Section):
     # more (gspo env doctor --preset prints each node's). None = unknown: host memory is reported, not checked.
     host_memory_gib: PositiveFloat | None = None
     # Ray address; None = RAY_ADDRESS, else the embedded local head on 127.0.0.1.
-    address: str | None = None
+    address: OneLine | None = None
     # The python that runs job entrypoints on the cluster (the embedded local head uses this interpreter).
     python: str = "python3"
 
@@ -79,6 +79,9 @@ class DataSection(Section):
     truncation: Literal["left", "right", "error", "middle"] = "error"
     train_batch_size: PositiveInt = 8
     shuffle: bool = True
+    # The seed of the training prompts' order (verl's data.seed; both engines draw the same order from it); None:
+    # trainer.seed. Set apart from trainer.seed, runs see the same prompts at each step with other samples.
+    seed: int | None = None
     dedup: bool = True
     # Problems that appear with different answers: drop all copies (and report), keep the first, or fail.
     conflict_policy: Literal["drop", "keep-first", "error"] = "drop"
@@ -141,7 +144,8 @@ class ActorSection(Section):
     # verl: fsdp2 | fsdp (its FSDP workers); native: native (one unsharded model). A preset that leaves it out
     # gets its engine's first value (config/engine_support.py).
     strategy: Literal["fsdp", "fsdp2", "native"] = "fsdp2"
-    lr: PositiveFloat = 1e-6
+    # 0 is allowed: a run that computes every gradient and moves nothing (a control: the engine tests use it)
+    lr: float = Field(default=1e-6, ge=0)
     lr_warmup_steps: NonNegInt = 0
     weight_decay: float = Field(default=0.0, ge=0)
     grad_clip: PositiveFloat = 1.0
@@ -191,6 +195,18 @@ class RolloutSection(Section):
     calculate_log_probs: bool = False
     update_weights_bucket_megabytes: PositiveInt = 512
     log_prob_max_token_len_per_device: PositiveInt | None = None
+    # Mixture-of-Experts rollout: the experts are split over `expert_parallel_size` ranks (whole experts per rank)
+    # instead of each expert being tensor-parallel. verl 0.9.1 accepts 1 or tensor_parallel_size x
+    # data_parallel_size (verl/workers/config/rollout.py:294) and turns vLLM's enable_expert_parallel on above 1
+    # (verl/workers/rollout/vllm_rollout/vllm_async_server.py:402).
+    expert_parallel_size: PositiveInt = 1
+    # vLLM data parallelism inside one rollout replica (verl's rollout.data_parallel_size): a replica is
+    # tensor_parallel_size x data_parallel_size devices; above 1 it must fill whole nodes (vllm_async_server.py:383-391).
+    data_parallel_size: PositiveInt = 1
+    # verl's rollout MoE load balance (rollout/moe/{max,min,avg}_vio/*) every N steps, from the expert ids vLLM
+    # returns with rollout.enable_rollout_routing_replay (vLLM >= 0.22); 0 = off. verl 0.9.1's V1 trainer logs it
+    # (trainer/ppo/v1/trainer_base.py:1882, trainer/ppo/metric_utils.py compute_moe_lb_metrics).
+    moe_load_balance_metrics_interval: NonNegInt = 0
     val: ValSampling = Field(default_factory=ValSampling)
 
     @model_validator(mode="after")
@@ -242,6 +258,9 @@ class TrainerSection(Section):
     # Native engine: validation generates at most this many sequences per generate call
     # (prompts per call = this // rollout.val.n, at least 1).
     val_sequences_per_batch: PositiveInt = 256
+    # Native engine with a Mixture-of-Experts policy: routing metrics (moe/*, rollout/moe/*; docs/health.md) every
+    # N steps. Each measured step costs one forward over the batch and three per mini-batch besides the update.
+    routing_metrics_freq: PositiveInt = 1
 
     @model_validator(mode="after")
     def _frequencies(self) -> TrainerSection:
@@ -275,9 +294,25 @@ class EnvSection(Section):
     nofile: PositiveInt | None = None
     # Preload jemalloc when it is found on the host (LD_PRELOAD); skipped with a note when absent.
     jemalloc: bool = False
-    # Names in `vars` that are secret besides those ending in _TOKEN/_KEY/_SECRET/_PASSWORD: delivered to jobs
-    # through a 0600 file, never in Ray's runtime_env, and redacted in run folders and output (jobs/secret_env.py).
+    # Names in `vars` that are secret besides those containing KEY/TOKEN/SECRET/PASSWORD/PASSWD/CREDENTIAL (the one
+    # rule, gspo_cli/private.py): delivered to jobs through a 0600 file, never in Ray's runtime_env, and redacted in
+    # run folders and output (jobs/secret_env.py).
     secrets: list[str] = Field(default_factory=list)
+
+    @field_validator("vars")
+    @classmethod
+    def _variables(cls, value: dict[str, str]) -> dict[str, str]:
+        """Names a shell and `ray start` accept (letters, digits, _), values without NUL: a name such as
+        `A=1; touch x` would otherwise reach `env exports` and `cluster up` (docs/security.md)."""
+        from gspo_cli.shell import is_name
+
+        for name, text in value.items():
+            if not is_name(name):
+                raise ValueError(f"{name!r} is not a valid environment variable name (letters, digits and _, not "
+                                 "starting with a digit)")
+            if "\0" in text:
+                raise ValueError(f"{name}: a variable's value cannot hold a NUL byte")
+        return value
 
     @field_validator("vars")
     @classmethod
@@ -331,7 +366,7 @@ class OverridesSection(Section):
 
 
 class Preset(Section):
-    name: str
+    name: OneLine
     description: str = ""
     aliases: list[str] = Field(default_factory=list)
     cluster: ClusterSection = Field(default_factory=ClusterSection)

@@ -15,6 +15,7 @@ from typing import Any
 
 from gspo_cli import layout
 from gspo_cli.errors import DataError
+from gspo_cli.shell import quote
 
 FORMAT = 1  # bump when the output rows change for the same input and settings: forces a re-prepare
 
@@ -74,7 +75,7 @@ def _roles(preset) -> dict[str, tuple[Any, list[str]]]:
 def check_prepared(preset) -> None:
     """Raise DataError unless every dataset the preset trains/validates on is prepared with its settings."""
     name = preset.name
-    fix = f"run: gspo prepare-data --preset {name}"
+    fix = f"run: gspo prepare-data --preset {quote(name)}"
     for source, (spec, splits) in _roles(preset).items():
         mpath = layout.manifest_path(source, preset)
         manifest = read(source, preset)

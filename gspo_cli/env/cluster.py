@@ -18,13 +18,13 @@ from gspo_cli.env.facts import stack_versions
 from gspo_cli.errors import ClusterError
 
 
-def _node_probe(marker_name: str, extra_env: tuple[str, ...]) -> dict[str, Any]:
+def _node_probe(marker_name: str, extra_env: tuple[str, ...], secret_env: tuple[str, ...] = ()) -> dict[str, Any]:
     """Runs inside a Ray task on one node: every probe, plus the shared-storage marker."""
     from gspo_cli.env.host import Host
     from gspo_cli.env.probes import collect_facts, read_marker
 
     host = Host()
-    facts = collect_facts(host, python=sys.executable, extra_env=extra_env)
+    facts = collect_facts(host, python=sys.executable, extra_env=extra_env, secret_env=secret_env)
     facts["marker"] = read_marker(host, marker_name)
     try:
         import ray
@@ -108,8 +108,8 @@ def auth_check(dashboard_url: str) -> Check:
                  fix="restart the cluster with `gspo cluster up` / `gspo cluster join` (token auth by default)")
 
 
-def _probe_all(alive: list[dict], marker_name: str, extra: tuple[str, ...], timeout: float
-               ) -> tuple[list[dict[str, Any]], list[Check]]:
+def _probe_all(alive: list[dict], marker_name: str, extra: tuple[str, ...], timeout: float,
+               marked: tuple[str, ...] = ()) -> tuple[list[dict[str, Any]], list[Check]]:
     """One probe task pinned to each alive node; (facts per node, a check per node whose probe failed).
 
     Nodes are keyed by node id and named by their `gspo-node` label (the hostname `cluster up/join` set), else
@@ -123,7 +123,7 @@ def _probe_all(alive: list[dict], marker_name: str, extra: tuple[str, ...], time
         n["NodeID"]: ((n.get("Labels") or {}).get("gspo-node") or n["NodeManagerAddress"], n["NodeManagerAddress"],
                       remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n["NodeID"],
                                                                                         soft=False)
-                                     ).remote(marker_name, extra))
+                                     ).remote(marker_name, extra, marked))
         for n in alive
     }
     nodes: list[dict[str, Any]] = []
@@ -196,6 +196,39 @@ def _check_token(target) -> None:
         pass
 
 
+GCS_PROBE_S = 5.0
+
+
+def _check_gcs(target) -> None:
+    """Ask the address one GCS question (`NodeInfoGcsService.GetClusterId`, the first call `ray.init` makes) with a
+    deadline: `ray.init` itself retries for minutes against a port that is not a Ray GCS (a silent TCP port hangs
+    it, another Ray gRPC port costs ~25 s). Not a GCS, silent, or refusing the token: one line now."""
+    import grpc
+    from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc
+
+    from gspo_cli.jobs import auth
+
+    token = None
+    if os.environ.get("RAY_AUTH_MODE") == auth.TOKEN:
+        token = os.environ.get("RAY_AUTH_TOKEN") or auth.read_token(os.environ.get("RAY_AUTH_TOKEN_PATH"))
+    metadata = [("authorization", f"Bearer {token}")] if token else []
+    with grpc.insecure_channel(target.address) as channel:
+        stub = gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel)
+        try:
+            stub.GetClusterId(gcs_service_pb2.GetClusterIdRequest(), timeout=GCS_PROBE_S, metadata=metadata)
+            return
+        except grpc.RpcError as exc:
+            code = exc.code()
+            detail = " ".join((exc.details() or "").split())[:120]
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        raise auth.auth_error(target.address, target.source, target.token_file, "GCS refused the connection")
+    why = {grpc.StatusCode.UNIMPLEMENTED: "a gRPC server that is not a Ray GCS (another Ray port?) answered",
+           grpc.StatusCode.DEADLINE_EXCEEDED: f"nothing answered a GCS call within {GCS_PROBE_S:.0f} s",
+           }.get(code, f"it does not speak Ray's gRPC ({code.name}: {detail})")
+    raise ClusterError(f"{target.address} ({target.source}) is not a Ray GCS: {why}",
+                       "pass the head's GCS address, HEAD:6379 (`gspo cluster status` shows it), or fix RAY_ADDRESS")
+
+
 def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.0) -> tuple[list[Check], list[dict]]:
     """Connect to the cluster, probe every alive node, return (checks, per-node facts)."""
     from gspo_cli import layout
@@ -207,6 +240,7 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         raise ClusterError(f"--cluster needs the GCS address (HEAD:PORT), got only {target.dashboard_url}",
                            "pass --address HEAD:6379")
     _check_reachable(target.address, target.source)
+    _check_gcs(target)  # not a Ray GCS, or a refused token: one line now, not after minutes of ray.init's retries
     _check_token(target)  # a refused token in one line now, not after ~20 s of Ray's own retries
     import ray
 
@@ -241,7 +275,8 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         alive = [n for n in ray.nodes() if n.get("Alive")]
         resources = {k: v for k, v in ray.cluster_resources().items() if not k.startswith("node:")}
         extra = tuple(preset.env.vars) if preset is not None else ()
-        nodes, failed = _probe_all(alive, marker.name, extra, timeout)
+        marked = tuple(preset.env.secrets) if preset is not None else ()
+        nodes, failed = _probe_all(alive, marker.name, extra, timeout, marked)
         checks.extend(failed)
         for facts in nodes:
             for c in local_checks(facts, preset):

@@ -31,7 +31,8 @@ def diagnose(preset: Any = None, *, cluster: bool = False, address: str | None =
     else:
         from gspo_cli.env.probes import collect_facts
 
-        facts = collect_facts(extra_env=tuple(preset.env.vars) if preset is not None else ())
+        facts = collect_facts(extra_env=tuple(preset.env.vars) if preset is not None else (),
+                              secret_env=tuple(preset.env.secrets) if preset is not None else ())
         checks = local_checks(facts, preset)
     return Diagnosis(checks, exit_code(checks), round(time.monotonic() - start, 3), facts, nodes)
 

@@ -6,14 +6,14 @@ replacement as a verl rollout override where it is a vLLM setting), TASK_QUEUE_E
 HCCL_EXEC_TIMEOUT respects the AIV cap, a variable verl sets itself is refused (`verl_env.py`). On top, for
 this host only: jemalloc if found, the socket interfaces from the route to the Ray head. `job_env(preset)` is
 the same result without the host-specific part: what a verl job's `runtime_env.env_vars` carries. The open-files
-limit (`env.nofile`) is printed as a `ulimit -n` line. Values are shell-quoted.
+limit (`env.nofile`) is printed as a `ulimit -n` line. Every line is built by gspo_cli.shell (names
+checked, values quoted, comments on one line).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-import shlex
 import socket
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,24 +52,43 @@ class Exports:
         }
 
     def as_sh(self) -> str:
-        lines = [f"# gspo env exports --preset {self.preset}"
-                 + (f"  (judged against vllm-ascend {self.stack}, {self.stack_source})" if self.stack
-                    else "  (vllm-ascend unknown: nothing judged; pass --stack vllm-ascend==X)")]
+        """The exports as a shell script to `eval` or `source`: every line is built by gspo_cli.shell (names
+        checked as shell identifiers, values quoted, user text in comments kept on one line), so a preset's
+        names, values, addresses and notes can never run a command."""
+        from gspo_cli import shell
+
+        judged = (f"judged against vllm-ascend {self.stack}, {self.stack_source}" if self.stack
+                  else "vllm-ascend unknown: nothing judged; pass --stack vllm-ascend==X")
+        lines = [shell.comment(f"gspo env exports --preset {self.preset}  ({judged})")]
         if self.nofile:
-            lines.append("# open files for Ray and its workers (`gspo cluster up/join` raise it before `ray start`)")
-            lines.append(f"ulimit -n {self.nofile}")
+            lines.append(shell.comment("open files for Ray and its workers (`gspo cluster up/join` raise it before "
+                                       "`ray start`)"))
+            lines.append(f"ulimit -n {int(self.nofile)}")
         for name, value, why in self.exports:
             if why:
-                lines.append(f"# {why}")
-            lines.append(f"export {name}={shlex.quote(value)}")
+                lines.append(shell.comment(why))
+            lines.append(_export(name, value))
         for d in self.dropped:
-            lines.append(f"# dropped {d['name']}={shlex.quote(d['value'])}: ignored since vllm-ascend {d['since']}. "
-                         f"Replacement: {d['replaced_by']} [{d['source']}]")
+            lines.append(shell.comment(f"dropped {d['name']}={shell.quote(d['value'])}: ignored since vllm-ascend "
+                                       f"{d['since']}. Replacement: {d['replaced_by']} [{d['source']}]"))
         if self.overrides:
-            lines.append("# rollout overrides that replace dropped variables (add to the preset's overrides.verl):")
-            lines += [f"#   {o}" for o in self.overrides]
-        lines += [f"# {n}" for n in self.notes]
+            lines.append(shell.comment("rollout overrides that replace dropped variables (add to the preset's "
+                                       "overrides.verl):"))
+            lines += [shell.comment(f"  {o}") for o in self.overrides]
+        lines += [shell.comment(n) for n in self.notes]
         return "\n".join(lines) + "\n"
+
+
+def _export(name: str, value: str) -> str:
+    """One `export` line; a name that is not a shell identifier is one clear error (the schema refuses it at load
+    already: this is the second line of defence)."""
+    from gspo_cli import shell
+
+    try:
+        return shell.export_line(name, value)
+    except ValueError as exc:
+        raise ConfigError(f"env.vars: {exc}", "a variable name is letters, digits and _, not starting with a "
+                          "digit") from None
 
 
 def parse_stack(spec: str) -> str:

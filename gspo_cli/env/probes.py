@@ -34,23 +34,24 @@ JEMALLOC_CANDIDATES = (
 ENV_PREFIXES = ("ASCEND_", "HCCL_", "GLOO_", "TP_", "VLLM_", "PYTORCH_", "ATB_", "RAY_", "NCCL_", "HYDRA_")
 ENV_NAMES = {"TASK_QUEUE_ENABLE", "LD_PRELOAD", "GSPO_HOME", "CPU_AFFINITY_CONF", "OMP_NUM_THREADS",
              "LD_LIBRARY_PATH", "PYTHONPATH"}
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 
 
-def is_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(m in upper for m in SECRET_MARKERS)
+def is_secret(name: str, marked: tuple[str, ...] = ()) -> bool:
+    """gspo's one secret rule (gspo_cli/private.py): the same names are hidden here, in jobs and in run folders."""
+    from gspo_cli.private import is_secret_name
+
+    return is_secret_name(name, marked)
 
 
-def redact(name: str, value: str | None) -> str | None:
+def redact(name: str, value: str | None, marked: tuple[str, ...] = ()) -> str | None:
     if value is None:
         return None
-    return "***" if is_secret(name) else value
+    return "***" if is_secret(name, marked) else value
 
 
-def env_snapshot(env: dict[str, str], extra: tuple[str, ...] = ()) -> dict[str, str]:
+def env_snapshot(env: dict[str, str], extra: tuple[str, ...] = (), marked: tuple[str, ...] = ()) -> dict[str, str]:
     names = [n for n in env if n.startswith(ENV_PREFIXES) or n in ENV_NAMES or n in extra]
-    return {n: redact(n, env[n]) for n in sorted(names)}
+    return {n: redact(n, env[n], marked) for n in sorted(names)}
 
 
 # ------------------------------------------------------------------ files
@@ -297,8 +298,9 @@ def probe_memory(host: Host) -> dict[str, Any]:
 
 
 def collect_facts(host: Host | None = None, *, python: str | None = None, with_python: bool = True,
-                  extra_env: tuple[str, ...] = ()) -> dict[str, Any]:
-    """All probes for one host, the slow ones (subprocesses) in parallel."""
+                  extra_env: tuple[str, ...] = (), secret_env: tuple[str, ...] = ()) -> dict[str, Any]:
+    """All probes for one host, the slow ones (subprocesses) in parallel. `secret_env`: names the preset marks
+    secret (env.secrets), hidden like those the secret rule names."""
     host = host or Host()
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=3) as pool:
@@ -324,6 +326,6 @@ def collect_facts(host: Host | None = None, *, python: str | None = None, with_p
         "gspo_home": probe_gspo_home(host),
         "nofile": probe_nofile(host),
         "memory": probe_memory(host),
-        "env": env_snapshot(host.env, extra_env),
+        "env": env_snapshot(host.env, extra_env, secret_env),
         "seconds": round(time.monotonic() - start, 3),
     }

@@ -21,10 +21,10 @@ from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.jobs import auth, nodes, ray_errors
 from gspo_cli.jobs.nodes import NodeRecord, nodes_dir, read_record, record_file
-from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
+from gspo_cli.jobs.procs import RAY_READY_MARK, identity, ray_executable, stop_recorded_group
 from gspo_cli.jobs.resources import NodeResources
 
-READY_MARK = "Ray runtime started"
+READY_MARK = RAY_READY_MARK
 NPU_RESOURCE = str(devices.get("npu").ray_resource)  # what `wait_for_npus` counts
 NODE_LABEL = "gspo-node"  # jobs/nodestate.py reads it back to name nodes
 
@@ -165,7 +165,7 @@ def _new_output(log_file: Path, offset: int) -> str:
 def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
     """Start `ray start --block` in its own process group; wait until Ray reports it started."""
     existing = read_record()
-    if existing is not None and pid_alive(existing.pid):
+    if existing is not None and existing.is_ours():
         raise ClusterError(f"gspo already started a Ray {existing.role} on this host (node {existing.hostname}, "
                            f"pid {existing.pid})", "stop it first with `gspo cluster down`")
     # The preset's open-files limit, raised in this process so that `ray start`, its raylet and workers inherit it.
@@ -184,7 +184,7 @@ def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
                         node_ip=p["node_ip"], npus=p["npus"], argv=p["argv"], log_file=str(log_file),
                         started_at=time.time(), dashboard_url=p.get("dashboard_url"),
                         auth=auth.TOKEN if token_file else auth.DISABLED, token_file=token_file,
-                        temp_dir=p.get("temp_dir"))
+                        temp_dir=p.get("temp_dir"), identity=identity(proc.pid))
     nodes.write_record(record)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -206,15 +206,26 @@ def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
 
 
 def stop(name: str | None = None, timeout: float = 30.0) -> NodeRecord | None:
-    """Stop the Ray node gspo started on this host (its process group only); None if there is none."""
+    """Stop the Ray node gspo started on this host (its process group only, and only while the recorded pid is
+    still that `ray start`: jobs/procs.same_process); None if there is none. A stale record is removed."""
     record = read_record(name)
     if record is None:
         return None
-    kill_group(record.pid, timeout=timeout)
+    stopped = stop_recorded_group(record.pid, record.identity, argv=record.argv, ray_node=True, timeout=timeout)
     record_file(name).unlink(missing_ok=True)
     cluster = nodes.read_cluster()
     if record.role == "head" and cluster is not None and cluster.head == record.hostname:
         nodes.cluster_file().unlink(missing_ok=True)
+    if not stopped:
+        from gspo_cli.jobs.procs import pid_alive
+
+        if pid_alive(record.pid):
+            from gspo_cli.console import err
+
+            err.print(f"[yellow]warning:[/] the node record named pid {record.pid}, which is no longer the Ray "
+                      f"{record.role} gspo started (the pid was reused); removed the record, stopped nothing",
+                      highlight=False)
+        return None
     return record
 
 

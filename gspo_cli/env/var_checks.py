@@ -1,7 +1,8 @@
 """Doctor checks of the environment variables a job will see: the shell's, overridden by the preset's exports.
 
 Obsolete variables for the installed vllm-ascend, HCCL_EXEC_TIMEOUT against the AIV cap, allocator and task-queue
-settings, LD_PRELOAD / jemalloc, socket interface names. `env/checks.local_checks` runs them with the others.
+settings, LD_PRELOAD / jemalloc, socket interface names, the HCCL buffer of an expert-parallel MoE rollout.
+`env/checks.local_checks` runs them with the others.
 """
 
 from __future__ import annotations
@@ -18,7 +19,36 @@ def env_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
     env = effective_env(facts, preset)
     v = stack_versions(facts)
     return [*_obsolete_checks(env, v), *_hccl_timeout_checks(env), *_runtime_var_checks(env, preset, npu),
-            *_preload_checks(facts, preset), *_ifname_checks(env, facts)]
+            *_preload_checks(facts, preset), *_ifname_checks(env, facts), *_moe_ep_checks(env, preset, npu)]
+
+
+HCCL_DEFAULT_BUFFSIZE_MB = 200  # HCCL's default per-communicator buffer (CANN HCCL environment variable reference)
+MOE_EP_BUFFSIZE_MB = 512  # vllm-ascend's Qwen3-MoE tutorial with --enable-expert-parallel: 512 on one node, 1024 across
+
+
+def _moe_ep_checks(env: dict[str, tuple[str, str]], preset: Any, npu: bool) -> list[Check]:
+    """An expert-parallel rollout (rollout.expert_parallel_size > 1) on NPUs: HCCL_BUFFSIZE as vllm-ascend sets it
+    for MoE EP (docs/source/tutorials/Qwen3-Moe.md: 512 on one node, 1024 across nodes); the MoE token
+    dispatch/combine runs through HCCL buffers of this size."""
+    ep = preset_attr(preset, "rollout", "expert_parallel_size", 1) or 1
+    if not npu or ep <= 1:
+        return []
+    nodes = preset_attr(preset, "cluster", "nnodes", 1) or 1
+    want = MOE_EP_BUFFSIZE_MB * (2 if nodes > 1 else 1)
+    raw = env.get("HCCL_BUFFSIZE", ("", ""))[0].strip()
+    source = "vllm-ascend's Qwen3-MoE deployments with --enable-expert-parallel set 512 (one node) / 1024 (several)"
+    if not raw:
+        return [Check("env.moe_hccl_buffsize", WARN, f"rollout.expert_parallel_size {ep} and HCCL_BUFFSIZE unset "
+                      f"(HCCL's default {HCCL_DEFAULT_BUFFSIZE_MB} MB); {source}",
+                      fix=f"set env.vars.HCCL_BUFFSIZE: \"{want}\" in the preset")]
+    try:
+        value = int(raw)
+    except ValueError:
+        return [Check("env.moe_hccl_buffsize", ERROR, f"HCCL_BUFFSIZE={raw!r} is not a number of MB",
+                      fix=f"set HCCL_BUFFSIZE={want}")]
+    ok = value >= want
+    return [Check("env.moe_hccl_buffsize", OK if ok else WARN, f"HCCL_BUFFSIZE={value} MB for an expert-parallel "
+                  f"rollout (EP {ep}, {nodes} node(s)); {source}", fix="" if ok else f"set HCCL_BUFFSIZE={want}")]
 
 
 def _obsolete_checks(env: dict[str, tuple[str, str]], v: dict[str, Any]) -> list[Check]:

@@ -47,6 +47,14 @@ class EvalRequest:
     out: str | None = None
     score_workers: int | None = None  # None = the batch pool's default; 0 = in-process
 
+    def __post_init__(self) -> None:
+        # the benchmark names the results folder (runs/<run>/eval/<benchmark>-<step>-<digest>) and, without
+        # --data, the prepared data's folder: the one checked rule for names that become paths
+        from gspo_cli.layout import path_component
+
+        path_component(self.benchmark, "benchmark name", "a benchmark is a plain name, e.g. aime2024 or arith "
+                       "(with --data PATH for another parquet)")
+
     def flags(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in SETTING_FLAGS}
 

@@ -15,6 +15,7 @@ from typing import Any
 from gspo_cli.config.benchmarks import BUILTIN_BENCHMARKS, fitting_ks
 from gspo_cli.config.eval_schema import EvalBenchmark, EvalSection
 from gspo_cli.errors import ConfigError, DataError
+from gspo_cli.shell import quote
 
 SETTING_KEYS = tuple(EvalBenchmark.model_fields)
 
@@ -91,7 +92,7 @@ def data_path(benchmark: str, config: EvalBenchmark, preset=None) -> Path:
     if not known:
         raise ConfigError(f"unknown benchmark {benchmark!r}",
                           f"known: {', '.join(BUILTIN_BENCHMARKS)}; or pass --data PATH to a verl-schema parquet")
-    hint = f"run: gspo prepare-data --preset {preset.name}" if preset is not None else "run gspo prepare-data"
+    hint = f"run: gspo prepare-data --preset {quote(preset.name)}" if preset is not None else "run gspo prepare-data"
     raise DataError(f"benchmark data not found: {data}", f"{hint}, or pass --data PATH")
 
 

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from gspo_cli.shell import quote
+
 
 @dataclass(frozen=True)
 class Need:
@@ -72,7 +74,7 @@ def advice(run_name: str, *, lost: bool = True) -> str:
     nodes with their devices (or ask for fewer) and train again."""
     if lost:
         return (f"rejoin the node (`gspo cluster join HEAD --preset ...` on it) or lower cluster.nnodes, then "
-                f"`gspo train --resume {run_name}` continues from the last complete checkpoint")
+                f"`gspo train --resume {quote(run_name)}` continues from the last complete checkpoint")
     return ("start every node with its devices (`gspo cluster up` / `gspo cluster join HEAD --preset ...`; "
             "`gspo cluster status` shows what Ray sees) or lower cluster.nnodes / cluster.devices_per_node; "
             "trainer.restart.capacity_check: false leaves the count to verl")

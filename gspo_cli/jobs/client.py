@@ -23,6 +23,7 @@ from gspo_cli.jobs import local_head, ray_errors
 from gspo_cli.jobs.follow import TERMINAL, follow_job, job_info, status_name
 from gspo_cli.jobs.jobspec import JobSpec, RunClaim
 from gspo_cli.jobs.target import ClusterTarget, client, raise_for, resolve_target
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -66,10 +67,13 @@ def job_env(env_vars: Mapping[str, str] | None = None) -> dict[str, str]:
     env.setdefault("PYTHONUNBUFFERED", "1")
     # Our jobs report progress as events; tqdm bars of transformers/huggingface_hub would only clutter the log.
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    # Fault injection for tests of run health (gspo_cli/engines/native/faults.py) travels with the job.
-    for key in ("GSPO_FAULT", "GSPO_REWARD_FAULT", "GSPO_REWARD_TIMEOUT_S"):  # fault injection, reward time limit
-        if os.environ.get(key):
-            env[key] = os.environ[key]
+    # Fault injection for tests (jobs/fault_switches.py) travels only when the test asks (GSPO_FAULTS_TO_JOBS=1).
+    from gspo_cli.jobs import fault_switches
+
+    env.update(fault_switches.forwarded())
+    if os.environ.get("GSPO_REWARD_TIMEOUT_S"):  # the reward's time limit (rewards/guard.py)
+        env["GSPO_REWARD_TIMEOUT_S"] = os.environ["GSPO_REWARD_TIMEOUT_S"]
+    # GSPO_TEST_* controls (a test's own environment; no preset can set them) travel with the job, said on stderr.
     env.update(test_switches())
     if os.environ.get("GSPO_DEBUG", "") not in ("", "0", "false"):  # --debug sets it: the job's tracebacks too
         env["GSPO_DEBUG"] = "1"
@@ -192,6 +196,10 @@ class JobHandle:
             while time.monotonic() < deadline and status_name(info) not in TERMINAL:
                 time.sleep(0.5)
                 info = job_client.get_job_info(self.job_id)
+        if status_name(info) in TERMINAL:
+            from gspo_cli.jobs.secret_env import retire_job
+
+            retire_job(self.job_id)  # a stopped job's secrets file goes (its driver may have been killed before it could)
         return _job_row(info)
 
 
@@ -248,7 +256,7 @@ def run_job(spec: JobSpec, *, address: str | None = None, local: bool = False, f
 
             print_json({"job_id": job.job_id, "dashboard_url": job.target.dashboard_url,
                         **({"run": spec.run} if spec.run else {})})
-        err.print(f"Follow it with: gspo jobs logs {job.job_id} --follow")
+        err.print(f"Follow it with: gspo jobs logs {quote(job.job_id)} --follow", markup=False)
         return 0
     return job.follow(json_out=json_out)
 
@@ -319,10 +327,15 @@ def connect_in_process(address: str | None = None) -> ClusterTarget:
 
 def list_jobs(address: str | None = None) -> list[dict[str, Any]]:
     target = resolve_target(address, start_local=False)
+    job_client = client(target)
     try:
-        infos = client(target).list_jobs()
-    except (RuntimeError, OSError, ValueError) as exc:  # the SDK raises RuntimeError for any non-200
+        infos = job_client.list_jobs()
+    except (RuntimeError, OSError) as exc:  # the SDK raises RuntimeError for any non-200
         raise_for(exc, target, "cannot list the jobs of")
+    except Exception as exc:  # an answer that is not the jobs API's (JSON, schema)
+        from gspo_cli.jobs.follow import not_ray
+
+        raise not_ray(target, exc) from None
     rows = [_job_row(info) for info in infos]
     return sorted(rows, key=lambda r: r["start_time"] or "", reverse=True)
 

@@ -53,11 +53,28 @@ def main(kinds: Mapping[str, JobKind], argv: list[str] | None = None) -> int:
     if not argv:
         print(f"usage: python -m {ENTRY_MODULE} COMMAND [ARGS...]; commands: {', '.join(sorted(kinds))}")
         return 2
+    from gspo_cli.jobs import secret_env
+
+    # The job's driver (not the attempts the job wrapper runs, which inherit this) deletes the secrets file when
+    # the job ends: Ray workers read it at start until then (secret_env.retire).
+    owner = os.environ.setdefault(SECRETS_OWNER_VAR, str(os.getpid())) == str(os.getpid())
+    try:
+        return _main(kinds, argv)
+    finally:
+        if owner:
+            secret_env.retire(os.environ.get(secret_env.FILE_VAR))
+
+
+SECRETS_OWNER_VAR = "GSPO_SECRETS_OWNER"
+
+
+def _main(kinds: Mapping[str, JobKind], argv: list[str]) -> int:
     from gspo_cli.errors import GspoError
 
     try:
-        from gspo_cli.jobs import secret_env
+        from gspo_cli.jobs import fault_switches, secret_env
 
+        fault_switches.announce(f"job {argv[0]}")  # a test's fault switch says so in the job's log
         secret_env.load()  # the job's secrets, from its private file (never in Ray's runtime_env)
         return run(kinds, argv[0], argv[1:])
     except GspoError as exc:

@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.errors import ClusterError
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from ray.job_submission import JobDetails, JobSubmissionClient
@@ -48,6 +49,16 @@ def job_info(job_client: JobSubmissionClient, job_id: str, target: ClusterTarget
 
             raise_for(exc, target, f"cannot read job {job_id!r} on")
         raise ClusterError(f"cannot read job {job_id!r}: {failure.detail[:200]}") from None
+    except Exception as exc:  # a server that passed the version check but is no Ray jobs API (JSON, schema errors)
+        raise not_ray(target, exc) from None
+
+
+def not_ray(target: ClusterTarget, exc: BaseException) -> ClusterError:
+    """The one line for an address that answers HTTP but not as Ray's jobs API."""
+    detail = " ".join(str(exc).split())[:150]
+    return ClusterError(f"{target.dashboard_url} (from {target.source}) does not answer as a Ray jobs API: "
+                        f"{type(exc).__name__}" + (f": {detail}" if detail else ""),
+                        "point --address / RAY_ADDRESS at the Ray dashboard (http://HEAD:8265)")
 
 
 class _Tail:
@@ -139,8 +150,8 @@ def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, qu
     except KeyboardInterrupt:
         err.print(
             f"\nDetached from job {job_id}; it keeps running.\n"
-            f"  reattach: gspo jobs logs {job_id} --follow\n"
-            f"  stop:     gspo jobs stop {job_id}"
+            f"  reattach: gspo jobs logs {quote(job_id)} --follow\n"
+            f"  stop:     gspo jobs stop {quote(job_id)}", markup=False
         )
         _exit_soon(130)
         return 130
@@ -210,9 +221,11 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> in
     from rich.markup import escape
 
     from gspo_cli.console import err, print_json
+    from gspo_cli.jobs.secret_env import retire_job
 
     status = status_name(info)
     exit_code = getattr(info, "driver_exit_code", None)
+    retire_job(job_id)  # the job ended: its secrets file goes (its driver does it too, unless it was killed)
     if status == "SUCCEEDED":
         if json_out and view.result is not None:
             print_json(view.result)
@@ -250,7 +263,7 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> in
     if lost:
         err.print(f"gspo exits with {NODE_LOST_EXIT} (node lost). Continue from the last complete checkpoint: "
                   "rerun the same command with the same --run-name (native) or `gspo train --resume RUN` (verl).")
-    err.print(f"Full log: gspo jobs logs {job_id}")
+    err.print(f"Full log: gspo jobs logs {quote(job_id)}", markup=False)
     if status == "STOPPED":
         return 1
     return code

@@ -1,7 +1,8 @@
 """The embedded local Ray head: started by gspo on 127.0.0.1 when no cluster is named, recorded, reused, stopped.
 
 gspo runs `ray start --head --block` as a child in its own process group and records it in
-`$GSPO_HOME/ray/head.json`. `stop()` signals only that process group, so gspo never touches Ray processes it did
+`$GSPO_HOME/ray/head.json` with the process's identity (start time, command line). `stop()` signals only that
+process group, and only while the recorded pid is still that process, so gspo never touches processes it did
 not start, and never deletes Ray's temp directory.
 
 Protection: Ray cannot bind its GCS, raylet and object-manager ports to one interface (they listen on every
@@ -27,8 +28,8 @@ from pathlib import Path
 from gspo_cli import layout
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
-from gspo_cli.jobs import auth
-from gspo_cli.jobs.procs import kill_group, pid_alive, ray_executable
+from gspo_cli.jobs import auth, procs
+from gspo_cli.jobs.procs import RAY_READY_MARK, kill_group, ray_executable
 from gspo_cli.jobs.resources import NodeResources
 
 LOOPBACK = "127.0.0.1"
@@ -53,6 +54,20 @@ class HeadRecord:
     # the Ray resources it was started with beyond its cores (an engine's `node_resources`, e.g. the GPU slots of
     # a verl CPU run: engines/verl/cpu/head.py)
     resources: dict[str, float] = field(default_factory=dict)
+    # what tells the process gspo started from a later one with the same pid (jobs/procs.identity), and the
+    # command line gspo ran: `stop` signals the pid only while both still match
+    identity: dict | None = None
+    argv: list[str] | None = None
+
+
+def _legacy_args(record: HeadRecord) -> tuple[str, ...]:
+    """For a record written before gspo recorded command lines: what this home's `ray start --head` holds."""
+    return () if record.argv else ("start", "--head", "--block", f"--temp-dir={record.temp_dir}")
+
+
+def is_ours(record: HeadRecord) -> bool:
+    """Whether the record's pid is still the `ray start` gspo ran for it (a reused pid is someone else's)."""
+    return procs.same_process(record.pid, record.identity, argv=record.argv, required=_legacy_args(record))
 
 
 def head_file() -> Path:
@@ -150,10 +165,10 @@ def running() -> HeadRecord | None:
     record = read_record()
     if record is None:
         return None
-    if record.token_file and pid_alive(record.pid) and dashboard_alive(record.dashboard_url,
-                                                                        token_file=record.token_file):
+    ours = is_ours(record)
+    if record.token_file and ours and dashboard_alive(record.dashboard_url, token_file=record.token_file):
         return record
-    if not pid_alive(record.pid):
+    if not ours:  # gone, or its pid now belongs to another process: the record is stale either way
         head_file().unlink(missing_ok=True)
     return None
 
@@ -182,7 +197,7 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, node: NodeResourc
     token_file = auth.write_new_token(auth.embedded_token_file())
     for attempt in range(1, START_ATTEMPTS + 1):
         proc, record, log_start = _launch(temp_dir, log_file, token_file, num_cpus, node)
-        if _wait_until_up(proc, record):
+        if _wait_until_up(proc, record, log_start):
             atomic_write_json(head_file(), asdict(record))
             return record
         reason = start_failure_reason(log_file, log_start)
@@ -221,23 +236,35 @@ def _launch(temp_dir: Path, log_file: Path, token_file: Path, num_cpus: int | No
     record = HeadRecord(
         address=f"{LOOPBACK}:{gcs_port}", dashboard_url=f"http://{LOOPBACK}:{dash_port}", pid=proc.pid,
         temp_dir=str(temp_dir), log_file=str(log_file), started_at=time.time(), token_file=str(token_file),
-        resources=dict(node.resources),
+        resources=dict(node.resources), identity=procs.identity(proc.pid), argv=cmd,
     )
     return proc, record, log_start
 
 
-def _wait_until_up(proc: subprocess.Popen, record: HeadRecord) -> bool:
-    """True once the Jobs API answers; False when `ray start` exits first; an error after START_TIMEOUT_S."""
+def _wait_until_up(proc: subprocess.Popen, record: HeadRecord, log_start: int = 0) -> bool:
+    """True once `ray start` says its node is up and the Jobs API answers; False when `ray start` exits first; an
+    error after START_TIMEOUT_S. The dashboard alone is not enough: on a busy host it answers while the raylet has
+    yet to register, and `ray start` can still give up on it and stop the whole head a moment later."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return False
-        if dashboard_alive(record.dashboard_url, timeout=1.0, token_file=record.token_file):
+        if _started(record.log_file, log_start) and dashboard_alive(record.dashboard_url, timeout=1.0,
+                                                                     token_file=record.token_file):
             return True
         time.sleep(0.5)
     kill_group(proc.pid)
     raise ClusterError(f"the embedded Ray head did not answer within {START_TIMEOUT_S:.0f} s",
                        f"see {record.log_file}")
+
+
+def _started(log_file: str, offset: int) -> bool:
+    try:
+        with open(log_file, "rb") as log:
+            log.seek(offset)
+            return RAY_READY_MARK.encode() in log.read()
+    except OSError:
+        return False
 
 
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): ")
@@ -264,10 +291,18 @@ def start_failure_reason(log_file: Path, offset: int = 0) -> str | None:
 
 
 def stop() -> HeadRecord | None:
-    """Stop the embedded head gspo started (its process group only). Returns what was stopped, or None."""
+    """Stop the embedded head gspo started (its process group only, and only while the recorded pid is still
+    that process: `is_ours`). Returns what was stopped, or None. A record whose pid is gone or now another
+    process's is removed without signalling anything."""
     record = read_record()
     if record is None:
         return None
-    kill_group(record.pid)
+    stopped = procs.stop_recorded_group(record.pid, record.identity, argv=record.argv,
+                                        required=_legacy_args(record), ray_node=True)
     head_file().unlink(missing_ok=True)
-    return record
+    if not stopped and procs.pid_alive(record.pid):
+        from gspo_cli.console import err
+
+        err.print(f"[yellow]warning:[/] {head_file()} named pid {record.pid}, which is no longer the Ray head gspo "
+                  "started (the pid was reused); removed the record, stopped nothing", highlight=False)
+    return record if stopped else None

@@ -19,7 +19,7 @@ from typing import Any
 
 from gspo_cli import layout
 from gspo_cli.fsutil import atomic_write_json
-from gspo_cli.jobs.procs import pid_alive
+from gspo_cli.jobs.procs import same_process
 
 
 @dataclass
@@ -38,6 +38,13 @@ class NodeRecord:
     token_file: str | None = None
     temp_dir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # the started process's identity (jobs/procs.identity): with `argv`, what `cluster down` checks before it
+    # signals the pid (a pid reused after a reboot is not gspo's node)
+    identity: dict[str, Any] | None = None
+
+    def is_ours(self) -> bool:
+        """Whether `pid` is still the `ray start` gspo ran for this record."""
+        return same_process(self.pid, self.identity, argv=self.argv)
 
 
 def node_name() -> str:
@@ -85,9 +92,9 @@ def write_record(record: NodeRecord) -> None:
 
 
 def live_record() -> NodeRecord | None:
-    """This host's node record if the `ray start` gspo ran for it is still alive."""
+    """This host's node record if the `ray start` gspo ran for it is still alive (and is still that process)."""
     record = read_record()
-    return record if record is not None and pid_alive(record.pid) else None
+    return record if record is not None and record.is_ours() else None
 
 
 @dataclass

@@ -282,9 +282,10 @@ class _CapacityWatch:
     """Polls the capacity check in a daemon thread (it asks the head, which can take seconds); `short` is set
     once two readings in a row find the cluster short, so one odd reading never stops a job."""
 
-    def __init__(self, check: Callable[[], str | None], every_s: float = CAPACITY_POLL_S) -> None:
+    def __init__(self, check: Callable[[], str | None], every_s: float | None = None) -> None:
         self.check = check
-        self.every_s = every_s
+        # read when the watch starts, not when this module was imported (a test sets the module's value)
+        self.every_s = CAPACITY_POLL_S if every_s is None else every_s
         self.short: str | None = None
         self._stopped = threading.Event()
         threading.Thread(target=self._run, daemon=True).start()

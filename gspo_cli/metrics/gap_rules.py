@@ -10,6 +10,8 @@ import math
 import statistics
 from typing import Any
 
+from gspo_cli.shell import quote
+
 MISMATCH_MEAN = "training/rollout_probs_diff_mean"  # verl/utils/debug/metrics.py (calculate_debug_metrics)
 MISMATCH_MAX = "training/rollout_probs_diff_max"
 GEN_TIME = "timing_s/gen"
@@ -50,7 +52,7 @@ def gen_share(history: list[tuple[int, dict[str, Any]]], cfg, rollout: str, pres
     if share <= cfg.max_share:
         return None
     return share, cfg.max_share, (f"generation takes {share:.0%} of the step ({gen:.1f}s of {step:.1f}s): the "
-                                  f"rollout's long tail dominates (verl#6747); run `gspo plan --preset {preset}` and "
+                                  f"rollout's long tail dominates (verl#6747); run `gspo plan --preset {quote(preset)}` and "
                                   "see trainer.mode colocate_async (the step stops waiting for its longest response), "
                                   "rollout.max_num_seqs, tensor_parallel_size, gpu_memory_utilization, cudagraph mode, "
                                   "max_response_length [run-rollout-long-tail]")

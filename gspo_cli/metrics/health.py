@@ -38,6 +38,7 @@ TRUNCATION = "response_length/clip_ratio"
 REWARD = "critic/score/mean"
 THROUGHPUT = "perf/throughput"
 REWARD_ERRORS, REWARD_TIMEOUTS, REWARD_SCORED = "reward/errors", "reward/timeouts", "reward/scored"
+ROUTING_FLIP = "moe/routing_flip_frac"  # engines/native/routing_probe.py; algo/routing.py defines it
 # Rules that judge every step from the first: a NaN or a broken reward is never part of warming up.
 NO_WARMUP = ("nonfinite", "reward_errors", "reward_error_rate")
 
@@ -288,6 +289,20 @@ def mismatch(history: History, cfg, ctx: Context) -> Violation | None:  # [run-m
 @health_rule("gen_share")
 def gen_share(history: History, cfg, ctx: Context) -> Violation | None:  # [run-rollout-long-tail]
     return Violation(*hit) if (hit := gap_rules.gen_share(history, cfg, ctx.rollout, ctx.preset)) else None
+
+
+@health_rule("routing_volatility")
+def routing_volatility(history: History, cfg, ctx: Context) -> Violation | None:  # [run-moe-routing-volatile]
+    current = _newest(history, ROUTING_FLIP)
+    if current is None or current <= cfg.max_flip:
+        return None
+    advice = ("GSPO's sequence ratio tolerates some of this (the paper: ~0.10 on Qwen3-30B-A3B); token-level "
+              "clipping on an MoE needs routing replay" if ctx.loss_mode == "vanilla" else
+              "lower the lr or the mini-batches per step")
+    return Violation(current, cfg.max_flip, f"{current:.0%} of the experts the rollout policy chose are no longer "
+                                            f"chosen by the policy being trained (above {cfg.max_flip:g}; the GSPO "
+                                            f"paper measures ~0.10 on Qwen3-30B-A3B): the routing moves faster than "
+                                            f"the clip can see; {advice} [run-moe-routing-volatile]")
 
 
 # ---------------------------------------------------------------- stall

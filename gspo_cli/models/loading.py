@@ -1,5 +1,5 @@
-"""Load the policy and its tokenizer from `model.path`: `builtin:NAME` (models/tiny.py), a local HF folder, or a
-hub id."""
+"""Load the policy and its tokenizer from `model.path`: `builtin:NAME` (models/builtin.py: tiny.py, tiny_moe.py), a
+local HF folder, or a hub id."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ BUILTIN_PREFIX = "builtin:"
 
 def builtin_name(path: str) -> str:
     """`tiny` of `builtin:tiny`, checked against the built-in models (no torch imported)."""
-    from gspo_cli.models.tiny import BUILTIN_MODELS
+    from gspo_cli.models.builtin import names
 
+    BUILTIN_MODELS = names()
     name = path[len(BUILTIN_PREFIX):]
     if name not in BUILTIN_MODELS:
         raise ConfigError(f"unknown built-in model {path!r}",
@@ -24,9 +25,9 @@ def builtin_name(path: str) -> str:
 def resolve_model_path(path: str) -> str:
     """A loadable path or hub id; `builtin:NAME` is built (once, cached under $GSPO_HOME/models)."""
     if path.startswith(BUILTIN_PREFIX):
-        from gspo_cli.models.tiny import ensure_tiny_model
+        from gspo_cli.models.builtin import ensure
 
-        return str(ensure_tiny_model(name=builtin_name(path)))
+        return str(ensure(builtin_name(path)))
     local = Path(path).expanduser()
     return str(local) if local.exists() else path  # else a hub id: transformers downloads it when it can
 
@@ -44,7 +45,10 @@ def load_model(path: str, dtype: str = "float32", device=None, trust_remote_code
     import torch
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(
-        path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
-    )
+    from gspo_cli.models.safe_load import refusing_pickles
+
+    with refusing_pickles(path):  # transformers loads *.bin weights-only; a refusal is one line
+        model = AutoModelForCausalLM.from_pretrained(
+            path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
+        )
     return model.to(device) if device is not None else model

@@ -1,9 +1,10 @@
 """Merge a verl FSDP checkpoint (`runs/<run>/checkpoints/global_step_N/actor`) into a Hugging Face folder.
 
 verl saves one `model_world_size_W_rank_R.pt` per rank (DTensor shards) plus `fsdp_config.json` and the HF
-config/tokenizer in `actor/huggingface/`. `verl.model_merger merge --backend fsdp` stitches the shards back; this
-module finds the checkpoint, runs the merger (as a Ray job via `gspo export`, or in-process), and writes the
-result atomically, so a half-merged folder never looks like a model.
+config/tokenizer in `actor/huggingface/`. verl's model merger (`verl.model_merger merge --backend fsdp`) stitches
+the shards back; this module finds the checkpoint, runs the merger (as a Ray job via `gspo export`, or in-process)
+with every shard loaded weights-only (`models/verl_merge.py`: a checkpoint from someone else cannot run code),
+and writes the result atomically, so a half-merged folder never looks like a model.
 """
 
 from __future__ import annotations
@@ -34,14 +35,20 @@ def actor_dir(step_dir: Path) -> Path:
 
 
 def merge(actor: str | Path, out: str | Path) -> Path:
-    """Run `python -m verl.model_merger merge --backend fsdp` into a temp folder, then rename onto `out`."""
+    """Run verl's FSDP merger with weights-only loads (`python -m gspo_cli.models.verl_merge`) into a temp
+    folder, then rename onto `out`. A shard holding pickled code is refused in one line, nothing of it run."""
     from gspo_cli.fsutil import atomic_dir
+    from gspo_cli.models import verl_merge
 
     actor, out = Path(actor), Path(out)
     with atomic_dir(out) as tmp:
-        cmd = [sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
-               "--local_dir", str(actor), "--target_dir", str(tmp)]
+        cmd = [sys.executable, "-m", verl_merge.__name__, "--local_dir", str(actor), "--target_dir", str(tmp)]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode == verl_merge.REFUSED_EXIT:
+            refused = [ln for ln in proc.stdout.splitlines() if ln.startswith("Error: ")][-1:] or ["Error: refused"]
+            raise ConfigError(f"verl checkpoint: {refused[0][len('Error: '):]}",
+                              "gspo merges verl checkpoints with torch's weights-only loader; a shard holding other "
+                              "objects is not from verl's checkpoint manager (docs/security.md)")
         sys.stdout.write(proc.stdout)
         if proc.returncode != 0:
             last = [ln for ln in proc.stdout.splitlines() if ln.strip()][-1:] or ["no output"]

@@ -86,8 +86,15 @@ def knob_grid(preset: Preset) -> list[dict[str, object]]:
         grid.append({"rollout.tensor_parallel_size": tp, "actor.ulysses_sequence_parallel_size": sp,
                      "actor.param_offload": po, "actor.optimizer_offload": oo,
                      "rollout.gpu_memory_utilization": util, "rollout.max_num_batched_tokens": bt,
-                     "actor.use_dynamic_bsz": True, "actor.ppo_max_token_len_per_device": micro})
+                     "actor.use_dynamic_bsz": True, "actor.ppo_max_token_len_per_device": micro,
+                     **_expert_parallel(preset, tp)})
     return grid
+
+
+def _expert_parallel(preset: Preset, tp: int) -> dict[str, object]:
+    """A preset with rollout expert parallelism keeps it on at every TP: verl wants EP = TP x DP (moe_checks)."""
+    r = preset.rollout
+    return {"rollout.expert_parallel_size": tp * r.data_parallel_size} if r.expert_parallel_size > 1 else {}
 
 
 def apply(preset: Preset, changes: dict[str, object]) -> Preset:

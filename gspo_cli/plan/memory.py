@@ -31,11 +31,11 @@ def facts(preset: Preset) -> ModelFacts | None:
 
     path = preset.model.path
     if path.startswith("builtin:"):
-        from gspo_cli.models import tiny
+        from gspo_cli.models import builtin
         from gspo_cli.models.loading import builtin_name
 
         name = builtin_name(path)
-        folder = tiny.default_dir(name)
+        folder = builtin.default_dir(name)
         if (folder / "config.json").is_file():
             return preflight.model_facts(str(folder))
         return _tiny_facts(preflight, name)
@@ -44,11 +44,15 @@ def facts(preset: Preset) -> ModelFacts | None:
 
 def _tiny_facts(preflight, name: str = "tiny"):
     """A built-in model's shape before it has been built once (its vocabulary: 37 word-level tokens)."""
-    from gspo_cli.models import tiny
+    from gspo_cli.models import builtin
 
-    s = tiny.SHAPES[tiny.base_shape_name(name)]
+    s = builtin.shape(name)
     return preflight.ModelFacts("tiny", s["hidden_size"], s["num_hidden_layers"], s["num_attention_heads"],
-                                s["num_key_value_heads"], s["head_dim"], s["intermediate_size"], 37, True, "builtin")
+                                s["num_key_value_heads"], s["head_dim"], s["intermediate_size"], 37, True, "builtin",
+                                num_experts=s.get("num_experts", 0), num_experts_per_tok=s.get("num_experts_per_tok", 0),
+                                moe_intermediate_size=s.get("moe_intermediate_size", 0),
+                                decoder_sparse_step=s.get("decoder_sparse_step", 1),
+                                mlp_only_layers=tuple(s.get("mlp_only_layers", ())))
 
 
 def with_profile(preset: Preset, profile_name: str | None) -> Preset:

@@ -76,9 +76,10 @@ class Prediction:
 
 
 def fwd_flops_per_token(w: Workload, ctx: float) -> float:
-    """Forward FLOPs of one token attending to `ctx` earlier tokens: dense matmuls, attention, LM head."""
+    """Forward FLOPs of one token attending to `ctx` earlier tokens: dense matmuls (an MoE's activated parameters
+    only: attention, router and the token's top-k experts), attention, LM head."""
     m = w.model
-    dense = 2 * (m.params - m.embed_params)
+    dense = 2 * (m.compute_params - m.embed_params)
     attn = 4 * m.layers * m.heads * m.head_dim * ctx
     return dense + attn + 2 * m.vocab * m.hidden
 
@@ -92,13 +93,25 @@ def kv_capacity(w: Workload, prof: Profile) -> float:
     """KV-cache tokens per replica: preflight's estimate when the workload carries it, else the same rule."""
     if w.kv_capacity_tokens is not None:
         return float(w.kv_capacity_tokens)
-    free = w.gpu_memory_utilization * prof.memory_bytes - w.weight_bytes * w.model.params / w.tp - GiB
+    free = w.gpu_memory_utilization * prof.memory_bytes - rollout_weight_bytes(w) - GiB
     return max(0.0, free / kv_bytes_per_token(w))
 
 
+def rollout_weight_bytes(w: Workload, tokens: float | None = None) -> float:
+    """vLLM's weights on one rank (all of them, or those a pass over `tokens` tokens reads): with expert parallelism
+    the experts are split over `ep` ranks and the rest over TP, else everything over TP."""
+    m = w.model
+    params = float(m.params) if tokens is None else m.read_params(tokens)
+    experts = params - (m.params - m.expert_params)  # the experts among them (0 for a dense model)
+    if w.ep > 1 and m.expert_params:
+        return w.weight_bytes * (experts / w.ep + (params - experts) / w.tp)
+    return w.weight_bytes * params / w.tp
+
+
 def decode_step_s(w: Workload, prof: Profile, batch: float, ctx: float) -> tuple[float, str]:
-    """Seconds of one decode step of `batch` sequences at context `ctx`, and what bounds it."""
-    weights = w.weight_bytes * w.model.params / w.tp
+    """Seconds of one decode step of `batch` sequences at context `ctx`, and what bounds it (an MoE's step reads
+    only the experts its `batch` tokens picked)."""
+    weights = rollout_weight_bytes(w, batch)
     kv = batch * ctx * kv_bytes_per_token(w)
     mem = (weights + kv) / (prof.hbm_bytes_s * prof.decode_bw_eff)
     compute = batch * fwd_flops_per_token(w, ctx) / w.tp / (prof.peak_flops * prof.mfu_prefill)

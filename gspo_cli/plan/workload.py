@@ -28,7 +28,9 @@ class Lengths:
 
 @dataclass(frozen=True)
 class ModelShape:
-    """The few numbers of a dense decoder the model needs (preflight's ModelFacts carries them)."""
+    """The few numbers of a decoder the model needs (preflight's ModelFacts carries them). Mixture-of-Experts:
+    `params` is every parameter (what is stored, gathered and synced), `active_params` what one token runs through
+    (what its FLOPs touch), `expert_params` all experts together, `experts` / `experts_per_token` the routing."""
 
     name: str
     params: int
@@ -39,15 +41,36 @@ class ModelShape:
     head_dim: int
     vocab: int
     tied: bool
+    active_params: int | None = None  # None: dense, every parameter is active
+    expert_params: int = 0
+    experts: int = 0
+    experts_per_token: int = 0
 
     @property
     def embed_params(self) -> int:
         return self.vocab * self.hidden * (1 if self.tied else 2)
 
+    @property
+    def compute_params(self) -> int:
+        """The parameters a token's forward multiplies with: all of them, or the activated ones of an MoE."""
+        return self.params if self.active_params is None else self.active_params
+
+    def read_params(self, tokens: float) -> float:
+        """Parameters a forward over `tokens` tokens reads: an MoE reads only the experts some token picked, under
+        uniform routing E x (1 - (1 - k/E)^tokens) of each layer's E (all of them at large batches)."""
+        if not self.experts:
+            return float(self.params)
+        hit = 1.0 - (1.0 - self.experts_per_token / self.experts) ** max(1.0, tokens)
+        return self.params - self.expert_params * (1.0 - hit)
+
     @classmethod
     def from_facts(cls, m: ModelFacts) -> ModelShape:
+        moe = bool(getattr(m, "is_moe", False))
         return cls(m.name, int(m.params), m.num_hidden_layers, m.hidden_size, m.num_attention_heads,
-                   m.num_key_value_heads, m.head_dim, m.vocab_size, bool(m.tie_word_embeddings))
+                   m.num_key_value_heads, m.head_dim, m.vocab_size, bool(m.tie_word_embeddings),
+                   active_params=int(m.active_params) if moe else None,
+                   expert_params=m.moe_layers * m.num_experts * m.expert_params if moe else 0,
+                   experts=m.num_experts if moe else 0, experts_per_token=m.num_experts_per_tok if moe else 0)
 
 
 @dataclass(frozen=True)
@@ -63,6 +86,7 @@ class Workload:
     max_response: int
     lengths: Lengths = field(default_factory=Lengths)
     tp: int = 1
+    ep: int = 1  # rollout expert parallelism (MoE): experts split over ep ranks, the rest over tp
     sp: int = 1
     gpu_memory_utilization: float = 0.6
     max_num_seqs: int | None = None
@@ -122,6 +146,7 @@ def from_preset(preset: Preset, facts: ModelFacts, *, kv_capacity_tokens: int | 
         engine=preset.trainer.engine, rollout=r.name, prompts=d.train_batch_size, n=r.n,
         max_prompt=d.max_prompt_length, max_response=d.max_response_length, lengths=lengths or Lengths(),
         tp=r.tensor_parallel_size if r.name == "vllm" else 1, sp=a.ulysses_sequence_parallel_size,
+        ep=r.expert_parallel_size if r.name == "vllm" else 1,
         gpu_memory_utilization=r.gpu_memory_utilization, max_num_seqs=r.max_num_seqs,
         max_num_batched_tokens=r.max_num_batched_tokens, enforce_eager=r.enforce_eager,
         param_offload=a.param_offload, optimizer_offload=a.optimizer_offload,

@@ -52,7 +52,8 @@ def draw_all(runs: list[RunData], out: Path) -> tuple[list[tuple[str, str]], lis
             plt.close("all")
             raise
         if used is None:
-            missing.append(chart.title.lower())
+            if not chart.optional:
+                missing.append(chart.title.lower())
             path.unlink(missing_ok=True)  # a chart from an older report must not outlive its data
             continue
         os.replace(tmp, path)

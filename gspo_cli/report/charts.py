@@ -39,6 +39,7 @@ class Chart:
     panels: tuple[Panel, ...]
     kind: str = "lines"  # lines | val | time | eval
     zero_note: str = ""  # shown on a panel whose values are all 0
+    optional: bool = False  # a run without its metrics is not listed as "not charted" (e.g. MoE-only charts)
 
 
 ON_POLICY_NOTE = ("all 0, as expected: one on-policy update per batch (one mini-batch, ppo_epochs=1)\n"
@@ -60,6 +61,20 @@ CHARTS: tuple[Chart, ...] = (
                                         primary=False)), "pg_clipfrac"),
         Panel("approx. KL (nats)", (Line("ppo_kl", ("actor/ppo_kl",)),), "ppo_kl (old -> new policy)"),
     ), zero_note=ON_POLICY_NOTE),
+    # MoE policies only (no panel has data on a dense run, so the chart is not drawn): docs/health.md "MoE routing
+    # metrics". The load panel reads verl's rollout/moe/* too (rollout.moe_load_balance_metrics_interval).
+    Chart("routing", "MoE routing", (
+        Panel("fraction of routed experts", (
+            Line("rollout policy -> policy trained", ("moe/routing_flip_frac",)),
+            Line("across one update", ("moe/routing_flip_frac_update",)),
+            Line("worst mini-batch", ("moe/routing_flip_frac_max",), primary=False)), "experts flipped"),
+        Panel("share of the log-prob gap", (
+            Line("tokens", ("moe/router_gap_share",)),
+            Line("sequences (GSPO ratio)", ("moe/router_seq_gap_share",), primary=False)), "the router's share"),
+        Panel("load imbalance", (
+            Line("max/mean - 1 (verl max_vio, mean over layers)", ("rollout/moe/max_vio/avg",)),
+            Line("CV of tokens per expert", ("moe/load_cv",), primary=False)), "expert load"),
+    ), optional=True),
     Chart("grad_norm", "Gradient norm", (Panel("L2 norm (before clipping)", (
         Line("grad_norm", ("actor/grad_norm",)),)),)),
     Chart("step_time", "Time per training step", (Panel("seconds per step", ()),), kind="time"),

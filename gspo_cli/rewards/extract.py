@@ -41,24 +41,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 
-from gspo_cli.rewards.commit import answer_sentences, conclusion_before, is_mention, negated_after, values
-from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, TOO_BIG, clean, find_group_end, parse_value
-from gspo_cli.rewards.prose import concluding_statement, read_prose_answer, refusal_end, take_content
+from gspo_cli.rewards import statements as found_in
+from gspo_cli.rewards.commit import CANDIDATE, COMMITTED, NEGATED, QUALIFIED, Statement, only_numbers
+from gspo_cli.rewards.cues import APPROX, GE, GT, LE, LT, NE, RANGE
+from gspo_cli.rewards.normalize import _ANSI, TOO_BIG, clean, parse_value
+from gspo_cli.rewards.normalize import _MOJIBAKE as _NOISE_IN_TEXT
+from gspo_cli.rewards.prose import concluding_statement, read_prose_answer
 
 STYLES = ("dapo", "boxed")
-MAX_CANDIDATES = 16  # per kind; enough to see hedging, bounded cost on floods of markers
 WINDOW = 6000  # commitments are read in the last WINDOW characters of the final output (see `extract`)
-_MAX_LOOK = 256  # marker-word occurrences inspected per kind (a flood of "answer" words costs nothing more)
 
 _END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "</s>", "<|im_start|>")
-_MARKERS = re.compile(r"</?think>|<\|(?:im_end|endoftext|eot_id|end_of_text|end|im_start)\|>|</s>")
 _LEAD_TOKEN = re.compile(r"\s*(?:<\|im_start\|>(?:assistant\s)?|<s>|<\|begin_of_text\|>)")
-# (tail searched for, heads that may precede it): "Answer", "answer", "ANSWER", "Réponse", "答案".
-_TAILS = (("nswer", ("a", "A")), ("NSWER", ("A",)))
-_NON_ASCII_TAILS = (("éponse", ("r", "R")), ("ÉPONSE", ("R",)), ("案", ("答",)), ("espuesta", ("r", "R")))
-_COLON = re.compile(r"[ \t*_]{0,6}[:：]")
-_NEXT_MARKER = re.compile(r"(?i)(?:final\s*)?answer\s*\**\s*[:：]|\*\*\s*final answer|\\boxed|\\fbox")
 _WORD = re.compile(r"(?<![\\A-Za-z])[^\W\d_]{2,}")  # a word of letters, not a LaTeX command name
 
 
@@ -73,90 +69,35 @@ class Extraction:
 def answer_region(text: str) -> tuple[str | None, str]:
     """The part of a response that may hold the final answer, or (None, reason).
 
-    One regex pass finds every chat-template marker; most responses have none and cost just that pass.
+    The chat-template markers are found by jumping from one `<` to the next (memchr speed); most responses
+    hold none or a few.
     """
     m = _LEAD_TOKEN.match(text)
     if m and m.end() > 0:
         text = text[m.end() :]
-    marks = [(mm.start(), mm.group(0)) for mm in _MARKERS.finditer(text)] if "<" in text else []
-    if marks:
-        cut = next((i for i, tok in marks if tok in _END_TOKENS), len(text))
-        text = text[:cut]
-        close = [i for i, tok in marks if tok == "</think>" and i < cut]
-        start = close[-1] + len("</think>") if close else 0
-        if any(tok == "<think>" and start <= i < cut for i, tok in marks):
-            return None, "unclosed_think"
-        text = text[start:]
+    if "<" in text:
+        cut, close, opened = len(text), -1, -1
+        i = text.find("<")
+        while 0 <= i < cut:
+            if text.startswith("</think>", i):
+                close, opened = i, -1
+            elif text.startswith("<think>", i):
+                opened = i
+            elif text.startswith(_END_TOKENS, i):
+                cut = i
+                break
+            i = text.find("<", i + 1)
+        if close >= 0 or opened >= 0:
+            if opened > close:
+                return None, "unclosed_think"
+            start = close + len("</think>") if close >= 0 else 0
+            text = text[start:cut]
+        else:
+            text = text[:cut]
     if text.rstrip().endswith("|>"):
         # `...\boxed{42}im_end|>`: a chat-template token that lost its `<|`; the generation is corrupt.
         return None, "malformed_special_token"
     return text, "ok"
-
-
-def answer_lines(t: str) -> list[tuple[int, str]]:
-    """(position, content) of every `Answer:` marker (answer/Answer/ANSWER, markdown allowed), last MAX_CANDIDATES.
-
-    Searched without lower-casing the text (a copy of it): the tails "nswer"/"NSWER" are found in C, the first
-    letter and the colon are checked at each hit.
-    """
-    found: list[tuple[int, str]] = []
-    words = _TAILS if t.isascii() else _TAILS + _NON_ASCII_TAILS
-    for tail, heads in words:
-        i = t.rfind(tail)
-        hits = looked = 0
-        while i >= 0 and hits < MAX_CANDIDATES and looked < _MAX_LOOK:
-            looked += 1
-            h = i - len(heads[0])
-            if h >= 0 and t[h:i] in heads:
-                m = _COLON.match(t, i + len(tail))
-                if m:
-                    content = take_content(t, m.end())
-                    # `Answer: 1Answer: 0`, `Answer: 1\\fbox{0}`: the next marker starts another answer
-                    glued = None
-                    if "nswer" in content or "NSWER" in content or "box" in content:
-                        lead = next((k for k, ch in enumerate(content) if ch.isalnum()), len(content))
-                        glued = _NEXT_MARKER.search(content, lead + 1)
-                    found.append((h, content[:glued.start()] if glued else content))
-                    hits += 1
-            i = t.rfind(tail, 0, i)
-    i = t.rfind("####")  # GSM8K's final-answer marker; a markdown heading ("#### Step 2") is not one
-    if i >= 0 and (i == 0 or t[i - 1] != "#"):
-        content = take_content(t, i + 4)
-        if parse_value(clean(content)) is not None:
-            found.append((i, content))
-    found.sort()
-    return found[-MAX_CANDIDATES:]
-
-
-def boxed_answers(t: str) -> tuple[list[tuple[int, str, int]], int]:
-    """(position, inner text, end) of the last `\\boxed{..}` / `\\fbox{..}` groups (nested braces allowed), and
-    the position of an unclosed `\\boxed{` after all of them (-1 when there is none)."""
-    found: list[tuple[int, str, int]] = []
-    unclosed = -1
-    i = t.rfind("box")  # one reverse scan serves both commands
-    looked = 0
-    while i >= 0 and len(found) < MAX_CANDIDATES and looked < _MAX_LOOK:
-        looked += 1
-        if t.startswith("boxed", i):
-            j = i + 5
-        elif i > 0 and t[i - 1] == "f":
-            j = i + 3
-        else:
-            i = t.rfind("box", 0, i)
-            continue
-        if j < len(t) and t[j] == "{":
-            end = find_group_end(t, j, MAX_ANSWER_CHARS)
-            if end > 0:
-                found.append((i, t[j + 1 : end], end + 1))
-            elif not found and unclosed < 0:
-                unclosed = i
-        elif j < len(t) and t[j] == " ":  # `\boxed 42`
-            m = re.match(r" +([^\s$]{1,40})", t[j : j + 64])
-            if m:
-                found.append((i, m.group(1), j + m.end()))
-        i = t.rfind("box", 0, i)
-    found.reverse()
-    return found, unclosed
 
 
 def _refine(content: str) -> str:
@@ -171,102 +112,188 @@ def _refine(content: str) -> str:
     return r if r is not None else content
 
 
-def _commitments(t: str, lines: list, boxes: list) -> list[list[str]]:
-    """The values each commitment of the final output t asserts (see gspo_cli.rewards.commit)."""
-    out = [values(c) for _, c in lines]  # an answer line's content already runs to the end of its line
-    for _, c, end in boxes:
-        line_end = t.find("\n", end, end + 200)
-        out.append(values(c, t[end:line_end if line_end >= 0 else end + 200]))
-    out.extend(answer_sentences(t))
-    first = min([p for p, _ in lines] + [p for p, _, _ in boxes], default=-1)
-    if first >= 0:
-        out.append(conclusion_before(t, first))
-    return [v for v in out if v]
+def holds(op: str | None, v: str, bound: str) -> bool:
+    """Whether a qualified statement (op, bound) is true of the committed value v (an estimate only when equal)."""
+    a, b = parse_value(v), parse_value(bound)
+    if op is None or not (isinstance(a, Fraction) and isinstance(b, Fraction)):
+        return False
+    return {GE: a >= b, GT: a > b, LE: a <= b, LT: a < b, NE: a != b, APPROX: a == b}.get(op, op == RANGE and False)
 
 
-def _disagree(commits: list[list[str]]) -> bool:
-    """A commitment with two values, or two commitments with different values."""
-    seen = {v for vals in commits for v in vals}
-    return len(seen) > 1
+def _consistent(s: Statement, v: str) -> bool:
+    """Whether a statement written after the first commitment is true of its value v (R4.2)."""
+    if s.mode == CANDIDATE:
+        return all(k == v for k in s.values)
+    if s.mode == NEGATED:
+        return v not in s.values
+    if s.mode == QUALIFIED:
+        return bool(s.values) and holds(s.op, v, s.values[0])
+    return True
 
 
-def _marked(t: str) -> tuple[list, list, int]:
-    """Answer lines, boxes, and the position of a box left unclosed after them (-1 when none), in t."""
-    lines, (boxes, unclosed) = answer_lines(t), boxed_answers(t)
-    return lines, boxes, unclosed
+def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
+    """The statement that decides (a committed one) after withdrawals and R4, or (None, why there is none)."""
+    first_pos = stmts[0].pos if stmts else len(t)
+    cut, named = found_in.withdrawals(t, first_pos) if stmts else (-1, {})
+    live = [s for s in stmts if s.pos >= cut and not any(k in named and s.pos < named[k] for k in s.values)]
+    committed = [s for s in live if s.mode == COMMITTED and s.values]
+    if not committed:
+        modes = [s.mode for s in live if s.mode != "ignored"]
+        why = modes[-1] if modes else ("withdrawn" if cut >= 0 or named else "no_answer")
+        return None, {"committed": "empty_answer"}.get(why, why)
+    keys = {k for s in committed for k in s.values}
+    if len(keys) > 1:
+        return None, "conflict"
+    v = next(iter(keys))
+    first = min(s.pos for s in committed)
+    # after the first commitment every statement must be true of v; a marked candidate (a hedged box or
+    # answer line: the response's own answer form) must be v wherever it stands
+    later = [s for s in live if s.mode in (CANDIDATE, NEGATED, QUALIFIED)
+             and (s.pos > first or (s.mode == CANDIDATE and s.kind in _MARKED))]
+    later += found_in.remarks(t, _line_end(t, first), [s.pos for s in stmts])
+    for s in later:
+        if not _consistent(s, v):
+            return None, "contradicted" if s.mode != CANDIDATE else "second_candidate"
+    return committed[-1], "ok"
 
 
-def _pick(lines: list, boxes: list, style: str) -> tuple[int, str, str] | None:
-    """(position, answer, how) of the final marked answer, or None when the last of each kind is empty."""
-    picks = []  # the last usable candidate of each kind, preferred kind first
-    kinds = ((lines, "answer_line"), ([(p, c) for p, c, _ in boxes], "boxed"))
-    for cands, how in kinds[:: 1 if style == "dapo" else -1]:
-        if cands and clean(cands[-1][1]):
-            pos, content = cands[-1]
-            picks.append((pos, _refine(content) if how == "answer_line" else content, how))
-    if not picks:
-        return None
-    first = picks[0]
-    if len(picks) == 2 and picks[1][0] > first[0] and parse_value(clean(first[1])) is None:
-        # "**Answer:** see below" ... "\\boxed{42}": the preferred kind states no value, a later one does
-        if parse_value(clean(picks[1][1])) is not None:
-            return picks[1]
-    return first
+_MARKED = ("line", "box", "field")
+_MARKUP_LINE = re.compile(r"[ \t$*_#>`.\\\[\]{}()]*")
 
 
-def _from_prose(t: str) -> Extraction:
-    """No marked answer: a concluding statement, unless an answer sentence commits to another value."""
+def _quick(t: str, stmts: list[Statement]) -> bool:
+    """Plain statements (an integer alone on its line) of one value, and nothing after the first but markup:
+    no withdrawal, candidate or qualifier can be there, so the full reading would decide the same."""
+    v = stmts[0].values
+    if not all(s.plain and s.mode == COMMITTED and s.values == v for s in stmts) or len(v) != 1:
+        return False
+    start = stmts[0].pos
+    pos = start
+    k = 0
+    for line in t[start:].split("\n"):
+        end = pos + len(line)
+        while k < len(stmts) and stmts[k].pos < pos:
+            k += 1
+        if not (k < len(stmts) and stmts[k].pos <= end) and not _MARKUP_LINE.fullmatch(line):
+            return False
+        pos = end + 1
+    return True
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _has_words(c: str) -> bool:
+    return bool(_LETTER.search(c))
+
+
+def _line_end(t: str, pos: int) -> int:
+    """The end of the sentence (or line) a statement at pos starts: remarks are read after it."""
+    m = found_in._TERMINATOR.search(t, pos)
+    return m.end() if m else len(t)
+
+
+def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, str]:
+    """(answer text, how) of the committed marked answer the style prefers: DAPO's `Answer:` line or a box."""
+    order = ("line", "box", "field") if style == "dapo" else ("box", "line", "field")
+    v = v_stmt.values
+    for kind in order:
+        cands = [s for s in stmts if s.kind == kind and s.mode == COMMITTED and s.values == v]
+        if cands:
+            s = cands[-1]
+            how = {"line": "answer_line", "box": "boxed", "field": "field"}[kind]
+            text = _refine(s.content) if kind == "line" else s.content
+            c = clean(text)
+            if len(v) == 1 and parse_value(c) is None and _has_words(c) and only_numbers(c):  # `16 (sixteen)`
+                text = v[0]
+            return text, how
+    return v[0], "prose:" + v_stmt.kind
+
+
+def _from_prose(t: str, numeric: bool, stmts: list[Statement]) -> Extraction:
+    """No marked answer: the concluding statement (R1e), judged with the answer sentences like any statement."""
     answer, how = concluding_statement(t)
-    if answer is not None and _disagree([values(answer), *answer_sentences(t[-WINDOW:])]):
-        return Extraction(None, "conflict")
+    if answer is None:
+        committed = [s for s in stmts if s.mode == COMMITTED]
+        if not committed and stmts:
+            return Extraction(None, next((s.mode for s in reversed(stmts) if s.mode != "ignored"), how))
+        return Extraction(None, how)
+    own = found_in.prose_statement(t, answer, stmts)
+    if own is not None:
+        if own.mode != COMMITTED and (numeric or own.op is None):
+            return Extraction(None, own.mode)
+        stmts = sorted([s for s in stmts if s.pos != own.pos] + [own], key=lambda s: s.pos)
+    chosen, why = _verdict(t, stmts)
+    if chosen is None:
+        return Extraction(None, why)
     return Extraction(answer, how)
 
 
-def _decide(t: str, lines: list, boxes: list, unclosed: int, style: str) -> Extraction:
-    """The one committed value among the marked answers of t, or why there is none."""
-    if len(lines) >= MAX_CANDIDATES or len(boxes) >= MAX_CANDIDATES:
-        return Extraction(None, "too_many_answers")  # a flood of markers is not one committed value
-    lines = [c for c in lines if not is_mention(t, c[0]) and not negated_after(c[1])]
-    boxes = [b for b in boxes if not is_mention(t, b[0], b[2])]
-    if not lines and not boxes:
-        if unclosed >= 0:  # "So the final answer is $\\boxed{34": cut off inside the box
+def _decide(t: str, style: str, numeric: bool) -> Extraction:
+    """The one committed value among the statements of t, or why there is none (docs/verifier.md R1-R4)."""
+    f = found_in.find(t, numeric)
+    stmts = f.statements
+    if stmts and f.unclosed < 0 and _quick(t, stmts):  # one plain value, said plainly, nothing around it
+        answer, how = _pick(stmts, stmts[-1], style)
+        return Extraction(answer, how)
+    marked = [s for s in stmts if s.kind in ("line", "box", "field")]
+    if not marked:
+        if f.unclosed >= 0:  # "So the final answer is $\\boxed{34": cut off inside the box
             return Extraction(None, "unclosed_box")
-        return _from_prose(t)
-    if unclosed > max(c[0] for c in lines + boxes):  # `Answer: 36 ... \\boxed{3` cut off: no answer
+        return _from_prose(t, numeric, stmts)
+    if f.unclosed > max(s.pos for s in marked):  # `Answer: 36 ... \\boxed{3` cut off: no answer
         return Extraction(None, "unclosed_box")
-    if _disagree(_commitments(t, lines, boxes)):
-        return Extraction(None, "conflict")
-    pick = _pick(lines, boxes, style)
-    if pick is None:
-        return Extraction(None, "empty_answer")
-    cut = refusal_end(t, pick[0])
-    if cut >= 0:  # "Answer: 36. Actually, I cannot determine the answer.": only what follows counts
-        answer, how = concluding_statement(t[cut:])
-        return Extraction(answer, how if answer is not None else "refusal")
-    return Extraction(pick[1], pick[2])
+    if f.flood and len({k for s in marked for k in s.values}) > 1:
+        return Extraction(None, "too_many_answers")
+    chosen, why = _verdict(t, stmts)
+    if chosen is None:
+        if why in ("withdrawn", "refusal"):
+            cut, _ = found_in.withdrawals(t, stmts[0].pos)
+            if cut >= 0 and t[cut:].strip():  # "Answer: 36. Actually, I cannot determine ...": what follows
+                answer, how = concluding_statement(t[cut:])
+                return Extraction(answer, how if answer is not None else "refusal")
+            return Extraction(None, "refusal")
+        if why == "empty_answer" or all(not clean(s.content) for s in marked if s.mode == COMMITTED):
+            return Extraction(None, "empty_answer") if why in ("empty_answer", "no_answer") else Extraction(None, why)
+        return Extraction(None, why)
+    if chosen.kind not in _MARKED:  # marked answers exist: the value must be stated by one of them
+        committed_marked = [s for s in marked if s.mode == COMMITTED and s.values]
+        if not committed_marked:
+            modes = [s.mode for s in marked if s.mode not in ("ignored", COMMITTED)]
+            return Extraction(None, modes[-1] if modes else "empty_answer")
+    answer, how = _pick(stmts, chosen, style)
+    return Extraction(answer, how)
 
 
-def extract(text: str, style: str = "dapo") -> Extraction:
+def _denoise(t: str) -> str:
+    """Terminal colour codes and UTF-8 read as Latin-1 removed around markers (`\x1b[1mAnswer:`, `ï»¿Answer:`)."""
+    if "\x1b" in t or (not t.isascii() and ("\u00ef\u00bb\u00bf" in t or "\u00e2\u20ac" in t or "\u00c2" in t)):
+        return _NOISE_IN_TEXT.sub(" ", _ANSI.sub("", t))
+    return t
+
+
+def extract(text: str, style: str = "dapo", numeric: bool = True) -> Extraction:
     """The final answer of a response and how it was found, or why there is none (see the module docstring).
 
     Commitments are read in the last WINDOW characters of the final output (all of it when none are there): a
     commitment further back cannot make a wrong final answer right, so ignoring it pays a hedging policy
-    nothing, and the scan stays as cheap as verl's math_dapo.
+    nothing, and the scan stays as cheap as verl's math_dapo. `numeric`: the ground truth is a number, so a
+    bound or an estimate is no value (R2d); for a symbolic truth (`x \\le 3`) it is the answer itself.
     """
     if style not in STYLES:
         raise ValueError(f"unknown answer style {style!r}; expected one of {STYLES}")
     t, why = answer_region(text)
     if t is None:
         return Extraction(None, why)
-    base = t[-WINDOW:]
-    lines, boxes, unclosed = _marked(base)
-    if not lines and not boxes and unclosed < 0 and len(t) > WINDOW:
-        found = _from_prose(t)
-        if found.answer is not None or found.how == "conflict":
-            return found
-        base = t  # rare: a marked answer followed by more than WINDOW characters
-        lines, boxes, unclosed = _marked(t)
-    return _decide(base, lines, boxes, unclosed, style)
+    ex = _decide(_denoise(t[-WINDOW:]), style, numeric)
+    if len(t) > WINDOW and ex.answer is None and ex.how in ("no_answer", "truncated", "empty"):
+        # rare: a marked answer followed by more than WINDOW characters; look for one further back
+        edge = len(t) - WINDOW + 16
+        back = max(t.rfind("nswer", 0, edge), t.rfind("box", 0, edge),
+                   -1 if t.isascii() else max(t.rfind("答", 0, edge), t.rfind("：", 0, edge)))
+        if back >= 0:
+            rare = _decide(_denoise(t[max(0, back - WINDOW // 2):back + WINDOW]), style, numeric)
+            if rare.answer is not None or rare.how not in ("no_answer", "truncated", "empty"):
+                return rare
+    return ex
 
 
 def extract_answer(text: str, style: str = "dapo") -> str | None:

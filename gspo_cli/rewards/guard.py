@@ -125,9 +125,11 @@ def _inject(limit: float) -> None:
     _fault.fire(limit)
 
 
-def guarded(fn: Callable[[], Any], fallback: Any) -> tuple[Any, bool, bool]:
-    """(fn(), error, timeout): `fallback` on an exception or when scoring overran the limit; counted in TALLY."""
-    limit = limit_s()
+def guarded(fn: Callable[[], Any], fallback: Any, limit: float | None = None) -> tuple[Any, bool, bool]:
+    """(fn(), error, timeout): `fallback` on an exception or when scoring overran the limit (`limit_s()` unless
+    given); counted in TALLY."""
+    if limit is None:
+        limit = limit_s()
     take_startup_s()
     start = time.monotonic()
     error = timeout = False

@@ -36,8 +36,78 @@ _TEXT_CMDS = (
     "\\operatorname",
     "\\textnormal",
     "\\hbox",
+    "\\emph",
+    "\\underline",
+    "\\uline",
+    "\\ul",
+    "\\hl",
+    "\\textsf",
+    "\\texttt",
+    "\\textup",
+    "\\textsl",
+    "\\textsc",
+    "\\mathsf",
+    "\\mathtt",
+    "\\mathnormal",
+    "\\makebox",
 )
 _BOX_CMDS = ("\\boxed", "\\fbox", "\\framebox")
+# Commands whose first brace groups are a colour (or two), then the value: `\textcolor{red}{34}`.
+_COLOR_CMDS = (("\\fcolorbox", 2), ("\\colorbox", 1), ("\\textcolor", 1))
+_SWITCHES = re.compile(  # size, font and colour switches that change only the look: `{\Large 34}`, `{\color{red} 34}`
+    r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|bf|it|rm|sf|tt|bfseries|"
+    r"itshape|mdseries|boldmath|em)(?![A-Za-z])|\\color\s*\{[^{}]{0,30}\}|\\color\s*\[[^\]]{0,20}\]\s*\{[^{}]{0,30}\}"
+)
+_HTML = re.compile(r"</?(?:b|strong|i|em|u|mark|span|code|big|font|sup|ins)(?:\s[^<>]{0,60})?>", re.IGNORECASE)
+_OPTIONAL_ARG = re.compile(r"\s*\[[^\]\n]{0,40}\]")
+# Struck-out text is withdrawn (R3): `~~35~~`, `\sout{35}`, `<del>35</del>`.
+_STRIKE_MD = re.compile(r"~~[^~\n]{1,200}~~")
+_STRIKE_HTML = re.compile(r"<(del|s|strike)>[^<]{0,200}</\1>", re.IGNORECASE)
+_STRIKE_HINT = re.compile(r"\\(?:sout|xout|x?cancel|bcancel|st)\{")
+_STRIKE_CMDS = ("\\sout", "\\xout", "\\cancel", "\\xcancel", "\\bcancel", "\\st")
+
+
+def blank_strikes(s: str) -> str:
+    """s with struck-out text (`~~35~~`, `\\sout{35}`, `\\cancel{35}`, `<del>35</del>`) replaced by spaces."""
+    if "~~" in s:
+        s = _STRIKE_MD.sub(lambda m: " " * len(m.group(0)), s)
+    if "<" in s:
+        s = _STRIKE_HTML.sub(lambda m: " " * len(m.group(0)), s)
+    if "\\" in s and _STRIKE_HINT.search(s):
+        for cmd in _STRIKE_CMDS:
+            i = s.find(cmd + "{")
+            while i >= 0:
+                end = find_group_end(s, i + len(cmd))
+                if end < 0:
+                    break
+                s = s[:i] + " " * (end + 1 - i) + s[end + 1:]
+                i = s.find(cmd + "{", i)
+    return s
+
+
+def _unwrap_colors(s: str) -> str:
+    """`\\colorbox{yellow}{34}` -> `34`, `\\fcolorbox{red}{white}{34}` -> `34`, `\\textcolor{red}{34}` -> `34`."""
+    for cmd, skip in _COLOR_CMDS:
+        i = s.find(cmd)
+        guard = 0
+        while i >= 0 and guard < 16:
+            guard += 1
+            j = i + len(cmd)
+            for _ in range(skip):
+                m = _OPTIONAL_ARG.match(s, j)
+                j = m.end() if m else j
+                while j < len(s) and s[j] == " ":
+                    j += 1
+                end = find_group_end(s, j) if j < len(s) and s[j] == "{" else -1
+                if end < 0:
+                    break
+                j = end + 1
+            else:
+                s = s[:i] + s[j:]
+                i = s.find(cmd, i)
+                continue
+            i = s.find(cmd, j)
+    return s
 # LaTeX spacing / sizing noise that never changes a value.
 _NOISE = re.compile(
     r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|limits|quad|qquad)(?![A-Za-z])|\\[,;:> ]|\\!|~"
@@ -155,6 +225,12 @@ def strip_delimiters(s: str) -> str:
         s = s.replace("$", " ").strip()
         if len(s) >= 2 and s[0] == "*" and s[-1] == "*":
             s = s.strip("*").strip()
+        if len(s) >= 2 and s[0] == "_" and s[-1] == "_":
+            s = s.strip("_").strip()
+        if s[-1:] in ("*", "_") and s[:1] not in ("*", "_"):  # `294***`: a bold closer whose opener was skipped
+            s = s.rstrip("*_").strip()
+        if len(s) >= 4 and s.startswith("==") and s.endswith("=="):
+            s = s[2:-2].strip()
         if s == before:
             break
     return s
@@ -184,10 +260,16 @@ _WORD_NUMBER = re.compile(r"(?i)[a-z]+(?:[\s-]+(?:and[\s-]+)?[a-z]+){0,8}")
 
 
 def words_to_int(s: str) -> int | None:
-    """`thirty-four` -> 34, `two hundred four` -> 204, `one thousand` -> 1000; None unless s is only number words."""
+    """`thirty-four` -> 34, `two hundred four` -> 204, `one thousand` -> 1000, `negative five` -> -5; None unless s
+    is only number words."""
     s = s.strip().rstrip(".")
     if not s or len(s) > 80 or not _WORD_NUMBER.fullmatch(s):
         return None
+    low = s.lower()
+    for sign in ("negative ", "minus "):
+        if low.startswith(sign):
+            n = words_to_int(s[len(sign):])
+            return -n if n is not None else None
     total = current = 0
     seen = False
     for w in re.split(r"[\s-]+", s.lower()):
@@ -208,17 +290,81 @@ def words_to_int(s: str) -> int | None:
     return total + current if seen else None
 
 
+_CN_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+             "九": 9}
+_CN_UNIT = {"十": 10, "百": 100, "千": 1000}
+_CN_BIG = {"万": 10**4, "萬": 10**4, "亿": 10**8, "億": 10**8}
+
+
+def chinese_to_int(s: str) -> int | None:
+    """`三十四` -> 34, `二千零二十五` -> 2025, `负五` -> -5 (Chinese / Japanese numerals); None unless s is one."""
+    s = s.strip()
+    neg = s[:1] in ("负", "負")
+    s = s[1:] if neg else s
+    if not s or len(s) > 20 or any(ch not in _CN_DIGIT and ch not in _CN_UNIT and ch not in _CN_BIG for ch in s):
+        return None
+    total = section = num = 0
+    for ch in s:
+        if ch in _CN_DIGIT:
+            num = _CN_DIGIT[ch]
+        elif ch in _CN_UNIT:
+            section += (num or 1) * _CN_UNIT[ch]
+            num = 0
+        else:
+            total += (section + num) * _CN_BIG[ch]
+            section = num = 0
+    total += section + num
+    return -total if neg else total
+
+
+def chain_values(s: str) -> list[Fraction] | None:
+    """The distinct values of the closed-form sides of an equality chain (`30 = 5 \\cdot 3 \\cdot 2` -> [30],
+    `m + n = 113` -> [113], `30 = 36` -> [30, 36]); None when s has no top-level `=` or no closed-form side."""
+    sides = split_equalities(s)
+    if len(sides) < 2:
+        return None
+    out: list[Fraction] = []
+    for side in sides:
+        v = parse_value(side.strip())
+        if isinstance(v, Fraction) and v not in out:
+            out.append(v)
+    return out or None
+
+
+def split_equalities(s: str) -> list[str]:
+    """s split at its `=` signs outside brackets (not `<=`, `>=`, `!=`, `==`, `:=`)."""
+    if "=" not in s:
+        return [s]
+    parts, depth, last = [], 0, 0
+    for i, ch in enumerate(s):
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+        elif ch == "=" and depth == 0 and s[i - 1:i] not in ("<", ">", "!", "=", ":") and s[i + 1:i + 2] != "=":
+            parts.append(s[last:i])
+            last = i + 1
+    parts.append(s[last:])
+    return parts
+
+
 def strip_qualifiers(s: str) -> str:
     """The one value without what does not change it: a modulus, a unit in parentheses, brackets, number words."""
     if "mod" in s:
         s = _MOD_QUALIFIER.sub("", s)
+    if s[:1] in "eEpP" and s[:8].lower() in ("exactly ", "precisel"):  # `exactly 34` states the value
+        s = s.split(None, 1)[1] if " " in s else s
     if s.endswith(")"):
-        s = _PAREN_UNIT.sub("", s)
+        m = _PAREN_UNIT.search(s)
+        if m is not None and words_to_int(m.group(0).strip(" ()")) is None:  # `34 (cm)`, not `34 (thirty-five)`
+            s = s[:m.start()]
     m = _ONE_BRACKETED.fullmatch(s)
     if m:
         return m.group(1)
     if s[:1].isalpha():
         n = words_to_int(s)
+        if n is None and not s.isascii():
+            n = chinese_to_int(s)
         if n is not None:
             return str(n)
     return s
@@ -236,10 +382,18 @@ def clean(answer: str) -> str:
     if len(answer) > MAX_ANSWER_CHARS:  # not an answer; never truncate (two long numbers could then match)
         return ""
     s = _ANSI.sub("", answer) if "\x1b" in answer else answer
+    s = blank_strikes(s)
     s = _MOJIBAKE.sub(" ", s)
     s = _INVISIBLE.sub("", s)
     s = _SPECIAL_TOKEN.sub(" ", s)
+    if "<" in s:
+        s = _HTML.sub(" ", s)
     s = _MD.sub("", s)
+    if "\\" in s:
+        s = _unwrap_colors(s)
+        s = _SWITCHES.sub(" ", s)
+        if "\\framebox[" in s or "\\makebox[" in s:
+            s = re.sub(r"\\(framebox|makebox)\s*(?:\[[^\]]{0,40}\]\s*){1,2}", r"\\\1", s)
     s = _unwrap_commands(s, _BOX_CMDS)
     s = _unwrap_commands(s, _TEXT_CMDS)
     s = _drop_stray_closers(_EMPTY_GROUP.sub(" ", s))
@@ -254,6 +408,8 @@ def clean(answer: str) -> str:
     s = s.replace("−", "-")
     s = _WS.sub(" ", s).strip()
     s = s.rstrip(_TRAIL_PUNCT).strip()
+    if s[:1] in "-+" and s[1:2] == " ":  # `- 5`: a minus sign spaced from its number (R5c)
+        s = s[0] + s[1:].lstrip()
     return strip_qualifiers(s).strip()
 
 
@@ -330,4 +486,4 @@ def normalize(answer: str) -> str:
     return s.replace(" ", "")
 
 
-__all__ = ["TOO_BIG", "clean", "evaluate", "find_group_end", "normalize", "parse_number", "parse_value", "prose_numbers", "rhs"]
+__all__ = ["TOO_BIG", "blank_strikes", "chain_values", "chinese_to_int", "clean", "evaluate", "find_group_end", "normalize", "parse_number", "parse_value", "prose_numbers", "rhs"]

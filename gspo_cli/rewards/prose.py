@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from gspo_cli.rewards.commit import mention_phrase
 from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, parse_value, prose_numbers, rhs
 
 PROSE_TAIL = 1000
@@ -28,8 +27,9 @@ _OPENERS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।\n]")
 # Prose markers are searched in the lower-cased tail with literal-first patterns (fast in `re`), and word
 # boundaries are checked by hand: `(?i)\b...` patterns make `re` try every position.
-_ANSWER_WORDS = ("answer", "result", "réponse", "respuesta")
-_PROSE_SUFFIX = re.compile(r"\s{0,3}(?:is|est|es|would\s+be|will\s+be|=|:|：)(?![a-z])")
+_ANSWER_WORDS = ("answer", "result", "réponse", "respuesta", "antwort", "resposta", "risposta", "ответ", "答案", "答え",
+                 "정답")
+_PROSE_SUFFIX = re.compile(r"\s{0,3}(?:is|est|es|ist|é|è|равен|是|为|は|은|would\s+be|will\s+be|=|:|：)(?![a-z])")
 _INNER_MARK = re.compile(r"(?i)\b(?:answer|result|réponse)\s{0,3}(?:is|est|es|=|:)\s*")
 _CONCLUSION_WORDS = ("therefore", "thus", "hence", "so", "consequently", "donc", "alors", "daher", "also", "entonces")
 _CONCLUSION_CJK = ("因此", "所以", "故", "结论", "总共", "一共", "لذا", "إذن", "इसलिए", "अतः")  # no word boundary
@@ -49,14 +49,15 @@ _CLOSING_REMARK = re.compile(
 # "I cannot determine the answer", "cannot be determined", "unable to solve", "I don't know", "无法确定".
 # Lower-case only and searched in lower-cased text: `re` then skips ahead on the possible first characters.
 _REFUSAL = re.compile(
-    r"(?:can ?not|can['’]t|unable to|not able to)\s+(?:be\s+)?"
-    r"(?:determined?|solved?|answer(?:ed)?|found|find\s+(?:the|an?)\s+(?:answer|solution|value))"
-    r"|i\s+(?:do\s+not|don['’]t)\s+know|(?:not enough|insufficient)\s+information"
-    r"|无法(?:确定|求解|解答|回答|计算|得出)|不知道"
+    r"(?:can ?not|can['’]t|could ?not|couldn['’]t|unable to|not able to)\s+(?:be\s+)?"
+    r"(?:determined?|solved?|answer(?:ed)?|found|finish(?:ed)?|complete(?:d)?|work(?:ed)? (?:it )?out|"
+    r"figure(?:d)? (?:it )?out|find\s+(?:the|an?)\s+(?:answer|solution|value))"
+    r"|i\s+(?:do\s+not|don['’]t)\s+know|(?:not enough|insufficient)\s+information|i give up|ran out of time"
+    r"|无法(?:确定|求解|解答|回答|计算|得出|完成)|不知道|做不出"
 )
 # Every refusal holds one of these ("not ", "n't ", "unable ", "insufficient", 无法, 不知道): one C-speed scan
 # that "note" or "another" do not trigger.
-_REFUSAL_HINT = re.compile(r"[nN](?:[oO][tT]|['’][tT]|[aA][bB][lL][eE])\s|[nN][sS][uU][fF]|无法|不知道")
+_REFUSAL_HINT = re.compile(r"[nN](?:[oO][tT]|['’][tT]|[aA][bB][lL][eE])\s|[nN][sS][uU][fF]|[gG]ive up|[rR]an out|无法|不知道|做不出")
 REFUSAL_TAIL = 300  # a prose answer must end the response, so a refusal that matters is near the end
 
 
@@ -65,6 +66,11 @@ def take_content(t: str, start: int) -> str:
 
     `\\text{Answer: } 7`: the `}` closing the label's text group is skipped, so the content is `7`.
     """
+    return content_at(t, start)[1]
+
+
+def content_at(t: str, start: int) -> tuple[int, str]:
+    """(where it starts in t, the content) of the answer written after a marker (see take_content)."""
     n = len(t)
     i = start
     while i < n and t[i] in " \t*_":
@@ -81,11 +87,10 @@ def take_content(t: str, start: int) -> str:
             e = t.find(c, i + len(o), i + MAX_ANSWER_CHARS)
             if e >= 0:
                 line_end = t.find("\n", e + len(c), e + len(c) + MAX_ANSWER_CHARS)
-                rest = t[e + len(c) : line_end if line_end >= 0 else e + len(c) + MAX_ANSWER_CHARS]
-                return t[i : e + len(c)] + rest
+                return i, t[i : line_end if line_end >= 0 else e + len(c) + MAX_ANSWER_CHARS]
             break
     e = t.find("\n", i, i + MAX_ANSWER_CHARS)
-    return t[i : e if e >= 0 else i + MAX_ANSWER_CHARS]
+    return i, t[i : e if e >= 0 else i + MAX_ANSWER_CHARS]
 
 
 def refusal_end(t: str, start: int = 0) -> int:
@@ -160,6 +165,8 @@ def _is_final(rest: str, remark_ok: bool) -> bool:
 
 
 def _bounded(low: str, i: int, n: int) -> bool:
+    if not low[i:i + 1].isascii() and low[i:i + 1] not in "réо":  # 答案, 答え, 정답: scripts without spaces
+        return True
     return (i == 0 or not low[i - 1].isalnum()) and (i + n >= len(low) or not low[i + n].isalnum())
 
 
@@ -209,8 +216,6 @@ def _answer_phrase(tail: str, low: str) -> str | None:
             span = _sentence(tail, end)
         r = read_prose_answer(span)
         if r is not None:
-            if mention_phrase(tail, mark_end, span):  # "the answer is not 34", "e.g. Answer: 34"
-                return None
             at = tail.find(span, end)
             return r if _is_final(tail[at + len(span) :], remark_ok=True) else None
     return None

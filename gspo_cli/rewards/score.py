@@ -14,11 +14,21 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from gspo_cli.rewards.extract import extract
 from gspo_cli.rewards.guard import RewardTimeout, guarded, limit_s
-from gspo_cli.rewards.normalize import TOO_BIG, clean, format_value, parse_number, parse_value, rhs
+from gspo_cli.rewards.normalize import (
+    TOO_BIG,
+    chain_values,
+    clean,
+    format_value,
+    parse_number,
+    parse_value,
+    rhs,
+    split_equalities,
+)
 
 CORRECT, INCORRECT = 1.0, -1.0
 FALLBACK_TIMEOUT_S = 5.0
@@ -33,6 +43,8 @@ class Verdict:
 
 
 def _as_text(x: Any) -> str:
+    if type(x) is str:
+        return x
     if x is None:
         return ""
     if isinstance(x, bytes):
@@ -59,18 +71,27 @@ def judge(
     integer_form (AIME/DAPO): an integer ground truth wants the integer written as a number (`34`, `034`,
     `34.0`, `1,024`, `34 cm`), not an expression of it (`\\frac{68}{2}`, `34/1`, `10^3`, `404 + 405`).
     """
-    g = clean(ground_truth)
     if answer is None:
         return False, "", "no_answer"
+    if answer.isdigit() and ground_truth.isdigit() and len(answer) < 30 and len(ground_truth) < 30:
+        return int(answer) == int(ground_truth), str(int(answer)), "exact"  # most answers: two plain integers
+    g = clean(ground_truth)
     p = clean(answer)
     if not p or not g:  # an empty answer never matches, not even an empty ground truth
         return False, p, "empty"
     pv = parse_value(p)
     gv = parse_value(g)
+    written = None  # an equality chain (R5b): its one closed-form value, and whether a side is that number written
+    if "=" in p and isinstance(gv, Fraction):
+        chain = chain_values(p)
+        if chain is not None and len(chain) == 1:
+            pv = chain[0]
+            written = any(parse_number(side.strip().strip("{} ")) == pv for side in split_equalities(p))
     pred = _pred_str(p, pv)
     if isinstance(gv, Fraction):
         if isinstance(pv, Fraction):
-            if integer_form and not p.isdigit() and gv.denominator == 1 and parse_number(rhs(p).strip("{} ")) is None:
+            plain = written if written is not None else parse_number(rhs(p).strip("{} ")) is not None
+            if integer_form and not p.isdigit() and gv.denominator == 1 and not plain:
                 return False, pred, "not_a_number"
             return pv == gv, pred, "exact"
         if pv == TOO_BIG or not _SYMBOLIC.search(p) or "box" in p:
@@ -89,8 +110,13 @@ def judge(
     return ok, pred, "math_verify"
 
 
+@lru_cache(maxsize=4096)
+def _numeric(ground_truth: str) -> bool:
+    return isinstance(parse_value(clean(ground_truth)), Fraction)
+
+
 def verdict(solution_str: str, ground_truth: str, style: str = "dapo", **kw: Any) -> Verdict:
-    ex = extract(solution_str, style)
+    ex = extract(solution_str, style, numeric=_numeric(ground_truth))
     acc, pred, how = judge(ex.answer, ground_truth, integer_form=style == "dapo", **kw)
     if ex.answer is None:
         how = ex.how
@@ -171,7 +197,7 @@ def get_scorer(data_source: str | None) -> Scorer:
 _STYLE_OF: dict[Scorer, str] = {_math_dapo: "dapo", _boxed: "boxed"}
 
 
-def _score(data_source: Any, solution_str: Any, ground_truth: Any) -> Verdict:
+def _score(data_source: Any, solution_str: Any, ground_truth: Any, limit: float | None = None) -> Verdict:
     """The verdict of the scorer for data_source; raises RewardTimeout when math-verify's worker overran."""
     scorer = get_scorer(_as_text(data_source))
     style = _STYLE_OF.get(scorer)
@@ -179,7 +205,7 @@ def _score(data_source: Any, solution_str: Any, ground_truth: Any) -> Verdict:
         res = scorer(_as_text(solution_str), _as_text(ground_truth))
         return Verdict(bool(res["acc"]), res["pred"], "exact" if res["pred"] else "no_answer")
     v = verdict(_as_text(solution_str), _as_text(ground_truth), style,
-                fallback_timeout_s=min(FALLBACK_TIMEOUT_S, limit_s()))
+                fallback_timeout_s=min(FALLBACK_TIMEOUT_S, limit if limit is not None else limit_s()))
     if v.how == "math_verify_timeout":
         raise RewardTimeout
     return v
@@ -198,8 +224,8 @@ def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_
     """verl `custom_reward_function` entry: {"score": 1.0 | -1.0, "acc": bool, "pred": str, "reward_errors": 0|1,
     "reward_timeouts": 0|1}. Never raises: an exception or overrun scores wrong and is counted (guard.py), and
     the two counts travel with the result (verl keeps extra keys per response: rollout dumps, val-aux metrics)."""
-    v, error, timeout = guarded(lambda: _score(data_source, solution_str, ground_truth), None)
-    out = _result(v.acc, v.pred) if v is not None else _result(False, "")
-    out["reward_errors"] = float(error)
-    out["reward_timeouts"] = float(timeout)
-    return out
+    limit = limit_s()
+    v, error, timeout = guarded(lambda: _score(data_source, solution_str, ground_truth, limit), None, limit)
+    acc = v is not None and v.acc
+    return {"score": CORRECT if acc else INCORRECT, "acc": bool(acc), "pred": v.pred if v is not None else "",
+            "reward_errors": float(error), "reward_timeouts": float(timeout)}

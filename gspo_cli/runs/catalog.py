@@ -19,18 +19,24 @@ from gspo_cli.metrics import names
 from gspo_cli.metrics.health import HEALTH_FILE  # written by the job wrapper; format in docs/health.md
 from gspo_cli.metrics.jsonl import describe_order_problems, order_problems
 from gspo_cli.runs import state
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
 
 
 def load_config(run: Path) -> dict[str, Any]:
+    """A run's saved preset (config.yaml), read with the YAML limits (a run folder may come from someone else)."""
     import yaml
 
+    from gspo_cli.config import yaml_limits
+
+    path = run / "config.yaml"
     try:
-        return yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        data = yaml_limits.load(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ConfigError):
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 def read_health(run: Path) -> list[dict[str, Any]]:
@@ -188,25 +194,30 @@ def _same_path(a: Any, b: Any) -> bool:
 
 
 def commands(info: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
+    """The commands `runs show` suggests ("Next"), each argument shell-quoted (gspo_cli/shell.py): a run name,
+    preset name, job id or path from a run folder never runs as code when the line is pasted into a shell."""
+    from gspo_cli.shell import command
+
     name, preset = info["name"], config.get("name") or "PRESET"
     evals = sorted({e["benchmark"] for e in info["evals"]}) or ["arith" if preset == "tiny" else "aime2024"]
+    evaluate = command("gspo", "eval", evals[0], "--preset", preset, "--model", f"{name}:all")
+    report = command("gspo", "report", name)
     if info["status"] == "running" and info.get("job_id"):
         # never suggest a second writer: follow or stop the one there is
-        where = f" --address {info['job_address']}" if info.get("job_address") else ""
-        return {"follow": f"gspo jobs logs {info['job_id']} --follow{where}",
-                "stop": f"gspo jobs stop {info['job_id']}{where}",
-                "evaluate": f"gspo eval {evals[0]} --preset {preset} --model {name}:all", "report": f"gspo report {name}"}
+        where = ["--address", info["job_address"]] if info.get("job_address") else []
+        return {"follow": command("gspo", "jobs", "logs", info["job_id"], "--follow", *where),
+                "stop": command("gspo", "jobs", "stop", info["job_id"], *where),
+                "evaluate": evaluate, "report": report}
     from gspo_cli.config import engine_support
 
     support = engine_support.of(info.get("engine"))
     if support is not None and support.resume_flag:
-        resume = f"gspo train --resume {name}"
+        resume = command("gspo", "train", "--resume", name)
     else:
-        resume = f"gspo train --preset {info['path']}/config.yaml --run-name {name}"
-        if info["status"] == "finished":
-            resume += f" --set trainer.total_training_steps={(info['total_steps'] or 0) * 2}"
-    return {"resume": resume, "evaluate": f"gspo eval {evals[0]} --preset {preset} --model {name}:all",
-            "report": f"gspo report {name}"}
+        extend = (["--set", f"trainer.total_training_steps={(info['total_steps'] or 0) * 2}"]
+                  if info["status"] == "finished" else [])
+        resume = command("gspo", "train", "--preset", f"{info['path']}/config.yaml", "--run-name", name, *extend)
+    return {"resume": resume, "evaluate": evaluate, "report": report}
 
 
 def show(run: Path) -> dict[str, Any]:
@@ -230,7 +241,7 @@ def remove(run: Path) -> None:
     if now["status"] == "running":
         job = now["job_id"] or f"pid {(state.read(run) or {}).get('pid')}"
         raise ConfigError(f"run {run.name} is running (its job, {job}, is alive)",
-                          f"stop it first: gspo jobs stop {now['job_id'] or 'ID'} (gspo jobs list), or Ctrl-C a "
+                          f"stop it first: gspo jobs stop {quote(now['job_id']) if now['job_id'] else 'ID'} (gspo jobs list), or Ctrl-C a "
                           "--local run")
     aside = run.with_name(f".{run.name}.removing-{int(time.time())}")
     os.replace(run, aside)  # one rename: the run disappears whole, even if the delete below is interrupted

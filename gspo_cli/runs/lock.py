@@ -27,6 +27,7 @@ from typing import Any
 
 from gspo_cli.errors import GspoError
 from gspo_cli.jobs.identity import JOB_ID_VAR, own_job_id  # noqa: F401 - the run lock's callers read them here
+from gspo_cli.shell import quote
 
 LOCK_FILE = "run.lock"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -67,10 +68,18 @@ def _write(run_dir: Path, record: dict[str, Any]) -> None:
     atomic_write_json(lock_path(run_dir), record)
 
 
-def _pid_alive(pid: Any) -> bool:
-    from gspo_cli.jobs.procs import gspo_process_alive as alive  # alive and still gspo (not a recycled pid)
+def _pid_alive(pid: Any, identity: Any = None) -> bool:
+    """The recorded process is alive and is still the one that wrote the lock (jobs/procs.recorded_alive: its
+    start time, not only its pid; an older lock without it: alive and a gspo process)."""
+    from gspo_cli.jobs.procs import recorded_alive
 
-    return isinstance(pid, int) and alive(pid)
+    return recorded_alive(pid, identity if isinstance(identity, dict) else None)
+
+
+def _identity() -> dict[str, Any] | None:
+    from gspo_cli.jobs.procs import identity
+
+    return identity(os.getpid())
 
 
 def _ray_status(record: dict[str, Any], target: Any = None) -> str | None:
@@ -95,8 +104,8 @@ def holder_state(record: dict[str, Any], target: Any = None) -> str:
     """alive / gone / unknown for the job a lock names (see the module doc for the order of the checks)."""
     here = record.get("host") == socket.gethostname()
     if record.get("job_pid") is not None and record.get("job_host") == socket.gethostname():
-        return "alive" if _pid_alive(record["job_pid"]) else "gone"
-    if here and _pid_alive(record.get("cli_pid")):
+        return "alive" if _pid_alive(record["job_pid"], record.get("job_identity")) else "gone"
+    if here and _pid_alive(record.get("cli_pid"), record.get("cli_identity")):
         return "alive"
     if str(record.get("job_id", "")).startswith("local-"):
         return "gone" if here else "unknown"
@@ -116,11 +125,11 @@ def busy_error(run_dir: Path, record: dict[str, Any], state: str) -> RunBusyErro
         pid = record.get("job_pid") or record.get("cli_pid")
         return RunBusyError(f"run {run_dir.name} is being trained by an in-process job (pid {pid} on {host})",
                             f"wait for it or stop it (kill -INT {pid}); train another run with --run-name NAME")
-    where = f" --address {record['dashboard_url']}" if record.get("dashboard_url") else ""
+    where = f" --address {quote(record['dashboard_url'])}" if record.get("dashboard_url") else ""
     unsure = "" if state == "alive" else f"; if that job is gone for good, delete {lock_path(run_dir)}"
     return RunBusyError(f"run {run_dir.name} is being trained by job {job} (on {host})"
                         + (", which cannot be checked now" if state == "unknown" else ""),
-                        f"follow it: gspo jobs logs {job} --follow{where}; stop it: gspo jobs stop {job}{where}"
+                        f"follow it: gspo jobs logs {quote(job)} --follow{where}; stop it: gspo jobs stop {quote(job)}{where}"
                         f"{unsure}")
 
 
@@ -137,7 +146,7 @@ def claim(run_dir: Path, job_id: str, *, engine: str, dashboard_url: str | None 
             if state != "gone":
                 raise busy_error(run_dir, previous, state)
         _write(run_dir, {"job_id": job_id, "engine": engine, "host": socket.gethostname(), "cli_pid": os.getpid(),
-                         "dashboard_url": dashboard_url, "claimed": time.time()})
+                         "cli_identity": _identity(), "dashboard_url": dashboard_url, "claimed": time.time()})
     return previous if previous is not None and previous["job_id"] != job_id else None
 
 
@@ -162,7 +171,8 @@ def adopt(run_dir: Path, engine: str) -> None:
                 raise busy_error(run_dir, record, state)
             record = None
         base = record or {"job_id": me, "engine": engine, "host": socket.gethostname(), "claimed": time.time()}
-        _write(run_dir, {**base, "job_pid": os.getpid(), "job_host": socket.gethostname(), "started": time.time()})
+        _write(run_dir, {**base, "job_pid": os.getpid(), "job_identity": _identity(), "job_host": socket.gethostname(),
+                         "started": time.time()})
 
 
 def release(run_dir: Path, job_id: str | None = None) -> None:

@@ -26,21 +26,9 @@ MARKERS = ("config.yaml", "job_state.json")
 
 
 def check_name(name: str | None) -> str:
-    """`name` if it is a valid run name; else a ConfigError naming what is wrong."""
-    bad = None
-    if not name or not name.strip():
-        bad = "it is empty"
-    elif "/" in name or os.sep in name or (os.altsep and os.altsep in name) or "\\" in name:
-        bad = "it contains a path separator"
-    elif ".." in name:
-        bad = "it contains '..'"
-    elif name.startswith(".") or name.startswith("~"):
-        bad = f"it starts with {name[0]!r}"
-    elif "\0" in name or any(ord(c) < 32 for c in name):
-        bad = "it contains a control character"
-    if bad or name is None:  # None already set `bad` ("it is empty")
-        raise ConfigError(f"bad run name {name!r}: {bad}", NAME_HINT)
-    return name
+    """`name` if it is a valid run name; else a ConfigError naming what is wrong (layout.path_component: the one
+    rule for names that become paths)."""
+    return layout.path_component(name, "run name", NAME_HINT)
 
 
 def run_dir_for(name: str | None, preset: Preset | None = None) -> Path:
@@ -62,9 +50,11 @@ def is_run(path: Path) -> bool:
         return False
     import yaml
 
+    from gspo_cli.config import yaml_limits
+
     try:
-        data = yaml.safe_load(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = yaml_limits.load(config.read_text(encoding="utf-8"), str(config))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ConfigError):
         return False
     return isinstance(data, dict) and isinstance(data.get("trainer"), dict)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gspo_cli.jobs.procs import gspo_process_alive
+from gspo_cli.jobs.procs import identity, recorded_alive
 
 STATE_FILE = "job_state.json"
 
@@ -50,7 +50,8 @@ def run_tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
 
 
 def _tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
-    base = {"engine": engine, "pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+    base = {"engine": engine, "pid": os.getpid(), "identity": identity(os.getpid()), "host": socket.gethostname(),
+            "started": time.time()}
     _write(run_dir, status="running", **base)
     try:
         code = int(fn() or 0)
@@ -73,5 +74,6 @@ def live_status(state: dict[str, Any] | None) -> str | None:
     if status != "running":
         return status or None
     if state.get("host") == socket.gethostname() and isinstance(state.get("pid"), int):
-        return "running" if gspo_process_alive(state["pid"]) else "killed"
+        ident = state.get("identity")
+        return "running" if recorded_alive(state["pid"], ident if isinstance(ident, dict) else None) else "killed"
     return "running"

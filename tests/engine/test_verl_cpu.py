@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import semantics
+import yaml
 from conftest import ROOT, gspo
 
 from gspo_cli import layout
@@ -63,6 +64,10 @@ def _steps(run_dir: Path) -> list[int]:
     return [r["step"] for r in read_metrics(run_dir / "metrics.jsonl")]
 
 
+def _trained(run_dir: Path) -> list[int]:
+    return semantics.train_steps(read_metrics(run_dir / "metrics.jsonl"))
+
+
 def _wait_for(pred, proc: subprocess.Popen, log: Path, what: str, timeout: float = 2400) -> None:
     deadline = time.monotonic() + timeout
     while not pred():
@@ -88,12 +93,12 @@ def _wait_for_gone(pids: list[int], timeout: float = 120) -> None:
         time.sleep(0.5)
 
 
-def _verl_worker_pid() -> int:
+def _verl_worker_pid(home: Path) -> int:
     """verl's FSDP actor worker (Ray actor WorkerDict / ...ActorRolloutRef...) of the embedded head's job, as a
     user finds it: `gspo cluster status --actors` (the head's state API over its dashboard). Not
     ray.util.state with the GCS address in this process: that leaves a GCS client behind which ends the whole
     pytest process (exit 1, no report) a minute after the head it knew stops."""
-    res = gspo("cluster", "status", "--actors", "--json", timeout=300)
+    res = gspo("cluster", "status", "--actors", "--json", timeout=300, env={"GSPO_HOME": str(home)})
     assert res.returncode == 0, res.stderr[-3000:]
     actors = json.loads(res.stdout)["actors"]
     pids = [a["pid"] for a in actors if "WorkerDict" in a["class"]]
@@ -104,24 +109,27 @@ def _verl_worker_pid() -> int:
 def _faulted_run(home: Path) -> Story:
     """Start the run, kill a verl worker once it has a checkpoint, wait for the wrapper's restart and a checkpoint
     of the restarted verl, SIGKILL the whole job, then `gspo train --resume` it to the end."""
-    res = gspo("prepare-data", "--preset", "tiny-verl", timeout=900)
+    env = {**os.environ, "GSPO_HOME": str(home)}  # explicit: pytest's per-test GSPO_HOME is another folder
+    res = gspo("prepare-data", "--preset", "tiny-verl", timeout=900, env=env)
     assert res.returncode == 0, res.stderr[-3000:]
-    run_dir = layout.run_dir(RUN)
+    run_dir = home / "runs" / RUN
     health = run_dir / "health.jsonl"
     argv = [sys.executable, "-m", "gspo_cli", "train", "--preset", "tiny-verl", "--run-name", RUN,
             "--set", f"trainer.total_training_steps={TOTAL}"]
     # the follower streams verl's whole log: into a file, as a pipe nobody reads fills up and blocks it
     log = home.parent / "gspo-train.log"
     with log.open("w") as out:
-        proc = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         _wait_for(lambda: 4 in layout.list_steps(run_dir) and 5 in _steps(run_dir), proc, log, "step 5")
         first = _steps(run_dir)
-        os.kill(_verl_worker_pid(), signal.SIGKILL)  # transient: the wrapper restarts from the last checkpoint
+        os.kill(_verl_worker_pid(home), signal.SIGKILL)  # transient: the wrapper restarts from the last checkpoint
         _wait_for(lambda: health.is_file() and '"rule": "restart"' in health.read_text(), proc, log, "the restart")
         restarted_at = layout.list_steps(run_dir)[-1]
-        # the restarted verl saves again
-        _wait_for(lambda: layout.list_steps(run_dir)[-1] > restarted_at, proc, log, "a checkpoint after the restart")
+        # the restarted verl saves again, and logs that step (verl saves a step's checkpoint before it logs the
+        # step's metrics: a kill between the two loses that step's line for good, which is not what this checks)
+        _wait_for(lambda: (last := layout.list_steps(run_dir)[-1]) > restarted_at and last in _trained(run_dir),
+                  proc, log, "a checkpoint after the restart, and its step's metrics")
         pids = _job_pids(run_dir)
         assert pids
         for pid in pids:  # the job wrapper and verl's driver under it, as a host crash would
@@ -133,7 +141,7 @@ def _faulted_run(home: Path) -> Story:
             proc.kill()
         proc.wait()
     killed_at = layout.list_steps(run_dir)[-1]
-    resume = gspo("train", "--resume", RUN, timeout=2400)
+    resume = gspo("train", "--resume", RUN, timeout=2400, env=env)
     return Story(home, run_dir, first, restarted_at, killed_at, resume)
 
 
@@ -150,7 +158,7 @@ def home(tmp_path_factory):
         try:
             yield home
         finally:
-            gspo("cluster", "down", timeout=300)
+            gspo("cluster", "down", timeout=300, env={"GSPO_HOME": str(home)})
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +178,14 @@ def _control(home: Path, run: str, steps: int, *sets: str, env: dict | None = No
     assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
     if env:
         assert "test switch: " + " ".join(f"{k}={v}" for k, v in env.items()) in res.stderr  # announced
-    return read_metrics(layout.run_dir(run) / "metrics.jsonl")
+    return _records(home, run, steps)
+
+
+def _records(home: Path, run: str, steps: int) -> list[dict]:
+    """The run's metrics records (read from `home`, not from whatever GSPO_HOME this test process has now)."""
+    records = read_metrics(home / "runs" / run / "metrics.jsonl")
+    assert semantics.train_steps(records) == list(range(1, steps + 1)), (run, [r["step"] for r in records])
+    return records
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +233,7 @@ def test_steps_and_metrics_are_verls(story):
     info = json.loads(show.stdout)
     assert info["steps_done"] == TOTAL, info["steps_done"]
     assert any(h.get("rule") == "restart" for h in info["health_events"]), info["health_events"]
-    summary = {k: [r["data"][k] for r in records] for k in ("critic/score/mean", "timing_s/step", "timing_s/gen",
+    summary = {k: [r["data"][k] for r in records[1:]] for k in ("critic/score/mean", "timing_s/step", "timing_s/gen",
                                                               "timing_s/update_actor", "timing_s/update_weights")}
     print("\nverl GSPO on CPU:", json.dumps(summary))
 
@@ -281,24 +296,32 @@ def _native_preset(dest: Path, **changes: str) -> Path:
     return dest
 
 
-def _native_run(home: Path, preset: Path, run: str, *sets: str) -> list[dict]:
-    args = [a for s in ("trainer.save_freq=-1", *sets) for a in ("--set", s)]
+def _native_run(home: Path, preset: Path, run: str, steps: int, *sets: str) -> list[dict]:
+    args = [a for s in ("trainer.save_freq=-1", f"trainer.total_training_steps={steps}", *sets) for a in ("--set", s)]
     res = gspo("train", "--preset", str(preset), "--run-name", run, "--local", *args, timeout=1200,
                env={"GSPO_HOME": str(home)})
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
-    return read_metrics(layout.run_dir(run) / "metrics.jsonl")
+    return _records(home, run, steps)
 
 
-def test_every_step_has_a_gradient(story, home, tmp_path):
-    """(1) grad_norm > 0 and pg_loss != 0 on every step. Control: the same task from the random-init model (every
-    sample scores -1, so every GRPO advantage is 0), on the native engine (seconds): the check fails there."""
+def test_every_step_has_a_gradient(story, tmp_path):
+    """(1) grad_norm > 0 and pg_loss != 0 on every step. Control: the random-init model on sums of up to 999 in 3
+    response tokens (no sample can score: every reward is -1, every GRPO advantage 0), on the native engine
+    (seconds): the check fails there. Single-digit sums are no control: a random-init model hits one of 10 answers
+    now and then (measured: 2 of 128 samples, grad_norm 0.87)."""
     records = story.records
     print("\ntiny-verl (faulted run, resumed):\n" + _table(records))
     assert semantics.train_steps(records) == list(range(1, TOTAL + 1))
     assert not semantics.gradient_failures(records)
     cold = _native_preset(tmp_path / "cold.yaml", **{"model.path": "builtin:tiny-qwen3-vllm"})
-    control = _native_run(home, cold, "control-cold", "trainer.total_training_steps=2",
-                          "trainer.val_before_train=false", "trainer.test_freq=-1")
+    raw = yaml.safe_load(cold.read_text())
+    raw["data"]["arith"]["max_operand"] = 999
+    cold.write_text(yaml.safe_dump(raw, sort_keys=False))
+    cold_home = tmp_path / "cold-home"  # its own: the arith data differ from the module's runs'
+    prep = gspo("prepare-data", "--preset", str(cold), timeout=600, env={"GSPO_HOME": str(cold_home)})
+    assert prep.returncode == 0, prep.stderr[-3000:]
+    control = _native_run(cold_home, cold, "control-cold", 2, "trainer.val_before_train=false", "trainer.test_freq=-1")
+    assert all(r["data"]["critic/score/mean"] == -1.0 for r in control), _table(control)
     assert len(semantics.gradient_failures(control)) == 2, _table(control)
 
 
@@ -342,13 +365,19 @@ def test_the_policy_learns(story, still):
 def test_native_and_verl_agree(story, home, tmp_path):
     """(5) the native engine (the readable reference) and verl, from the same warm start on the same data and
     settings: verl's reward per 4-step block lies in the band of the native runs (mean +- 3 sd of one run,
-    semantics.band)."""
+    semantics.band). The native runs take verl's prompt order (data.seed = verl's seed: the same prompts at every
+    step, engines/native/data.py PromptSampler) and their own sampling seeds."""
+    from gspo_cli.config.presets import load_preset
+
     preset = _native_preset(tmp_path / "native.yaml")
-    curves = [semantics.blocks(_native_run(home, preset, f"native-{seed}", f"trainer.seed={seed}",
+    data_seed = load_preset("tiny-verl").trainer.seed  # what verl's data.seed compiles from
+    curves = [semantics.blocks(_native_run(home, preset, f"native-{seed}", TOTAL, f"trainer.seed={seed}",
+                                           f"data.seed={data_seed}",
                                            "trainer.val_before_train=false", "trainer.test_freq=-1"))
               for seed in NATIVE_SEEDS]
     ref = semantics.band(curves, BAND_FLOOR)
     verl = semantics.blocks(story.records)
+    assert len(verl) == len(ref) == TOTAL // 4, (verl, ref)
     print("\nreward per 4-step block: verl " + " ".join(f"{v:+.3f}" for v in verl)
           + "\nnative mean +- band " + " ".join(f"{m:+.3f}+-{w:.3f}" for m, w in ref)
           + "\nnative seeds " + "; ".join(" ".join(f"{v:+.3f}" for v in c) for c in curves))

@@ -19,7 +19,9 @@ from conftest import gspo
 from gspo_cli import layout
 from gspo_cli.metrics.jsonl import read_metrics
 
-ASYNC = ["trainer.mode=separate_async", "cluster.devices_per_node=2", "trainer.parameter_sync_step=1"]
+# separate_async syncs after parameter_sync_step mini-batches: one 4-prompt mini-batch per step, as the test had
+ASYNC = ["trainer.mode=separate_async", "cluster.devices_per_node=2", "trainer.parameter_sync_step=1",
+         "data.train_batch_size=4"]
 NO_VAL = ["--set", "trainer.val_before_train=false", "--set", "trainer.test_freq=-1"]
 
 

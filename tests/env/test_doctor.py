@@ -167,6 +167,22 @@ def test_other_env_rules(host_factory):
     assert status["env.task_queue"] == "warn"  # 1 with eager mode: should be 2
 
 
+def test_expert_parallel_moe_rollout_wants_the_hccl_buffer_vllm_ascend_sets(host_factory):
+    """qwen3-30b-a3b (2 nodes, rollout EP 4): HCCL_BUFFSIZE 1024 as vllm-ascend's Qwen3-MoE multi-node EP; unset or
+    smaller warns; a dense preset (EP 1) gets no such row."""
+    moe = load_preset("qwen3-30b-a3b", ["cluster.host_memory_gib=1536"])
+    host = host_factory(stack=STACK_023)
+    _, checks, status = run(host, moe)  # the preset's own env.vars set HCCL_BUFFSIZE 1024
+    assert status["env.moe_hccl_buffsize"] == "ok"
+    moe.env.vars = {k: v for k, v in moe.env.vars.items() if k != "HCCL_BUFFSIZE"}
+    _, checks, status = run(host, moe)
+    fixes = {c.name: c.fix for c in checks}
+    assert status["env.moe_hccl_buffsize"] == "warn" and 'HCCL_BUFFSIZE: "1024"' in fixes["env.moe_hccl_buffsize"]
+    moe.env.vars = {**moe.env.vars, "HCCL_BUFFSIZE": "512"}
+    assert run(host, moe)[2]["env.moe_hccl_buffsize"] == "warn"  # 512 is the one-node figure
+    assert "env.moe_hccl_buffsize" not in run(host, clean_preset())[2]
+
+
 def test_ray_npu_detection_without_acl(host_factory):
     host = host_factory(stack=STACK_023, acl_count=None)
     assert run(host, clean_preset())[2]["ray.npu_detect"] == "warn"  # glob still sees 16

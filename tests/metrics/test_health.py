@@ -72,6 +72,18 @@ def test_clip_fraction_band_follows_the_loss_mode_and_on_policy_steps():
     assert high and high[0].threshold == 0.05
 
 
+def test_routing_volatility_band_from_the_gspo_paper():
+    """moe/routing_flip_frac at the paper's ~0.10 (Qwen3-30B-A3B) is healthy; three steps above 0.3 warn."""
+    assert HealthSection().routing_volatility.max_flip == 0.3
+    assert _run(_cfg(), _series("moe/routing_flip_frac", [0.1, 0.12, 0.29] * 4)) == []
+    events = _run(_cfg(), _series("moe/routing_flip_frac", [0.1, 0.4, 0.45, 0.5, 0.1]))
+    assert [(e.step, e.rule, e.action) for e in events] == [(4, "routing_volatility", "warn")]  # patience 3
+    assert events[0].threshold == 0.3 and "run-moe-routing-volatile" in events[0].message
+    token_level = _run(_cfg(), _series("moe/routing_flip_frac", [0.6] * 3), Context("vanilla"))
+    assert "routing replay" in token_level[0].message
+    assert _run(_cfg(), _series("actor/pg_loss", [0.1] * 5)) == []  # a dense run has no such metric
+
+
 def test_truncation_most_responses_at_the_limit():
     events = _run(_cfg(), _series("response_length/clip_ratio", [0.1, 0.7, 0.8, 0.9, 0.8, 0.9, 0.95]))
     assert [(e.step, e.rule) for e in events] == [(6, "truncation")]
@@ -141,6 +153,24 @@ def test_no_false_alarm_on_the_tiny_demo_run():
     assert _run(preset.trainer.health, steps, Context.from_preset(preset)) == []
     defaults = _run(HealthSection(), steps, Context.from_preset(preset))
     assert "entropy_collapse" in {e.rule for e in defaults}
+
+
+def test_no_false_alarm_on_the_tiny_moe_run_and_the_band_bites_when_routing_moves():
+    """A real tiny-moe run (tests/fixtures/health/README.md) raises nothing; the same run with the routes flipping
+    10x as often (0.1-0.4 of the experts per step) raises routing_volatility."""
+    from gspo_cli.config.presets import load_preset
+
+    preset = load_preset("tiny-moe")
+    fixture = FIXTURE.parent / "tiny-moe-metrics.jsonl.gz"
+    records = [json.loads(line) for line in gzip.open(fixture, "rt")]
+    steps = [(r["step"], r["data"]) for r in records]
+    flips = [d["moe/routing_flip_frac"] for _, d in steps if "moe/routing_flip_frac" in d]
+    assert len(flips) >= 290 and max(flips) < 0.3
+    assert _run(preset.trainer.health, steps, Context.from_preset(preset)) == []
+    volatile = [(s, {**d, "moe/routing_flip_frac": 10 * d["moe/routing_flip_frac"]}) if "moe/routing_flip_frac" in d
+                else (s, d) for s, d in steps]
+    events = _run(preset.trainer.health, volatile, Context.from_preset(preset))
+    assert {e.rule for e in events} == {"routing_volatility"}
 
 
 def test_health_jsonl_round_trip(tmp_path):

@@ -66,11 +66,21 @@ ONE_VALUE_RULE: dict[str, tuple[bool, str]] = {
 }
 
 
+# Labels changed again by the commitment rule of issue #32 (docs/verifier.md R5e), each with its reason: #22's
+# flood rule refused a value committed many times; a careful grader reads one value repeated as that value.
+COMMITMENT_RULE_32: dict[str, tuple[bool, str]] = {
+    'c0162': (True, '#32 R5e: the same value committed any number of times is one value (the flood limit only '
+                    'bounds reading; disagreeing values in a flood are still two values)'),
+    'c0285': (True, '#32 R5a/R5e: a box framed in a box changes only the look; 2000 nested boxes state one value'),
+}
+
+
 def _relabel(rows: list[dict]) -> list[dict]:
-    for r in rows:
-        if r["id"] in ONE_VALUE_RULE:
-            r["label"], why = ONE_VALUE_RULE[r["id"]]
-            r["note"] = f"{r['note']}; {why}" if r["note"] else why
+    for rule in (ONE_VALUE_RULE, COMMITMENT_RULE_32):
+        for r in rows:
+            if r["id"] in rule:
+                r["label"], why = rule[r["id"]]
+                r["note"] = f"{r['note']}; {why}" if r["note"] else why
     return rows
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gspo_cli.rewards import compute_score
+from gspo_cli.rewards import compute_score, cues
 
 # Body words: no answer/result words, no conclusion words ("so", "thus", ...), no refusal words.
 WORDS = ["the", "tiles", "area", "square", "we", "count", "each", "row", "move", "flips", "case", "pairs", "sum",
@@ -68,8 +68,12 @@ _FORBIDDEN = ("nswer", "NSWER", "box", "BOX", "ot", "OT", "n't", "N'T", "nable",
 
 
 def _junk_ok(s: str) -> bool:
+    """No marker, refusal, retraction, and no candidate offered (#32: a hedge, a question or an alternative with
+    a value after the answer is a second candidate; `test_commitment_property` covers those)."""
     low = s.lower()
-    return not any(f.lower() in low for f in _FORBIDDEN)
+    if any(f.lower() in low for f in _FORBIDDEN) or "?" in s:
+        return False
+    return not cues.classes(s) & {cues.ALT, cues.ALT_NEAR, cues.HEDGE, cues.RETRACT}
 
 
 JUNK = st.text(alphabet=JUNK_ALPHABET, max_size=400).filter(_junk_ok)

@@ -1,7 +1,11 @@
 """False positives and false negatives of our verifier, reported separately for every labelled suite.
 
 - corpus: tests/rewards/data/verifier_corpus.jsonl (issue #4, built by build_corpus.py)
-- peer suite: tests/rewards/data/peer_suite_cases.jsonl (cases from math-verify's and lighteval's own tests)
+- peer suite: tests/rewards/data/peer_suite_cases.jsonl, a verbatim copy of the shared peer suite (cases from
+  the tests of math-verify, lighteval, verl, SkyRL, inspect_ai and AReaL, with their own expected values), scored
+  on two label sets: upstream's, untouched, and gspo's, upstream's with the relabels of
+  tests/rewards/data/peer_suite_overlay.jsonl applied (each with its rule clause and reason). On upstream's
+  labels gspo disagrees exactly on the overlay's rows, in the overlay's direction.
 - adversarial: tests/rewards/data/adversarial_suite.jsonl (issue #14, built by build_adversarial.py): reward
   hacking (no answer, truncation, refusal, empty/unclosed box, candidate lists, answer only in the thinking,
   prompt echo, truth in the restatement) and formatting (units, spacing, display math, dfrac, ANSI/mojibake,
@@ -9,6 +13,10 @@
 - commitments: tests/rewards/data/commitment_suite.jsonl (issue #22, built by build_commitments.py): the final
   output commits to exactly one value (asides, conditional answers, disagreeing commitments, negated/exemplary/
   passing mentions, value-equal expressions, units, truncation, number words, brackets, pmod).
+- grader: tests/rewards/data/grader_suite.jsonl (issue #32, built by build_grader_suite.py): what a response
+  commits to, read as a careful grader (bounds, estimates, attribution, questions, retractions, hedges and
+  negations in other languages, structured output, second candidates, format examples, and the forms a strict
+  grader accepts), each row with the clause of docs/verifier.md that decides it.
 
 A false positive (a wrong or missing answer credited) teaches the policy to stop answering, so every suite must
 have none. `pytest tests/rewards/test_suites.py -s` prints the table.
@@ -18,25 +26,28 @@ from __future__ import annotations
 
 import collections
 import importlib.util
-import json
 from pathlib import Path
 
 import pytest
-from peers import error_table, errors, verdicts
+from peers import error_table, errors, load_jsonl, verdicts, with_overlay
 
 DATA = Path(__file__).parent / "data"
+PEER_UPSTREAM = DATA / "peer_suite_cases.jsonl"
+PEER_OVERLAY = DATA / "peer_suite_overlay.jsonl"
 SUITES = {
     "corpus": DATA / "verifier_corpus.jsonl",
-    "peer suite": DATA / "peer_suite_cases.jsonl",
+    "peer suite (gspo labels)": PEER_UPSTREAM,
     "adversarial": DATA / "adversarial_suite.jsonl",
     "commitments": DATA / "commitment_suite.jsonl",
+    "grader": DATA / "grader_suite.jsonl",
 }
 HACKING = ("no_answer", "truncated", "refusal", "empty_box", "candidates", "thinking_only", "prompt_echo", "restatement")
 FORMATTING = ("units", "spacing", "display_math", "dfrac", "noise", "braces")
 
 
 def _load(p: Path) -> list[dict]:
-    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = load_jsonl(p)
+    return with_overlay(rows, load_jsonl(PEER_OVERLAY)) if p == PEER_UPSTREAM else rows
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +59,19 @@ def results() -> dict[str, tuple[list[dict], list[dict], int]]:
         out[name] = (fp, fn, len(rows))
     print("\n" + error_table({name: _load(path) for name, path in SUITES.items()}))
     return out
+
+
+def test_peer_suite_on_upstream_labels_differs_exactly_where_the_overlay_says():
+    """Upstream's labels untouched: gspo's verdict disagrees with them on the overlay's rows only, and on each in
+    the overlay's direction (a relabel is made in the open, never silently)."""
+    rows = load_jsonl(PEER_UPSTREAM)
+    overlay = {o["id"]: o for o in load_jsonl(PEER_OVERLAY)}
+    fp, fn = errors(rows, verdicts(rows))
+    print(f"\npeer suite on upstream labels: {len(rows) - len(fp) - len(fn)}/{len(rows)} agree, "
+          f"FP {len(fp)} / FN {len(fn)}; overlay relabels {len(overlay)}")
+    assert {r["id"] for r in fp + fn} == set(overlay)
+    for r in fp + fn:
+        assert overlay[r["id"]]["label"] != r["label"]
 
 
 def _ids(rows: list[dict]) -> list[str]:

@@ -3,7 +3,8 @@
 A checkpoint is written into a hidden temp folder (`.global_step_<N>.*.tmp`, fsutil.atomic_dir) and renamed into place, so a
 folder named `global_step_<N>` is always complete; old ones are renamed to a hidden name before deletion, so a
 kill during retention never leaves a half-deleted folder that looks complete. Hidden leftovers are removed at
-start. `trainer_state.pt` holds the optimizer, the LR scheduler, all RNG states, the data cursor and the step.
+start. `trainer_state.pt` holds the optimizer, the LR scheduler, all RNG states, the data cursor and the step;
+it is read back with torch's weights-only loader (`models/safe_load.py`), never unpickled in full.
 """
 
 from __future__ import annotations
@@ -88,8 +89,12 @@ def latest(run_dir: Path) -> Path | None:
 
 
 def load_state(path: Path) -> dict:
-    # Our own file, written by `save`; it holds python RNG tuples, so full unpickling is needed.
-    return torch.load(path / STATE_FILE, map_location="cpu", weights_only=False)
+    """`trainer_state.pt` with torch's weights-only loader: a run folder may come from someone else, and what
+    `save` writes (tensors, numbers, the python RNG tuple) needs nothing more. A file holding anything else is a
+    one-line ConfigError; nothing of it runs."""
+    from gspo_cli.models.safe_load import load
+
+    return load(path / STATE_FILE, map_location="cpu")
 
 
 def load_weights(model: torch.nn.Module, path: Path, device: torch.device | str) -> tuple[list[str], list[str]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +39,10 @@ class Cursor:
 class PromptSampler:
     """Batches of prompts without replacement within an epoch; each epoch's order is a function of (seed, epoch),
     so a cursor alone restores the stream exactly. A short tail at the end of an epoch is dropped (verl's
-    drop_last)."""
+    drop_last). The order is verl's: its train sampler (verl/trainer/ppo/utils.py create_rl_sampler, torchdata's
+    stateful RandomSampler) draws `torch.randperm(n)` from a generator seeded with data.seed (= trainer.seed),
+    one permutation per epoch from the same generator; so both engines see the same prompts at the same step
+    (a paired comparison of the two engines)."""
 
     def __init__(self, size: int, batch_size: int, seed: int, shuffle: bool = True, cursor: Cursor | None = None
                  ) -> None:
@@ -55,10 +57,14 @@ class PromptSampler:
         return self.size // self.batch_size
 
     def _order(self, epoch: int) -> list[int]:
-        order = list(range(self.size))
-        if self.shuffle:
-            random.Random(f"sampler:{self.seed}:{epoch}").shuffle(order)
-        return order
+        if not self.shuffle:
+            return list(range(self.size))
+        import torch
+
+        generator = torch.Generator().manual_seed(self.seed)
+        for _ in range(epoch):
+            torch.randperm(self.size, generator=generator)
+        return torch.randperm(self.size, generator=generator).tolist()
 
     def next_batch(self) -> list[int]:
         if self.cursor.position + self.batch_size > self.size:

@@ -38,14 +38,15 @@ def _data_check(req) -> Check:
 def _model_config(path: str) -> tuple[Check, Path | None]:
     """(model check, the folder holding its config.json, or None)."""
     if path.startswith("builtin:"):
-        from gspo_cli.models import tiny
+        from gspo_cli.models import builtin
 
-        cfg = tiny.default_dir() / "config.json"
-        if path != "builtin:tiny":
+        name = path[len("builtin:"):]
+        if name not in builtin.names():
             return Check("model", ERROR, f"unknown built-in model {path!r}", ["model.path"],
-                         "the built-in model is builtin:tiny"), None
+                         "the built-in models are " + ", ".join(f"builtin:{n}" for n in builtin.names())), None
+        cfg = builtin.default_dir(name) / "config.json"
         built = cfg.is_file()
-        return Check("model", OK, "builtin:tiny " + ("(built)" if built else "(built on first use, under 1 MB)")), \
+        return Check("model", OK, f"{path} " + ("(built)" if built else "(built on first use, under 1 MB)")), \
             (cfg.parent if built else None)
     local = Path(path).expanduser()
     if local.exists():
@@ -79,8 +80,8 @@ def _available_bytes() -> int | None:
 
 def _memory_check(preset: Preset, folder: Path | None) -> Check:
     params = _params(folder) if folder is not None else None
-    if params is None and preset.model.path == "builtin:tiny":
-        return Check("memory", OK, "builtin:tiny needs a few MB")
+    if params is None and preset.model.path.startswith("builtin:"):
+        return Check("memory", OK, f"{preset.model.path} needs a few MB")
     if params is None:
         return Check("memory", INFO, "model size unknown before download: not estimated")
     need = params * DTYPE_BYTES.get(preset.model.dtype, 4) * 4  # weights, gradients, AdamW exp_avg + exp_avg_sq

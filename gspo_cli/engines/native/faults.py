@@ -10,8 +10,9 @@ so the job wrapper's health rules and restarts can be tested on real runs (docs/
 
 `hang` and `crash` fire once per run folder (a marker file `.fault-KIND@STEP` in the run records it), so the
 restarted trainer gets past them, and `crash@12,hang@25` meets both in one run; `nan` and `slow` fire in every
-attempt. The variable travels with the Ray job (gspo_cli/jobs/client.job_env); `gspo train` checks it before
-anything is launched (`check_env`), so a malformed value is one error line in the CLI, not a failed job.
+attempt. The variable travels with the Ray job only when GSPO_FAULTS_TO_JOBS=1 is set too, and every gspo command
+and job announces it on stderr (gspo_cli/jobs/fault_switches.py); `gspo train` checks it before anything is
+launched (`check_env`), so a malformed value is one error line in the CLI, not a failed job.
 
 The trainer itself knows nothing of faults: `with_faults(NativeTrainer)` returns a subclass whose overrides wrap
 the trainer's own steps (the job's `train-attempt` uses it), so the reference loop carries no test scaffolding.

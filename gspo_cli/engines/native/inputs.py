@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from gspo_cli.errors import DataError
 from gspo_cli.runs.names import run_dir_for
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -31,7 +32,7 @@ def check_inputs(req: TrainRequest) -> None:
     missing = [str(p) for p in needed if not p.is_file()]
     if missing:
         raise DataError(f"prepared data missing: {', '.join(missing)}",
-                        f"run: gspo prepare-data --preset {req.preset_ref}")
+                        f"run: gspo prepare-data --preset {quote(req.preset_ref)}")
     _check_manifests(preset)
 
 

@@ -122,11 +122,17 @@ def _already_complete(req) -> bool:
     steps = layout.list_steps(run_dir)
     if t.resume_mode == "disable" or not t.total_training_steps or not steps or steps[-1] < t.total_training_steps:
         return False
-    sets = " ".join(f"--set {s}" for s in req.sets if not s.startswith("trainer.total_training_steps="))
+    from gspo_cli.private import redact_set
+    from gspo_cli.shell import command
+
+    sets = [a for s in req.sets if not s.startswith("trainer.total_training_steps=")
+            for a in ("--set", redact_set(s, req.preset.env.secrets))]
+    extend = command("gspo", "train", "--preset", req.preset_ref, "--run-name", run_dir.name, *sets, "--set",
+                     f"trainer.total_training_steps={2 * t.total_training_steps}")
     err.print(f"Run {run_dir.name} is already complete: checkpoint at step {steps[-1]} of "
               f"trainer.total_training_steps={t.total_training_steps}. Nothing to train.\n"
-              f"  extend it:   gspo train --preset {req.preset_ref} --run-name {run_dir.name} {sets + ' ' if sets else ''}"
-              f"--set trainer.total_training_steps={2 * t.total_training_steps}\n"
-              f"  a new run:   gspo train --preset {req.preset_ref} --run-name {run_dir.name}-2\n"
-              f"  evaluate it: gspo eval BENCH --preset {req.preset_ref} --model {run_dir.name}:all", highlight=False)
+              f"  extend it:   {extend}\n"
+              f"  a new run:   {command('gspo', 'train', '--preset', req.preset_ref, '--run-name', f'{run_dir.name}-2')}\n"
+              f"  evaluate it: {command('gspo', 'eval', 'BENCH', '--preset', req.preset_ref, '--model', f'{run_dir.name}:all')}",
+              highlight=False, markup=False)
     return True

@@ -54,6 +54,7 @@ from gspo_cli.algo.losses import PolicyLossOutput, compute_policy_loss
 from gspo_cli.engines.native import checkpoint
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
 from gspo_cli.engines.native.rollout import RolloutBatch, Sampling, generate, response_log_probs
+from gspo_cli.engines.native.routing_probe import RoutingProbe
 from gspo_cli.engines.native.step_metrics import data_metrics, rollout_probs_diff
 from gspo_cli.errors import ConfigError
 from gspo_cli.jobs import events
@@ -134,7 +135,8 @@ class NativeTrainer:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=actor.lr, weight_decay=actor.weight_decay)
         self.scheduler = constant_with_warmup(self.optimizer, actor.lr_warmup_steps)
 
-        self.sampler = PromptSampler(len(self.train_rows), preset.data.train_batch_size, self.seed,
+        data_seed = self.seed if preset.data.seed is None else preset.data.seed  # verl's data.seed, compiled alike
+        self.sampler = PromptSampler(len(self.train_rows), preset.data.train_batch_size, data_seed,
                                      preset.data.shuffle)
         self.total_steps = trainer.total_training_steps or trainer.total_epochs * self.sampler.steps_per_epoch
         self.sampling = Sampling(rollout.temperature, rollout.top_p, rollout.top_k, preset.data.max_response_length)
@@ -144,6 +146,10 @@ class NativeTrainer:
                                      preset.data.max_response_length)
         self.metrics = MetricsWriter(metrics_file(self.run_dir))
         self.step = 0
+        # MoE policies: routing metrics (moe/*, rollout/moe/*) every trainer.routing_metrics_freq steps
+        # (routing_probe.py); None for a dense model.
+        self.routing = RoutingProbe.for_model(self.model, self.sampling.temperature, self.clock)
+        self.probe: RoutingProbe | None = None  # the probe of the running step, when it measures this step
 
     # ------------------------------------------------------------------ resume / save
     def maybe_resume(self) -> int | None:
@@ -222,6 +228,11 @@ class NativeTrainer:
             rows = self.sample_prompts()  # 1. a batch of prompts
             with timed("gen"):
                 batch = self.rollout(rows)  # 2. G = rollout.n responses per prompt from the current policy
+            measured = (self.step + 1) % self.preset.trainer.routing_metrics_freq == 0
+            self.probe = self.routing if measured else None
+            if self.probe is not None:
+                with timed("routing_probe"):
+                    self.probe.start_step(batch)  # MoE: pi_old's routing of the batch
             with timed("reward"):
                 scores, accs, reward_counts = self.reward(rows, batch)  # 3. a reward per response
             with timed("old_log_prob"):
@@ -231,8 +242,19 @@ class NativeTrainer:
             with timed("update_actor"):
                 actor = self.update_policy(batch, old_log_probs, token_advantages)  # 6. maximise the objective
             self.scheduler.step()
-        return {**actor, **reward_counts, **self.batch_metrics(batch, scores, accs, token_advantages, old_log_probs,
-                                                                timing)}
+            routing_metrics = self._routing_metrics(timing)
+        return {**actor, **reward_counts, **routing_metrics,
+                **self.batch_metrics(batch, scores, accs, token_advantages, old_log_probs, timing)}
+
+    def _routing_metrics(self, timing: dict[str, float]) -> dict[str, float]:
+        """The probe's figures of this step; its passes inside the update count as timing_s/routing_probe, not as
+        timing_s/update_actor (which the planner's calibration reads)."""
+        if self.probe is None:
+            return {}
+        inside = self.probe.take_seconds()
+        timing["timing_s/update_actor"] -= inside
+        timing["timing_s/routing_probe"] = timing.get("timing_s/routing_probe", 0.0) + inside
+        return self.probe.metrics()
 
     def sample_prompts(self) -> list[dict]:
         return [self.train_rows[i] for i in self.sampler.next_batch()]
@@ -298,6 +320,8 @@ class NativeTrainer:
         mini_mask = response_mask[rows]
         normalisers: Normalisers = dict(batch_num_tokens=mini_mask.sum().clamp(min=1),
                            global_batch_size=(mini_mask.sum(-1) > 0).sum().clamp(min=1).float())
+        if self.probe is not None:
+            self.probe.before_update(rows)
         self.optimizer.zero_grad(set_to_none=True)
         for first in range(0, len(rows), micro_batch_size):
             micro = rows[first:first + micro_batch_size]
@@ -319,6 +343,8 @@ class NativeTrainer:
             events.message(f"step {self.step + 1}: grad norm {grad_norm.item()}, update skipped")
             self.optimizer.zero_grad(set_to_none=True)
         collected["actor/grad_norm"].append(grad_norm.item())
+        if self.probe is not None:
+            self.probe.after_update(rows)
 
     def policy_loss(self, log_probs: torch.Tensor, old_log_probs: torch.Tensor, advantages: torch.Tensor,
                     response_mask: torch.Tensor, normalisers: Normalisers) -> PolicyLossOutput:

@@ -96,13 +96,11 @@ def override_key(override: str) -> str:
 
 
 def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, str]:
-    """Values of secret-like names (KEY, TOKEN, SECRET, PASSWORD, ...) hidden: the rule `gspo env doctor` uses,
-    plus the names the preset marks secret (env.secrets)."""
-    from gspo_cli.env.probes import is_secret
+    """Values of secret names hidden: gspo's one secret rule (gspo_cli/private.py), which `gspo env doctor`,
+    job submission and run folders use too, plus the names the preset marks secret (env.secrets)."""
     from gspo_cli.jobs import secret_env
 
-    return {k: ("<redacted>" if is_secret(k) or secret_env.is_secret(k, marked or []) else v)
-            for k, v in env.items()}
+    return secret_env.redact(env, marked or [])
 
 
 def _device(preset: Preset) -> str:
@@ -156,7 +154,10 @@ def _data(t: _Table, p: Preset, train_file, val_file) -> None:
     t.put("data.truncation", d.truncation, "data.truncation")
     t.put("data.train_batch_size", d.train_batch_size, "data.train_batch_size")
     t.put("data.shuffle", d.shuffle, "data.shuffle")
-    t.put("data.seed", p.trainer.seed, "trainer.seed")
+    if d.seed is None:
+        t.put("data.seed", p.trainer.seed, "trainer.seed")
+    else:
+        t.put("data.seed", d.seed, "data.seed")
 
 
 def _actor_loss(t: _Table, p: Preset) -> None:
@@ -246,6 +247,15 @@ def _rollout_engine(t: _Table, p: Preset) -> None:
     t.put(f"{R}.dtype", p.model.dtype, "model.dtype")
     t.put(f"{R}.n", r.n, "rollout.n")
     t.put(f"{R}.tensor_model_parallel_size", r.tensor_parallel_size, "rollout.tensor_parallel_size")
+    if r.data_parallel_size != 1:
+        t.put(f"{R}.data_parallel_size", r.data_parallel_size, "rollout.data_parallel_size")
+    if r.expert_parallel_size != 1:
+        t.put(f"{R}.expert_parallel_size", r.expert_parallel_size, "rollout.expert_parallel_size")
+    if r.moe_load_balance_metrics_interval:
+        # the routed expert ids come from vLLM only with routing replay's recording switched on
+        t.put(f"{R}.enable_rollout_routing_replay", True, "rollout.moe_load_balance_metrics_interval")
+        t.put(f"{R}.moe_load_balance_metrics_interval", r.moe_load_balance_metrics_interval,
+              "rollout.moe_load_balance_metrics_interval")
     t.put(f"{R}.gpu_memory_utilization", r.gpu_memory_utilization, "rollout.gpu_memory_utilization")
     t.put(f"{R}.max_num_batched_tokens", r.max_num_batched_tokens, "rollout.max_num_batched_tokens")
     if r.max_num_seqs is not None:

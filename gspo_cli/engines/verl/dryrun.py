@@ -42,6 +42,7 @@ class PlanView(Protocol):
     def entrypoint(self) -> str: ...
     @property
     def sets(self) -> list[str]: ...
+    def shown_sets(self) -> list[str]: ...
     @property
     def resume_from(self) -> Path | None: ...
     @property
@@ -93,7 +94,8 @@ def render(plan: PlanView, plan_line: str | None = None, *, verbose: bool = Fals
     out.print(f"\nRun [bold]{escape(plan.run_name)}[/]: preset {escape(p.name)}, engine verl ({exists})"
               + (f", resumes from {escape(str(plan.resume_from))}" if plan.resume_from else ""), highlight=False, soft_wrap=False)
     if plan.sets:
-        out.print("--set changes: " + ", ".join(escape(s) for s in plan.sets), highlight=False, soft_wrap=False)
+        out.print("--set changes: " + ", ".join(escape(s) for s in plan.shown_sets()), highlight=False,
+                  soft_wrap=False)
     line = device_line(plan)
     if line:
         out.print(escape(line), highlight=False, soft_wrap=False)

@@ -73,12 +73,21 @@ class VerlAttempts:
         return [*(self.spec.get("trainer_command") or [sys.executable, "-u", "-m", MAIN_MODULE]), *overrides]
 
     def before(self, index: int, resume_step: int | None) -> None:
+        from gspo_cli import layout
+        from gspo_cli.models.safe_load import check_checkpoint
+
         if index == 0:
             resume = self.spec.get("resume_from")
             m = re.search(r"global_step_(\d+)", resume or "")
             step = int(m.group(1)) if m else None
+            checkpoint = Path(resume) if resume else None
         else:
             step = resume_step or 0
+            checkpoint = layout.checkpoints_dir(self.run_dir) / f"global_step_{resume_step}" if resume_step else None
+        if checkpoint is not None:
+            # verl unpickles the checkpoint's files in full (weights_only=False): gspo loads each weights-only
+            # first, so a planted pickle is refused here, in one line, before verl touches it (docs/security.md)
+            check_checkpoint(checkpoint)
         if step is not None:
             self.aside = metrics_jsonl.set_aside_for_resume(self.metrics, step)
         elif index:
@@ -133,11 +142,11 @@ def _capacity(spec: dict, preset: Preset, run_name: str) -> dict:
 def _load_preset(run_dir: Path, preset_cls):
     """The run's resolved preset (config.yaml, written by `gspo train`): its trainer.health and restart settings
     drive the wrapper."""
-    import yaml
-
     from gspo_cli.errors import ConfigError
 
     config = run_dir / "config.yaml"
     if not config.is_file():
         raise ConfigError(f"{config} is missing", "the run folder is incomplete; start it with `gspo train`")
-    return preset_cls.model_validate(yaml.safe_load(config.read_text(encoding="utf-8")))
+    from gspo_cli.config import yaml_limits
+
+    return preset_cls.model_validate(yaml_limits.load(config.read_text(encoding="utf-8"), str(config)))

@@ -68,6 +68,12 @@ class Plan:
     def total_steps(self) -> int | None:
         return self.report.estimates.get("total_steps")
 
+    def shown_sets(self) -> list[str]:
+        """The --set items as gspo prints and saves them: secret values redacted."""
+        from gspo_cli.private import redact_set
+
+        return [redact_set(s, self.preset.env.secrets) for s in self.sets]
+
     def to_json(self, *, redact_env: bool = True) -> dict[str, Any]:
         from gspo_cli.engines.verl.compile import redact
 
@@ -79,7 +85,7 @@ class Plan:
             "run": self.run_name,
             "run_dir": str(self.run_dir),
             "resume_from": str(self.resume_from) if self.resume_from else None,
-            "sets": list(self.sets),
+            "sets": self.shown_sets(),  # secret values redacted (gspo_cli/private.py)
             "preflight": self.report.to_json(),
             "schema_check": None if self.schema is None else {
                 "ok": self.schema_error is None, "verl_version": self.schema.verl_version,
@@ -137,6 +143,7 @@ def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, re
         saved = run_dir / "config.yaml"
         if not saved.is_file():
             raise ConfigError(f"--resume: {saved} is missing", "the run folder is incomplete; start a new run")
+        _check_checkpoint(checkpoint)
         return presets.load(str(saved), sets), run_dir.name, run_dir, checkpoint
     if not preset_name:
         raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
@@ -148,7 +155,19 @@ def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, re
     if layout.list_steps(run_dir) and loaded.preset.trainer.resume_mode != "disable":
         # An existing run with checkpoints (`--run-name` of a run): continue it explicitly, as --resume does.
         _, resume_from, _ = _resolve_resume(str(run_dir), loaded.preset)
+        _check_checkpoint(resume_from)
     return loaded, run_name, run_dir, resume_from
+
+
+def _check_checkpoint(step_dir: Path) -> None:
+    """The checkpoint verl will resume from loads weights-only (verl itself unpickles it in full): a planted
+    pickle is refused in the CLI, before a job exists; the job checks again before verl starts."""
+    from gspo_cli.models.safe_load import check_checkpoint
+
+    try:
+        check_checkpoint(step_dir)
+    except ConfigError as exc:
+        raise ConfigError(f"--resume: {exc.message}", exc.hint) from None
 
 
 def _builtin_model_folder(path: str) -> str | None:
@@ -322,5 +341,5 @@ def launch_request(req: TrainRequest) -> int:
         err.print(f"[yellow]warning:[/] {w.name}: {w.message}", highlight=False)
     if plan.resume_from is not None:
         err.print(f"Resuming {plan.run_name} from {plan.resume_from}"
-                  + (f" with --set {' '.join(plan.sets)}" if plan.sets else " with its saved config"))
+                  + (f" with --set {' '.join(plan.shown_sets())}" if plan.sets else " with its saved config"))
     return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out, local=req.local)

@@ -36,6 +36,15 @@ vllm_async_server.py:1303) and level 2 (weights discarded) on CUDA with vLLM >= 
 
 Tokens per rank and micro-batch: `ppo_max_token_len_per_device` (update) / `log_prob_max_token_len_per_device`
 (old_log_prob) with dynamic batch size, else micro-batch x ceil(seq / SP). Estimates, not a profiler.
+
+Mixture-of-Experts (model_facts.ModelFacts.is_moe): FSDP2 shards every parameter, experts included, over the world
+(16 B per parameter of the *total* count in the update); the largest FSDP unit is then an MoE decoder layer (all its
+experts); a token's MLP activations are its `num_experts_per_tok` experts' SwiGLUs, the hidden state copied to each
+of them and the router's logits. transformers 5 keeps all experts of a layer as one 3-D parameter (`gate_up_proj`
+[E, 2 x moe_intermediate, hidden], modeling_qwen3_moe.py `Qwen3MoeExperts`), which is then the largest full tensor
+the weight sync hands over. vLLM's rollout weights per rank: with `rollout.expert_parallel_size` > 1 the experts are
+split over the EP group (whole experts per rank) and the rest over TP; otherwise everything over TP (each expert
+tensor-parallel). The KV cache is attention's, the same for dense and MoE.
 """
 
 from __future__ import annotations
@@ -51,6 +60,31 @@ if TYPE_CHECKING:
 PHASES = ("rollout", "update_weights", "old_log_prob", "update")
 ENTROPY_CHUNK = 2048  # verl's entropy_from_logits_chunk_size default
 RUNTIME_RESERVE = 1 * GiB  # what vLLM's budget leaves for its activations and graphs before the KV cache
+
+
+def largest_tensor_params(m: ModelFacts) -> int:
+    """The largest single tensor of the model: the (untied or tied) embedding, or a layer's fused experts."""
+    experts = m.num_experts * 2 * m.moe_intermediate_size * m.hidden_size if m.is_moe else 0
+    return max(m.vocab_size * m.hidden_size, experts)
+
+
+def mlp_activation_width(m: ModelFacts) -> int:
+    """Activation values per token of one decoder layer's MLP (the widest layer kind): dense SwiGLU 3 x intermediate;
+    MoE: top-k experts' SwiGLUs, the token's hidden state copied to each chosen expert, the router logits."""
+    dense = 3 * m.intermediate_size if m.moe_layers < m.num_hidden_layers else 0
+    if not m.is_moe:
+        return dense
+    k = m.num_experts_per_tok
+    return max(dense, k * 3 * m.moe_intermediate_size + k * m.hidden_size + m.num_experts)
+
+
+def rollout_weight_params(m: ModelFacts, tp: int, ep: int = 1) -> float:
+    """vLLM's weights on one rank: with expert parallelism (ep > 1) the experts over EP and the rest over TP, else
+    everything over TP."""
+    if m.is_moe and ep > 1:
+        experts = m.moe_layers * m.num_experts * m.expert_params
+        return experts / ep + (m.params - experts) / tp
+    return m.params / tp
 
 
 @dataclass(frozen=True)
@@ -144,7 +178,7 @@ def _per_micro_batch(preset: Preset, m: ModelFacts, tokens: int, *, backward: bo
     logits = tokens * m.vocab_size * 2
     parts = {"gathered_unit_bf16": 2 * unit,
              "prefetched_layer_bf16": 2 * m.layer_params if a.forward_prefetch else 0,
-             "layer_activations": tokens * (2 * m.hidden_size + kv_width + 3 * m.intermediate_size) * 2,
+             "layer_activations": tokens * (2 * m.hidden_size + kv_width + mlp_activation_width(m)) * 2,
              "logits_bf16": logits,
              "entropy_fp32": _entropy_bytes(preset, m, tokens) if entropy else 0}
     if backward:
@@ -158,9 +192,14 @@ def _per_micro_batch(preset: Preset, m: ModelFacts, tokens: int, *, backward: bo
 def _rollout_figures(preset: Preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
     r, d = preset.rollout, preset.data
     tp = r.tensor_parallel_size
-    weights_tp = 2 * m.params / tp
+    weights_tp = 2 * rollout_weight_params(m, tp, r.expert_parallel_size)
     kv_token = 2 * m.num_hidden_layers * max(1, m.num_key_value_heads // tp) * m.head_dim * 2
     out: dict[str, Any] = {"rollout_weights_bytes": int(weights_tp), "kv_bytes_per_token": int(kv_token)}
+    if m.is_moe:
+        out.update(total_params=m.params, activated_params=m.active_params, moe_layers=m.moe_layers,
+                   experts=m.num_experts, experts_per_token=m.num_experts_per_tok, router_params=m.router_params,
+                   rollout_expert_parallel_size=r.expert_parallel_size,
+                   experts_per_rank=m.num_experts / r.expert_parallel_size if r.expert_parallel_size > 1 else None)
     if device_bytes:
         kv_bytes = max(0, r.gpu_memory_utilization * device_bytes - weights_tp - RUNTIME_RESERVE)
         seq = d.max_prompt_length + d.max_response_length
@@ -187,7 +226,7 @@ def estimate(preset: Preset, m: ModelFacts, device_bytes: int | None) -> MemoryE
     params, grads, adamw = int(4 * shard), int(4 * shard), int(8 * shard)
     resident = {"params_fp32": 0 if a.param_offload else params, "optimizer_adamw": 0 if a.optimizer_offload else adamw}
     offloaded = {"params_fp32": params if a.param_offload else 0, "optimizer_adamw": adamw if a.optimizer_offload else 0}
-    vllm_weights = int(2 * m.params / r.tensor_parallel_size)
+    vllm_weights = int(2 * rollout_weight_params(m, r.tensor_parallel_size, r.expert_parallel_size))
     level = vllm_sleep_level(preset)
     budget = int(r.gpu_memory_utilization * device_bytes) if device_bytes else vllm_weights
     entropy_in_update = preset.algorithm.entropy_coeff != 0
@@ -198,7 +237,7 @@ def estimate(preset: Preset, m: ModelFacts, device_bytes: int | None) -> MemoryE
                          _host_parts(preset, offloaded, vllm_weights, False, level)),
         "update_weights": Phase("update_weights", {
             "vllm_weights": vllm_weights, "weight_sync_bucket": r.update_weights_bucket_megabytes * MiB,
-            "full_tensor_fp32": 4 * m.vocab_size * m.hidden_size, **resident},
+            "full_tensor_fp32": 4 * largest_tensor_params(m), **resident},
             "vLLM weights resumed, KV cache still released; one full tensor at a time through the bucket",
             _host_parts(preset, offloaded, vllm_weights, False, level)),
         "old_log_prob": Phase("old_log_prob", {

@@ -27,6 +27,7 @@ from gspo_cli.engines.verl.model_facts import (  # noqa: F401 - re-exported: pre
     ModelFacts,
     model_facts,
 )
+from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -65,13 +66,20 @@ def data_facts(preset: Preset) -> DataFacts:
             rows = None
             if facts.error is None:
                 facts.error = f"dataset {spec.source} is not prepared ({mpath} missing or has no {split} split)"
-                facts.fix = f"run: gspo prepare-data --preset {preset.name}"
+                facts.fix = f"run: gspo prepare-data --preset {quote(preset.name)}"
         setattr(facts, f"{split}_rows", rows)
     return facts
 
 
 def gather(preset: Preset) -> tuple[ModelFacts | None, DataFacts]:
-    return model_facts(preset.model.path), data_facts(preset)
+    path = preset.model.path
+    if path.startswith("builtin:"):  # a built-in model's facts are its folder's config.json (built as compile does)
+        from gspo_cli.models import builtin
+
+        name = path[len("builtin:"):]
+        if name in builtin.names():
+            path = str(builtin.ensure(name))
+    return model_facts(path), data_facts(preset)
 
 
 # ---------------------------------------------------------------- report
@@ -198,7 +206,14 @@ def _token_checks(preset: Preset, model: ModelFacts | None) -> list[Check]:
              f"vs prompt+response {seq}" + (" (chunked prefill on)" if r.enable_chunked_prefill else ""),
              ["rollout.max_num_batched_tokens", "rollout.enable_chunked_prefill"],
              fix=f"raise max_num_batched_tokens to >= {seq} or enable chunked prefill")
-        if model is not None:
+        if model is not None and model.is_moe and memory.largest_tensor_params(model) > model.vocab_size * model.hidden_size:
+            need, have = memory.largest_tensor_params(model) * 4, r.update_weights_bucket_megabytes * MiB
+            _add(checks, "weight-sync bucket >= fp32 fused experts", have >= need,
+                 f"update_weights_bucket_megabytes {r.update_weights_bucket_megabytes} MB vs one layer's fused experts "
+                 f"{model.num_experts} x {2 * model.moe_intermediate_size} x {model.hidden_size} x 4 B = "
+                 f"{need / MiB:.0f} MB", ["rollout.update_weights_bucket_megabytes"],
+                 fix=f"set rollout.update_weights_bucket_megabytes >= {-(-need // MiB)}")
+        elif model is not None:
             need, have = model.vocab_size * model.hidden_size * 4, r.update_weights_bucket_megabytes * MiB
             _add(checks, "weight-sync bucket >= fp32 embedding", have >= need,
                  f"update_weights_bucket_megabytes {r.update_weights_bucket_megabytes} MB vs embedding "
@@ -299,15 +314,17 @@ def _rollout_memory_checks(preset: Preset, est: memory.MemoryEstimate, dev: int)
     seq = preset.data.max_prompt_length + preset.data.max_response_length
     budget, w = r.gpu_memory_utilization * dev, est.rollout["rollout_weights_bytes"]
     keys = ["rollout.gpu_memory_utilization", "rollout.tensor_parallel_size"]
+    held = f"weights / TP {tp}" if r.expert_parallel_size <= 1 else (
+        f"weights (experts / EP {r.expert_parallel_size}, the rest / TP {tp})")
     if w + GiB >= budget:
-        return [Check("rollout memory", "error", f"weights / TP {tp} = {memory.gib(w)} do not fit in "
+        return [Check("rollout memory", "error", f"{held} = {memory.gib(w)} do not fit in "
                       f"gpu_memory_utilization {r.gpu_memory_utilization} x {memory.gib(dev)} = {memory.gib(budget)}",
                       keys[::-1], "raise rollout.tensor_parallel_size or gpu_memory_utilization")]
     seqs = est.rollout["full_length_seqs"]
     level = "ok" if seqs >= 1 else "error"
     replicas = world // tp if world % tp == 0 else None
     per_replica = -(-preset.data.train_batch_size * r.n // replicas) if replicas else None
-    msg = (f"weights / TP {tp} = {memory.gib(w)}; KV cache {memory.gib(est.rollout['kv_cache_bytes'])} at utilisation "
+    msg = (f"{held} = {memory.gib(w)}; KV cache {memory.gib(est.rollout['kv_cache_bytes'])} at utilisation "
            f"{r.gpu_memory_utilization} = {est.rollout['kv_cache_tokens']:,} tokens = {seqs} concurrent full-length "
            f"({seq}-token) sequences per replica")
     if per_replica:
@@ -336,9 +353,10 @@ def _memory_checks(preset: Preset, model: ModelFacts) -> tuple[list[Check], dict
 
 def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
     """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so)."""
-    from gspo_cli.engines.verl import modes, traps
+    from gspo_cli.engines.verl import modes, moe_checks, traps
 
     checks = traps.checks(preset) + _cluster_checks(preset) + _head_checks(preset, model) + _batch_checks(preset)
+    checks += moe_checks.checks(preset, model)
     checks += _token_checks(preset, model) + modes.checks(preset)
     step_check, estimates = _step_facts(preset)
     checks.append(step_check)

@@ -30,9 +30,12 @@ class HFBackend:
         self.batch_size = max(1, int(batch_size))
         self.tokenizer = AutoTokenizer.from_pretrained(model_path, trust_remote_code=trust_remote_code)
         self.tokenizer.padding_side = "left"
-        self.model = AutoModelForCausalLM.from_pretrained(
-            model_path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
-        ).to(device)
+        from gspo_cli.models.safe_load import refusing_pickles
+
+        with refusing_pickles(model_path):  # transformers loads *.bin weights-only; a refusal is one line
+            self.model = AutoModelForCausalLM.from_pretrained(
+                model_path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
+            ).to(device)
         self.model.eval()
         self.eos_ids = eos_ids(self.tokenizer, self.model)
         self.pad_id = pad_id(self.tokenizer, self.eos_ids)

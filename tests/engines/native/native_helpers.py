@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-PY = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else "python"
+# The interpreter running the tests (make test: .venv's), never whatever `python` a checkout without .venv finds.
+PY = sys.executable
+
+
 def write_arith(data_dir: Path, train_size: int = 64, val_size: int = 16, max_operand: int = 4) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq

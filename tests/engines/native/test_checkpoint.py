@@ -73,3 +73,21 @@ def test_save_prune_and_leftovers(gspo_home, tmp_path):
     reloaded = load_model(str(ref.path))
     for a, b in zip(model.state_dict().values(), reloaded.state_dict().values(), strict=True):
         assert torch.equal(a, b)
+
+
+def test_prompt_order_is_verls_train_sampler():
+    """The native engine draws prompts in the order verl's train sampler does (verl/trainer/ppo/utils.py
+    create_rl_sampler with data.shuffle and data.seed), epoch after epoch: the two engines see the same prompts at
+    the same step, so their runs compare step by step."""
+    from omegaconf import OmegaConf
+    from verl.trainer.ppo.utils import create_rl_sampler
+
+    size, batch, seed = 50, 8, 3
+    verl_sampler = create_rl_sampler(OmegaConf.create({"shuffle": True, "seed": seed}), list(range(size)))
+    verl_order = [i for _ in range(3) for i in verl_sampler]  # three epochs from the one generator
+    native = PromptSampler(size, batch, seed=seed)
+    per_epoch = size // batch  # verl drops the short tail batch (drop_last), as the native sampler does
+    for epoch in range(3):
+        got = [native.next_batch() for _ in range(per_epoch)]
+        want = verl_order[epoch * size:(epoch + 1) * size]
+        assert got == [want[i * batch:(i + 1) * batch] for i in range(per_epoch)], epoch

@@ -71,7 +71,9 @@ def test_a_malformed_gspo_fault_is_one_line_in_the_cli_and_creates_no_run(gspo, 
     proc = gspo("train", "--preset", "tiny", "--local", "--run-name", "f", env={"GSPO_FAULT": "boom@3"})
     assert proc.returncode != 0
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert lines[0] == "Error: GSPO_FAULT='boom@3': 'boom@3' is not KIND@STEP", proc.stderr
+    # the switch announces itself first (jobs/fault_switches.py), then the one error line
+    assert lines[0].startswith("warning: gspo: fault injection is ON: GSPO_FAULT='boom@3'"), proc.stderr
+    assert lines[1] == "Error: GSPO_FAULT='boom@3': 'boom@3' is not KIND@STEP", proc.stderr
     assert proc.stderr.count("is not KIND@STEP") == 1 and "metrics:" not in proc.stderr
     assert not (gspo_home / "runs" / "f").exists()
 

@@ -22,7 +22,8 @@ def _train(gspo, ray_head, workspace, name, fault, steps, *sets):
     args = ["train", "--preset", "tiny", "--address", ray_head.dashboard_url, "--run-name", name]
     for item in [*workspace["sets"], *FAST, f"trainer.total_training_steps={steps}", *sets]:
         args += ["--set", item]
-    proc = gspo(*args, env={"GSPO_FAULT": fault, "GSPO_HOME": str(workspace["home"])}, timeout=400)
+    proc = gspo(*args, env={"GSPO_FAULT": fault, "GSPO_FAULTS_TO_JOBS": "1", "GSPO_HOME": str(workspace["home"])},
+                timeout=400)
     return proc, workspace["runs"] / name
 
 

@@ -1,0 +1,550 @@
+"""Finding the statements about the answer in a final output (docs/verifier.md R1, R3). Pure functions.
+
+- marked answers: an answer label in any language followed by a colon (found at each `:` / `：`, the word
+  before it read), an English label followed by `=` / `→` or standing as a heading (found at each `answer`
+  word), GSM8K's `####`, and boxes and frames (`\\boxed`, `\\fbox`, `\\framebox`, `\\colorbox`, `\\fcolorbox`);
+- structured fields (`gspo_cli.rewards.structured`);
+- answer sentences ("the answer is N", "答案是 N", "la réponse est N", ...);
+- the conclusion sentence right before the first marked answer;
+- remarks after the first commitment that offer another candidate ("It might be 35 instead.");
+- withdrawals: retractions, refusals.
+
+Each is a `commit.Statement`. Scans are reverse `str.rfind` loops (C speed) with a bounded number of hits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from gspo_cli.rewards import cues, structured
+from gspo_cli.rewards.commit import (
+    CANDIDATE,
+    COMMITTED,
+    Statement,
+    asserted,
+    classify,
+    locate,
+    located_key,
+    mode_at,
+    negated_after,
+    sentence_bounds,
+    unabbrev,
+    values,
+)
+from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, find_group_end, parse_value
+from gspo_cli.rewards.prose import _REFUSAL_HINT, content_at, read_prose_answer, refusal_end
+
+MAX_LOOK = 256  # marker occurrences inspected per kind: bounded cost on a flood, room for repetition (R5e)
+ANSWER, ALTERNATIVE = structured.ANSWER, structured.ALTERNATIVE
+
+# Answer labels (R1a), lower case. Latin-script labels need a word boundary before them; CJK ones do not.
+_LATIN_LABELS = {w: ANSWER for w in (
+    "answer", "final answer", "the answer", "the final answer", "ans", "antwort", "endgültige antwort", "réponse",
+    "reponse", "réponse finale", "respuesta", "respuesta final", "resposta", "resposta final", "risposta",
+    "risposta finale", "ответ", "окончательный ответ", "итоговый ответ")}
+_LATIN_LABELS.update({w: ALTERNATIVE for w in (
+    "alternative", "alternative answer", "another possible answer", "other possible answer", "other answer",
+    "second answer", "backup", "backup answer", "second candidate", "alternativa", "autre réponse")})
+_LATIN_SORTED = sorted(_LATIN_LABELS.items(), key=lambda kv: -len(kv[0]))
+_BY_LAST: dict[str, list[tuple[str, str]]] = {}
+for _w, _k in _LATIN_SORTED:
+    _BY_LAST.setdefault(_w.split()[-1], []).append((_w, _k))
+_CJK_LABELS = (("最终答案", ANSWER), ("最後の答え", ANSWER), ("备选答案", ALTERNATIVE), ("其他答案", ALTERNATIVE),
+               ("答案", ANSWER), ("答え", ANSWER), ("解答", ANSWER), ("答", ANSWER), ("정답", ANSWER), ("답", ANSWER))
+_PAREN_TAIL = re.compile(r"\s*[(（][^()（）\n]{0,24}[)）]\s*$")
+_COLON = re.compile(r"[ \t*_]{0,6}[:：]")
+_SEP = re.compile(r"[ \t*_]{0,6}(?:=|→|->|⟹|⇒)(?!=)")
+_NEXT_MARKER = re.compile(r"(?i)(?:final\s*)?answer\s*\**\s*[:：]|\*\*\s*final answer|\\boxed|\\fbox")
+# Answer words for answer sentences in texts that are not ASCII (English `answer` is found in every text).
+# (tail searched for, letters before it that belong to the word, whether a word boundary must precede the word)
+_SENTENCE_WORDS = (("éponse", 1, True), ("ÉPONSE", 1, True), ("ntwort", 1, True), ("espuesta", 1, True),
+                   ("sposta", 2, True), ("твет", 1, True), ("ТВЕТ", 1, True), ("答案", 0, False), ("答え", 0, False),
+                   ("정답", 0, False), ("답", 0, True))
+# Words that may stand between an answer word and its value ("the answer to the problem is", "答案是").
+_COPULA = frozenset("is was are be been being equals equal lies lie est est-elle ist es é è sein ser être essere "
+                    "seja sia sera será равен равна равно будет быть это".split())
+_FILLER = frozenset("the final correct right to this that these problem question part here then therefore thus so "
+                    "indeed simply just exactly clearly now we get obtain of our my overall total required desired "
+                    "la le die der el a o il de du des del dem den des da do".split())
+_LINK_OK = _COPULA | _FILLER | {t for ps in cues._PHRASES.values() for p in ps for t in p.split()} | {
+    t for ps in cues._REL_BEFORE.values() for p in ps for t in p.split()}
+
+
+@dataclass
+class Found:
+    """The statements of one final output, and what the empty-answer and cut-off rules need."""
+
+    statements: list[Statement] = field(default_factory=list)
+    marked: int = 0  # marked answers found, empty ones included
+    unclosed: int = -1  # position of a `\\boxed{` that never closes after every marked answer
+    flood: bool = False
+
+
+_LAST_WORDS = frozenset(w.split()[-1] for w in _LATIN_LABELS)
+
+
+def _last_word(head: str) -> str:
+    """The word right before a colon (markup and a short parenthetical remark skipped), lower case."""
+    h = head.rstrip(" \t*_`")
+    if h[-1:] in (")", "）"):
+        k = max(h.rfind("("), h.rfind("（"))
+        h = h[:k].rstrip(" \t*_`") if 0 <= k >= len(h) - 26 else h
+    j = len(h)
+    while j > 0 and h[j - 1].isalpha() and len(h) - j < 24:
+        j -= 1
+    return h[j:].lower()
+
+
+_ENDINGS = frozenset(w[-2:] for w in _LAST_WORDS)
+_LAST_CHARS = (frozenset(w[-1] for w in _LAST_WORDS) | frozenset(w[-1].upper() for w in _LAST_WORDS)
+               | frozenset(" \t*_`)\"'）") | frozenset(w[-1] for w, _ in _CJK_LABELS))
+
+
+def _label(head: str) -> tuple[str, int] | None:
+    """(kind, start of the label in head) when head (the text before a colon) ends with an answer label."""
+    end = head.rstrip(" \t*_`)）")[-2:].lower()
+    if end.isascii() and end not in _ENDINGS:
+        return None  # most colons ("Step 1:", "double-check:", `a:b`) end no label: two characters decide
+    line = head[head.rfind("\n") + 1:]
+    whole = line.strip(" \t*_#>`").lower()
+    if whole in _LATIN_LABELS:  # the line is the label: `Answer`, `**Final Answer`, `ANSWER`
+        return _LATIN_LABELS[whole], len(head) - len(line) + line.lower().find(whole)
+    word = _last_word(head)
+    if not word or (word.isascii() and word not in _LAST_WORDS):
+        return None  # most colons ("Step 1:", "Note:", `a:b`) end no label
+    raw = line.rstrip()
+    if not raw or raw[-1] in "\"'":  # a JSON key: read by `structured`
+        return None
+    h = _PAREN_TAIL.sub("", raw.rstrip(" \t*_`")).rstrip(" \t*_`")
+    low = h.lower()
+    for label, kind in _BY_LAST.get(word, ()):  # the labels ending in that last word
+        if low.endswith(label):
+            k = len(low) - len(label)
+            if k and low[k - 1].isalpha():  # part of another word; `0Answer:` (glued to a value) is a label
+                continue
+            pre = re.split(r"[:.;!?$})\]]", low[:k])[-1].strip(" \t*_#>`-")
+            if len(pre.split()) > 3:
+                return None
+            return kind, len(head) - len(line) + k
+    if not low.isascii():
+        for word, kind in _CJK_LABELS:
+            if h.endswith(word) and len(h.strip(" \t*_#>`")) <= len(word) + 6:
+                return kind, len(head) - len(line) + len(h) - len(word)
+    return None
+
+
+def _glued(content: str) -> str:
+    """`Answer: 1Answer: 0`, `Answer: 1\\fbox{0}`: the next marker starts another answer."""
+    if "nswer" in content or "NSWER" in content or "box" in content:
+        lead = next((k for k, ch in enumerate(content) if ch.isalnum()), len(content))
+        m = _NEXT_MARKER.search(content, lead + 1)
+        if m is not None:
+            return content[:m.start()]
+    return content
+
+
+def _read(t: str, pos: int, kind: str, cs: int, content: str, aside: str = "", alternative: bool = False,
+          numeric: bool = True) -> Statement:
+    """The statement of a marked answer or a field whose content starts at t[cs]."""
+    vals = tuple(values(content, aside))
+    if _plain(t, pos, kind, content, aside):  # `Answer: 34`, `\boxed{34}` on its own line: nothing to read
+        return Statement(pos, CANDIDATE if alternative else COMMITTED, vals, kind, content, plain=not alternative)
+    loc = locate(content)
+    i, j = (cs + loc[0], cs + loc[1]) if loc else (cs, cs + len(content.rstrip()))
+    mode, op = mode_at(t, i, j)
+    if mode is not None and op is not None and not numeric:  # `x \\le 3` is an answer for a symbolic truth
+        mode, op = COMMITTED, None
+    if mode == COMMITTED and negated_after(content):
+        mode = "negated"
+    if mode is None:
+        return Statement(pos, "ignored", (), kind, content)
+    if alternative and mode == COMMITTED:
+        mode = CANDIDATE
+    if op is not None and loc is not None:
+        vals = (_key(content[loc[0]:loc[1]]),)
+    return Statement(pos, mode, vals, kind, content, op)
+
+
+_PLAIN_VALUE = re.compile(r"[ \t$*]*[+-]?\d{1,30}[ \t$*]*\.?[ \t$*]*")
+_PLAIN_AROUND = re.compile(r"[ \t$*_#>`.\\\[\]{}]*")  # markup, math delimiters and `\[`, `\]`, `\boxed{`, `}`
+
+
+def _plain(t: str, pos: int, kind: str, content: str, aside: str) -> bool:
+    """A marked answer that is a plain integer alone on its line (markup and LaTeX delimiters aside)."""
+    if not _PLAIN_VALUE.fullmatch(content) or (aside and not _PLAIN_AROUND.fullmatch(aside)):
+        return False
+    line = t[t.rfind("\n", 0, pos) + 1:pos]
+    if kind == "box":
+        return bool(_PLAIN_AROUND.fullmatch(line))
+    return not line.strip(" \t*_#>`")
+
+
+def _key(token: str) -> str:
+    """The value key of a located value token (digits, number words or CJK numerals)."""
+    k = located_key(token)
+    return k if k is not None else token
+
+
+def _colon_labels(t: str, numeric: bool) -> list[Statement]:
+    out: list[Statement] = []
+    last = _LAST_CHARS
+    for sep in (":", "：") if not t.isascii() else (":",):
+        pieces = t.split(sep)  # C speed; the character before each colon ends a piece
+        if len(pieces) == 1:
+            continue
+        ends = list(accumulate(len(p) + 1 for p in pieces))  # ends[k] - 1: the colon after piece k
+        for k in [k for k, p in enumerate(pieces[:-1]) if p[-1:] in last][::-1]:  # "Step 1:", `a:b` are dropped
+            if len(out) >= MAX_LOOK:
+                break
+            i = ends[k] - 1
+            head = t[max(0, i - 48):i]
+            lab = _label(head)
+            if lab is not None:
+                kind, j = lab
+                cs, content = content_at(t, i + 1)
+                pos = i - len(head) + j
+                out.append(_read(t, pos, "line", cs, _glued(content), alternative=kind == ALTERNATIVE, numeric=numeric))
+    return out
+
+
+def _answer_words(t: str) -> list[tuple[int, int]]:
+    """(start, end) of the last English `answer` words (any case) standing as words, and in a text that is not
+    ASCII the answer words of other languages; at most MAX_LOOK of each."""
+    hits: list[tuple[int, int]] = []
+    for tail in ("nswer",):  # `ANSWER:` is a colon label (found at its colon); an upper-case sentence is no answer
+        i = t.rfind(tail)
+        looked = 0
+        while i >= 1 and looked < MAX_LOOK:
+            looked += 1
+            # a word, not part of one or of a key name (`final_answer`, `"answer"` are read by `structured`)
+            if t[i - 1] in "aA" and not (i >= 2 and (t[i - 2].isalpha() or t[i - 2] in "_\"'")) \
+                    and t[i + 5:i + 6] not in ("_", '"', "'"):
+                hits.append((i - 1, i + 5))
+            i = t.rfind(tail, 0, i)
+    if not t.isascii():
+        for tail, back, boundary in _SENTENCE_WORDS:
+            i = t.rfind(tail)
+            looked = 0
+            while i >= 0 and looked < 32:
+                looked += 1
+                start = max(0, i - back)
+                if not (boundary and start > 0 and t[start - 1].isalpha()):
+                    hits.append((start, i + len(tail)))
+                i = t.rfind(tail, 0, i)
+    return hits
+
+
+def _link_ok(link: str) -> bool:
+    """Whether the words between an answer word and a value link them ("is", "might be", "答案是", "равен")."""
+    s = link.strip(" \t*_$:：,，—-=()")
+    if not s:
+        return True
+    if not s.isascii():
+        return len(s) <= 12 or all(tok in _LINK_OK for tok in cues.tokens(s))
+    return all(tok in _LINK_OK for tok in cues.tokens(s))
+
+
+_TERMINATOR = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")
+
+
+def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement | None:
+    """An answer word that is an `=`/arrow label, a heading label, or the subject of an answer sentence."""
+    p, e = hit
+    if _COLON.match(t, e):
+        return None  # a colon label: read by _colon_labels
+    m = _SEP.match(t, e)
+    if m is not None:
+        cs, content = content_at(t, m.end())
+        return _read(t, p, "line", cs, _glued(content), numeric=numeric)
+    line_start = t.rfind("\n", 0, p) + 1
+    line_end = t.find("\n", e)
+    line_end = len(t) if line_end < 0 else line_end
+    if (not t[e:line_end].strip(" \t*_#:")) and t[line_start:p].strip(" \t*_#>").lower() in ("", "final", "the final",
+                                                                                                "my final", "my"):
+        cs, content = content_at(t, line_end)  # a heading: the value is on the next line
+        if "box" in content:
+            return None  # `**Final Answer**` over `\[\boxed{34}\]`: the box is the statement
+        if content.strip():
+            return _read(t, p, "line", cs, _glued(content), numeric=numeric)
+        return None
+    window = t[e:e + 80]
+    loc = locate(window)
+    if loc is None:
+        return None
+    vs, ve = e + loc[0], e + loc[1]
+    link = t[e:vs]
+    if "box" in link or _TERMINATOR.search(unabbrev(link)) or not _link_ok(link):
+        return None  # "the answer is $\\boxed{34}$": the box is the statement (read with this sentence)
+    s0, s1 = sentence_bounds(t, vs, ve)
+    span = re.split(r"\\boxed|\\fbox", t[vs:s1], maxsplit=1)[0]  # a box is a commitment of its own
+    mode, op = classify(t[s0:vs], t[ve:s1])
+    if mode is None:
+        return Statement(p, "ignored", (), "sentence")
+    if op is not None and not numeric:
+        mode, op = COMMITTED, None
+    if op is not None:
+        return Statement(p, mode, (_key(t[vs:ve]),), "sentence", op=op)
+    vals = asserted(clean(span) or span, words=True)
+    if not t[vs:ve].lstrip("-−+ ")[:1].isdigit():  # a number word stated first, even a short one (`five (-5)`)
+        first = _key(t[vs:ve])
+        if first not in vals:
+            vals.insert(0, first)
+    aside = t[ve:s1].lstrip(" \t$*_}")
+    if not (re.search(r"(?i)\bif\b|\bor\b|\bunless\b|\botherwise\b|\belse\b|\beither\b", span)
+            or aside[:1] in ("(", "（", ",", "，", "=")):
+        vals = vals[:1]
+    return Statement(p, mode, tuple(vals), "sentence", span.strip())
+
+
+def boxes(t: str) -> tuple[list[tuple[int, str, int, int]], int]:
+    """(position, inner text, inner start, end) of the last boxes and frames (nested braces allowed), and the
+    position of an unclosed `\\boxed{` after all of them (-1 when there is none)."""
+    found: list[tuple[int, str, int, int]] = []
+    unclosed = -1
+    i = t.rfind("box")  # one reverse scan serves every frame command
+    looked = 0
+    while i >= 0 and looked < MAX_LOOK:
+        looked += 1
+        j, skip = -1, 0
+        if t.startswith("boxed", i):
+            j = i + 5
+            if j < len(t) and t[j] == "[":  # \boxed[..]{..}
+                k = t.find("]", j, j + 40)
+                j = k + 1 if k > 0 else j
+        elif i > 0 and t[i - 1] == "f" and not t.startswith("colorbox", i - 6):
+            j = i + 3  # \fbox
+        elif t.startswith("framebox", i - 5) or t.startswith("makebox", i - 4):
+            j = i + 3
+            while j < len(t) and t[j] == "[":
+                k = t.find("]", j, j + 40)
+                j = k + 1 if k > 0 else len(t)
+        elif t.startswith("colorbox", i - 5):
+            j, skip = i + 3, 2 if t.startswith("fcolorbox", i - 6) else 1
+        if j < 0:
+            i = t.rfind("box", 0, i)
+            continue
+        for _ in range(skip):  # the colour arguments of \colorbox{c}{..} / \fcolorbox{c}{c}{..}
+            if j < len(t) and t[j] == "{":
+                end = find_group_end(t, j, 64)
+                j = end + 1 if end > 0 else len(t)
+        if j < len(t) and t[j] == "{":
+            end = find_group_end(t, j, MAX_ANSWER_CHARS)
+            if end > 0:
+                found.append((i, t[j + 1:end], j + 1, end + 1))
+            elif not found and unclosed < 0:
+                unclosed = i
+        elif j < len(t) and t[j] == " ":  # `\boxed 42`
+            m = re.match(r" +([^\s$]{1,40})", t[j:j + 64])
+            if m:
+                found.append((i, m.group(1), j + m.start(1), j + m.end()))
+        i = t.rfind("box", 0, i)
+    found.reverse()
+    return found, unclosed
+
+
+def _gsm8k(t: str, numeric: bool) -> list[Statement]:
+    if "#" not in t:
+        return []
+    i = t.rfind("####")  # GSM8K's final-answer marker; a markdown heading ("#### Step 2") is not one
+    if i < 0 or (i > 0 and t[i - 1] == "#"):
+        return []
+    cs, content = content_at(t, i + 4)
+    if parse_value(clean(content)) is None:
+        return []
+    return [_read(t, i, "line", cs, content, numeric=numeric)]
+
+
+_CONCLUSION = re.compile(r"(?i)^\W*(?:therefore|thus|hence|so|in total|in conclusion|altogether|finally|donc|"
+                         r"daher|also|entonces|por lo tanto|portanto|quindi|поэтому|итак)\b|^\W*(?:因此|所以|故|综上|"
+                         r"总共|一共|したがって|よって|따라서)")
+
+
+def conclusion_before(t: str, pos: int) -> Statement | None:
+    """The conclusion sentence ("Thus there are 30 ways.") ending right before the marker at pos (R1d)."""
+    head = t[max(0, pos - 240):pos].rstrip(" \t\r\n*#$\\[")
+    if head[-14:].lower().rstrip(":").endswith("final answer"):  # a "**Final Answer**" heading
+        head = head[:head.lower().rfind("final answer")].rstrip(" \t\r\n*#")
+    if not head.endswith((".", "!", "?", ":", "。", "！", "？", "：")):
+        return None
+    body = head[:-1]
+    start = max(body.rfind(". "), body.rfind("! "), body.rfind("? "), body.rfind("\n"), body.rfind(": "),
+                body.rfind("。"), body.rfind("！"), body.rfind("？")) + 1
+    sentence = body[start:]
+    if not _CONCLUSION.match(sentence):
+        return None
+    vals = asserted(sentence)  # raw text: `$34$` reads as 34, `12{,}000` states no value here
+    # A sentence naming several numbers ("Hence there are 34 ways, where 3 are symmetric.") states no single
+    # value: not a commitment, the marked answer decides.
+    if len(vals) != 1:
+        return None
+    loc = locate(sentence)
+    if loc is None:
+        return None
+    mode, _ = classify(sentence[:loc[0]], sentence[loc[1]:])
+    s_pos = pos - len(t[max(0, pos - 240):pos]) + start
+    return Statement(s_pos, mode, tuple(vals), "conclusion") if mode == COMMITTED else None
+
+
+def remarks(t: str, start: int, taken: list[int]) -> list[Statement]:
+    """Candidates offered after the first commitment without an answer word ("It might be 35 instead.",
+    "Or is it 35?", "Alternatively, 35.", "答案也可能是 35" is an answer sentence already)."""
+    out: list[Statement] = []
+    region = _leftover(t, start, taken)
+    if not _DIGIT_OR_CJK.search(region) or not _offers(region):
+        return out  # no value, or no hedge, question or alternative: no candidate
+    pos = start
+    for m in _TERMINATOR.finditer(t, start):
+        s0, s1 = pos, m.end()
+        pos = s1
+        _candidate(t, s0, s1, taken, out)
+    if pos < len(t):
+        _candidate(t, pos, len(t), taken, out)
+    return out
+
+
+_DIGIT_OR_CJK = re.compile(r"\d|[^\x00-\x7f]")
+_OFFER_TOKENS = frozenset(p.split()[0] for c in (cues.ALT, cues.ALT_NEAR, cues.HEDGE, cues.IF, cues.COND)
+                          for p in cues._PHRASES[c])
+
+
+def _leftover(t: str, start: int, taken: list[int]) -> str:
+    """t[start:] without the lines that hold a statement (their own words are read with them)."""
+    region = t[start:]
+    if "\n" not in region:
+        return region
+    out, pos = [], start
+    for line in region.split("\n"):
+        if not any(pos <= p < pos + len(line) + 1 for p in taken):
+            out.append(line)
+        pos += len(line) + 1
+    return "\n".join(out)
+
+
+def _offers(region: str) -> bool:
+    """Whether a region may offer a candidate: a question mark, a hedge or alternative word, or a non-ASCII text."""
+    if "?" in region or not region.isascii():
+        return True
+    return not _OFFER_TOKENS.isdisjoint(cues.tokens(region))
+
+
+def _candidate(t: str, s0: int, s1: int, taken: list[int], out: list[Statement]) -> None:
+    sentence = t[s0:s1]
+    loc = locate(sentence)
+    if loc is None or any(s0 <= p < s1 for p in taken):
+        return
+    mode, _ = classify(sentence[:loc[0]], sentence[loc[1]:])
+    if mode != CANDIDATE:
+        return
+    toks = cues.tokens(sentence)
+    cls = cues.classes(sentence, toks)
+    bare = not sentence[:loc[0]].strip(" \t\n(*_$") and not sentence[loc[1]:].strip(" \t\n?？.)*_$")
+    # an alternative ("35 instead", "or 35") always offers another answer; a hedge or a question only when it
+    # is about the answer ("it might be 35", "Is it 35?", a bare "35?"), not about something else ("n = 5?")
+    if cues.ALT in cls or cues.ALT_NEAR in cls or bare or not _REFERENCE.isdisjoint(toks) or (
+            not sentence.isascii() and any(r in sentence for r in _REFERENCE_CJK)):
+        out.append(Statement(s0, CANDIDATE, (_key(sentence[loc[0]:loc[1]]),), "remark"))
+
+
+_REFERENCE = frozenset("it it's that this answer result value total count cela ça es das это он она 它".split())
+_REFERENCE_CJK = ("答案", "结果", "それ", "答え", "정답", "답")
+
+
+_RETRACT_TOKENS = frozenset(tok for p in cues._PHRASES[cues.RETRACT] for tok in p.split()) - {
+    "that", "this", "it", "is", "was", "the", "i", "a", "an", "my", "not", "be", "can't", "cannot", "above", "me", "es",
+    "c'est", "est", "ist", "das", "è", "é", "está", "answer", "made", "count", "se"}
+_RETRACT_CJK = tuple(cues._CJK[cues.RETRACT])
+
+
+# A stem of a distinctive word of every retraction phrase (tests/rewards/test_cues.py keeps the two in step).
+RETRACT_STEMS = ("wrong", "incorr", "mistak", "error", "scratc", "disreg", "ignore", "retrac", "not right",
+                 "not correct", "be right", "is off", "faux", "trompé", "falsch", "stimmt nicht", "geirrt", "equivo",
+                 "está mal", "falso", "errado", "errei", "sbagli", "errato", "неверн", "неправ", "ошиб")
+
+
+_RETRACT_RE = re.compile("|".join(re.escape(w) for w in RETRACT_STEMS))
+
+
+def _maybe_retract(text: str) -> bool:
+    """A cheap test every retraction passes (a stem of its longest word), before the full cue reading."""
+    if _RETRACT_RE.search(text.lower()):
+        return True
+    return not text.isascii() and any(w in text for w in _RETRACT_CJK)
+
+
+def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
+    """(end of the last withdrawal after `start`, or -1; {value: position} of retractions that name their value)."""
+    cut, named = -1, {}
+    region = t[start:]
+    if not _maybe_retract(region) and not _REFUSAL_HINT.search(region):
+        return cut, named  # most final outputs withdraw nothing: one scan of the region decides
+    pos = start
+    bounds = [(m.end()) for m in _TERMINATOR.finditer(t, start)]
+    for end in bounds + ([len(t)] if not bounds or bounds[-1] < len(t) else []):
+        sentence = t[pos:end]
+        s0, pos = pos, end
+        if not sentence.strip():
+            continue
+        retract = _maybe_retract(sentence) and cues.RETRACT in cues.classes(sentence)
+        if not retract:
+            if refusal_end(sentence) >= 0:
+                cut = end
+            continue
+        loc = locate(sentence)
+        if loc is not None:
+            named[_key(sentence[loc[0]:loc[1]])] = s0
+        else:
+            cut = end
+    return cut, named
+
+
+def find(t: str, numeric: bool = True) -> Found:
+    """Every statement about the answer in the final output t (R1), in order of position."""
+    out = Found()
+    stmts = _colon_labels(t, numeric)
+    box_list, out.unclosed = boxes(t)
+    for pos, inner, start, end in box_list:
+        line_end = t.find("\n", end, end + 200)
+        aside = t[end:line_end if line_end >= 0 else end + 200]
+        stmts.append(_read(t, pos, "box", start, inner, aside, numeric=numeric))
+    stmts.extend(_gsm8k(t, numeric))
+    for pos, kind, vpos, text in structured.json_fields(t) + structured.table_fields(t):
+        stmts.append(_read(t, pos, "field", vpos, text, alternative=kind == ALTERNATIVE, numeric=numeric))
+    lines = sum(1 for s in stmts if s.kind == "line")
+    out.flood = lines >= MAX_LOOK or len(box_list) >= MAX_LOOK
+    taken = {s.pos for s in stmts}
+    for hit in _answer_words(t):
+        if hit[0] in taken:
+            continue
+        s = _sentence_or_label(t, hit, numeric)
+        if s is not None:
+            stmts.append(s)
+            taken.add(s.pos)
+    out.marked = sum(1 for s in stmts if s.kind in ("line", "box", "field"))
+    if out.marked:
+        first = min(s.pos for s in stmts if s.kind in ("line", "box", "field"))
+        c = conclusion_before(t, first)
+        if c is not None:
+            stmts.append(c)
+    stmts.sort(key=lambda s: s.pos)
+    out.statements = stmts
+    return out
+
+
+def prose_statement(t: str, answer: str, stmts: list[Statement] = ()) -> Statement | None:  # type: ignore[assignment]
+    """The statement a concluding statement (R1e) makes: its answer read in the sentence that holds it (the
+    answer sentence already read there, when there is one)."""
+    i = t.rfind(answer) if answer else -1
+    for s in reversed(stmts):
+        if s.kind == "sentence" and s.pos < i <= s.pos + 120 and t.find(answer, s.pos) == i:
+            return s
+    if i < 0:
+        r = read_prose_answer(answer)
+        return Statement(max(0, len(t) - 1), COMMITTED, tuple(values(r or answer)), "prose", answer)
+    loc = locate(answer)
+    j, k = (i + loc[0], i + loc[1]) if loc else (i, i + len(answer))
+    mode, op = mode_at(t, j, k)
+    if mode is None:
+        return Statement(i, "ignored", (), "prose", answer)
+    return Statement(i, mode, tuple(values(answer)), "prose", answer, op)
