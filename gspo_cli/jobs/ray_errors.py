@@ -26,6 +26,9 @@ OTHER = "other"
 
 # ray/dashboard/modules/dashboard_sdk.py:305-307: f"Request failed with status code {r.status_code}: {r.text}."
 _SDK_STATUS = re.compile(r"Request failed with status code (\d{3})")
+# ray/dashboard/modules/job/job_head.py:134 (the agent's answer inside the head's 500) and job_manager.py:554
+_AGENT_400 = re.compile(r"Request failed with status code 400: ")
+_EXISTS_TEXT = re.compile(r"Job with submission_id \S+ already exists")
 
 # A refused token, where Ray says it only in words (lower case; matched anywhere in the text):
 AUTH_PHRASES = (
@@ -89,6 +92,11 @@ def classify(exc: BaseException) -> RayFailure:
         # 400 is any bad request (job_head.py:432 turns every ValueError of submit_job into one); only the text
         # says which: ray/dashboard/modules/job/job_manager.py:554
         # f"Job with submission_id {submission_id} already exists. Please use a different submission_id."
+        return RayFailure(EXISTS, status, detail)
+    if status == 500 and _AGENT_400.search(text) and _EXISTS_TEXT.search(text):
+        # The head hands a submit to a job agent (ray/dashboard/modules/job/job_head.py:419) and raises the agent's
+        # 400 as its own 500 (job_head.py:134 `_raise_error`): two submits of one id in the same instant, the
+        # second refused by the agent. Measured: tests/engines/native/test_one_writer.py, both CLIs in one second.
         return RayFailure(EXISTS, status, detail)
     if status == 500 and "No available agent" in text:
         # 500 is any server error; ray/dashboard/modules/job/job_head.py:425

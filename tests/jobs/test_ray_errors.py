@@ -40,6 +40,11 @@ def _http_error(status: int) -> requests.HTTPError:
     (_sdk(404, "Job raysubmit_x does not exist"), re_.NOT_FOUND),
     (_sdk(400, "Traceback ...\nValueError: Job with submission_id j-1 already exists. Please use a different "
                "submission_id."), re_.EXISTS),
+    # the head's 500 around its job agent's 400 (job_head.py:134): the text Ray gave test_one_writer's second CLI
+    (_sdk(500, "Traceback (most recent call last):\n  File \".../job_head.py\", line 134, in _raise_error\n"
+               "RuntimeError: Request failed with status code 400: Traceback (most recent call last):\n"
+               "ValueError: Job with submission_id twice-train-20261203-085626 already exists. Please use a "
+               "different submission_id.\n."), re_.EXISTS),
     (_sdk(500, "No available agent to submit job, please try again later."), re_.AGENT_NOT_READY),
     (ConnectionError("Failed to connect to Ray at address: http://127.0.0.1:1."), re_.UNREACHABLE),
     (requests.exceptions.ConnectionError("Connection aborted."), re_.UNREACHABLE),
@@ -48,6 +53,8 @@ def _http_error(status: int) -> requests.HTTPError:
                "to startup or the GCS has become overloaded."), re_.NODE_START_TIMEOUT),
     # controls: the text alone never decides where Ray gives a status or a type
     (_sdk(500, "internal error: file already exists"), re_.OTHER),  # a 500 that mentions "already exists"
+    # a 500 naming the id but not from the agent's 400
+    (_sdk(500, "Job with submission_id j-1 already exists (cached)"), re_.OTHER),
     (_sdk(400, "No available agent to submit job"), re_.OTHER),
     (_sdk(500, "Job raysubmit_x does not exist"), re_.OTHER),  # "does not exist" without the 404
     (RuntimeError("timed out during startup"), re_.OTHER),  # not Ray's bare Exception
@@ -81,6 +88,7 @@ RAY_TEXTS = [
     ("dashboard/http_server_head.py", 'text="Forbidden: Invalid authentication token"'),
     ("dashboard/modules/job/job_head.py", 'text=f"Job {job_or_submission_id} does not exist"'),
     ("dashboard/modules/job/job_head.py", '"No available agent to submit job, please try again later."'),
+    ("dashboard/modules/job/job_head.py", 'raise RuntimeError(f"Request failed with status code {status}: {error_text}.")'),
     ("dashboard/modules/job/job_manager.py", 'f"Job with submission_id {submission_id} already exists. "'),
     ("_private/authentication/http_token_authentication.py", '"Authentication required: {body}'),
     ("_private/authentication/http_token_authentication.py", '"Authentication failed: {body}'),
