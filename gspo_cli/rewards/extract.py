@@ -191,6 +191,9 @@ def _line_end(t: str, pos: int) -> int:
     return m.end() if m else len(t)
 
 
+_HOW = {"line": "answer_line", "box": "boxed", "field": "field"}
+
+
 def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, str]:
     """(answer text, how) of the committed marked answer the style prefers: DAPO's `Answer:` line or a box."""
     order = ("line", "box", "field") if style == "dapo" else ("box", "line", "field")
@@ -199,7 +202,9 @@ def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, s
         cands = [s for s in stmts if s.kind == kind and s.mode == COMMITTED and s.values == v]
         if cands:
             s = cands[-1]
-            how = {"line": "answer_line", "box": "boxed", "field": "field"}[kind]
+            how = _HOW[kind]
+            if s.plain:  # a plain integer alone on its line: its value is the answer text
+                return v[0], how
             text = _refine(s.content) if kind == "line" else s.content
             c = clean(text)
             if len(v) == 1 and parse_value(c) is None and _has_words(c) and only_numbers(c):  # `16 (sixteen)`
@@ -248,8 +253,8 @@ def _decide(t: str, style: str, numeric: bool) -> Extraction:
         if why in ("withdrawn", "refusal"):
             cut, _ = found_in.withdrawals(t, stmts[0].pos)
             if cut >= 0 and t[cut:].strip():  # "Answer: 36. Actually, I cannot determine ...": what follows
-                answer, how = concluding_statement(t[cut:])
-                return Extraction(answer, how if answer is not None else "refusal")
+                late, late_how = concluding_statement(t[cut:])
+                return Extraction(late, late_how if late is not None else "refusal")
             return Extraction(None, "refusal")
         if why == "empty_answer" or all(not clean(s.content) for s in marked if s.mode == COMMITTED):
             return Extraction(None, "empty_answer") if why in ("empty_answer", "no_answer") else Extraction(None, why)

@@ -141,7 +141,8 @@ def guarded(fn: Callable[[], Any], fallback: Any, limit: float | None = None) ->
     except Exception as e:  # noqa: BLE001 - counted and reported, never a crashed training step
         result, error = fallback, True
         TALLY.report_once("error", f"{type(e).__name__}: {str(e)[:200]}")
-    if not error and time.monotonic() - start - take_startup_s() > limit:  # a worker's one-off start excluded
+    elapsed = time.monotonic() - start
+    if not error and elapsed > limit and elapsed - take_startup_s() > limit:  # a worker's one-off start excluded
         result, timeout = fallback, True
     if timeout:
         TALLY.report_once("timeout", f"scoring one response took more than {limit:g}s; it is scored wrong")

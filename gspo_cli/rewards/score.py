@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from gspo_cli.rewards.extract import extract
 from gspo_cli.rewards.guard import RewardTimeout, guarded, limit_s
@@ -35,8 +34,7 @@ FALLBACK_TIMEOUT_S = 5.0
 _SYMBOLIC = re.compile(r"[A-Za-z\\]")  # only something with a variable or a command is worth sympy's time
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):  # a named tuple: one is made per response scored
     acc: bool
     pred: str
     how: str  # which evidence decided: "answer_line", "boxed", "prose:...", "math_verify", or why nothing
@@ -110,8 +108,13 @@ def judge(
     return ok, pred, "math_verify"
 
 
-@lru_cache(maxsize=4096)
 def _numeric(ground_truth: str) -> bool:
+    """Whether the ground truth is a number (so a bound or an estimate states no value, R2d)."""
+    return ground_truth.isdigit() or _numeric_text(ground_truth)  # AIME and DAPO: plain integers
+
+
+@lru_cache(maxsize=4096)
+def _numeric_text(ground_truth: str) -> bool:
     return isinstance(parse_value(clean(ground_truth)), Fraction)
 
 
@@ -184,6 +187,8 @@ DEFAULT_SCORER: Scorer = _boxed
 
 def get_scorer(data_source: str | None) -> Scorer:
     """The scorer for a data_source (exact key, then prefix keys, then the boxed-first default)."""
+    if data_source in REGISTRY:  # most calls: `math_dapo`
+        return REGISTRY[data_source]
     ds = (data_source or "").strip()
     low = ds.lower()
     if low in REGISTRY:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import accumulate
 
 from gspo_cli.rewards import cues, structured
 from gspo_cli.rewards.commit import (
@@ -191,21 +190,18 @@ def _colon_labels(t: str, numeric: bool) -> list[Statement]:
     out: list[Statement] = []
     last = _LAST_CHARS
     for sep in (":", "：") if not t.isascii() else (":",):
-        pieces = t.split(sep)  # C speed; the character before each colon ends a piece
-        if len(pieces) == 1:
-            continue
-        ends = list(accumulate(len(p) + 1 for p in pieces))  # ends[k] - 1: the colon after piece k
-        for k in [k for k, p in enumerate(pieces[:-1]) if p[-1:] in last][::-1]:  # "Step 1:", `a:b` are dropped
-            if len(out) >= MAX_LOOK:
-                break
-            i = ends[k] - 1
-            head = t[max(0, i - 48):i]
-            lab = _label(head)
-            if lab is not None:
-                kind, j = lab
-                cs, content = content_at(t, i + 1)
-                pos = i - len(head) + j
-                out.append(_read(t, pos, "line", cs, _glued(content), alternative=kind == ALTERNATIVE, numeric=numeric))
+        i = t.rfind(sep)  # C speed, from the end; the character before a colon decides whether it is read
+        while i > 0 and len(out) < MAX_LOOK:
+            if t[i - 1] in last:  # "Step 1:", `a:b`, "double-check:" end no label
+                head = t[max(0, i - 48):i]
+                lab = _label(head)
+                if lab is not None:
+                    kind, j = lab
+                    cs, content = content_at(t, i + 1)
+                    pos = i - len(head) + j
+                    out.append(_read(t, pos, "line", cs, _glued(content), alternative=kind == ALTERNATIVE,
+                                     numeric=numeric))
+            i = t.rfind(sep, 0, i)
     return out
 
 
@@ -475,7 +471,7 @@ def _maybe_retract(text: str) -> bool:
 
 def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
     """(end of the last withdrawal after `start`, or -1; {value: position} of retractions that name their value)."""
-    cut, named = -1, {}
+    cut, named = -1, dict[str, int]()
     region = t[start:]
     if not _maybe_retract(region) and not _REFUSAL_HINT.search(region):
         return cut, named  # most final outputs withdraw nothing: one scan of the region decides
