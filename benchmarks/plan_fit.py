@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from gspo_cli.plan import calibration
-from gspo_cli.plan.profiles import BUILTIN
+from gspo_cli.plan.profiles import BUILTIN, Profile
 
 
 def fitted_profiles() -> tuple[dict, dict]:
@@ -30,10 +30,35 @@ def fitted_profiles() -> tuple[dict, dict]:
     return profiles, fitted
 
 
+DOC_BEGIN, DOC_END = "<!-- calibration:begin -->", "<!-- calibration:end -->"
+
+
+def markdown_table(profiles: dict[str, Profile] | None = None) -> str:
+    """The calibration table (every point, its role, prediction, measurement and error) and its sources."""
+    rows = calibration.table(profiles)
+    lines = ["| point | role | what | quantity | predicted | measured | error |", "|---|---|---|---|---:|---:|---:|"]
+    for r in rows:
+        role = "**held-out**" if r["role"] == "held-out" else "fit"
+        lines.append(f"| {r['point']} | {role} | {r['what']} | {r['quantity']} | {r['predicted']:.4g} | "
+                     f"{r['measured']:.4g} | {r['error_pct']:+.0f}% |")
+    lines += ["", "Sources and length assumptions:"]
+    for r in {r["point"].split("/")[0]: r for r in rows}.values():
+        lines.append(f"- {r['point'].split('/')[0]}: {r['source']}; lengths: {r['lengths']}"
+                     + (f"; {r['note']}" if r["note"] else ""))
+    return "\n".join(lines)
+
+
+def with_docs_table(doc: str) -> str:
+    """`doc` (docs/plan.md) with the table between its calibration markers regenerated from the shipped factors."""
+    head, rest = doc.split(DOC_BEGIN, 1)
+    _, tail = rest.split(DOC_END, 1)
+    return f"{head}{DOC_BEGIN}\n{markdown_table()}\n{DOC_END}{tail}"
+
+
 def main(argv: list[str]) -> None:
     if "--write-docs" in argv:
         doc = Path(__file__).resolve().parents[1] / "docs" / "plan.md"
-        doc.write_text(calibration.with_docs_table(doc.read_text(encoding="utf-8")), encoding="utf-8")
+        doc.write_text(with_docs_table(doc.read_text(encoding="utf-8")), encoding="utf-8")
         print(f"wrote the calibration table into {doc}")
         return
     if "--shipped" in argv:
@@ -42,7 +67,7 @@ def main(argv: list[str]) -> None:
         profiles, fitted = fitted_profiles()
     for family, values in fitted.items():
         print(f"{family}: " + ", ".join(f"{k}={v:.6g}" for k, v in values.items()))
-    print(calibration.markdown_table(profiles))
+    print(markdown_table(profiles))
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def _scorer(name: str):
     if name == "math_verify":
         import logging
 
-        from gspo_cli.rewards.peers import math_verify_acc
+        from peers import math_verify_acc
 
         logging.getLogger("math_verify").setLevel(logging.ERROR)
         return math_verify_acc
@@ -245,7 +245,7 @@ def main() -> int:
         print(f"| {mode} | {dt:.2f} | {4096 / dt:,.0f} | {acc} | {err} |")
 
     if not args.skip_accuracy:
-        from gspo_cli.rewards.peers import accuracy_table, error_table, format_table
+        from peers import accuracy_table, error_table, format_table
 
         sets = {
             "labelled corpus (verifier_corpus.jsonl)": _load(CORPUS),

@@ -5,10 +5,11 @@
 
 The suites are the hand-labelled files under tests/rewards/data/ (docs/verifier.md, "The suites"); the peer
 suite is scored twice, on upstream's labels (peer_suite_cases.jsonl, untouched) and on gspo's (the same rows with
-peer_suite_overlay.jsonl's relabels). Peers are called as verl calls them (gspo_cli/rewards/peers.py).
+peer_suite_overlay.jsonl's relabels). Peers are called as verl calls them (benchmarks/peers.py).
 `--before REF` adds a column with gspo's verifier as it was at git REF (its gspo_cli/ extracted into a temporary
-folder and run in a subprocess) on today's files. `ours_strict` is gspo's verdict counted right only when the
-decisive answer is a DAPO `Answer:` line (what an opt-in strict mode would pay; issue #32). Prints Markdown.
+folder and run in a subprocess; today's benchmarks/peers.py calls it) on today's files. `ours_strict` is gspo's
+verdict counted right only when the decisive answer is a DAPO `Answer:` line (what an opt-in strict mode would
+pay; issue #32). Prints Markdown.
 """
 
 from __future__ import annotations
@@ -47,14 +48,14 @@ def load(name: str) -> list[dict]:
 
 
 def fp_fn(rows: list[dict], peer: str) -> tuple[int, int]:
-    from gspo_cli.rewards.peers import errors, verdicts
+    from peers import errors, verdicts
 
     fp, fn = errors(rows, verdicts(rows, peer))
     return len(fp), len(fn)
 
 
 def by_shape(rows: list[dict], peers: list[str]) -> str:
-    from gspo_cli.rewards.peers import errors, verdicts
+    from peers import errors, verdicts
 
     out = ["| shape | cases | " + " | ".join(f"{p} FP / FN" for p in peers) + " |", "|---|---:|" + "---:|" * len(peers)]
     shapes = collections.defaultdict(list)

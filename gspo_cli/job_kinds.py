@@ -2,8 +2,9 @@
 
     python -m gspo_cli.job_kinds COMMAND [ARGS...]
 
-Each kind is a loader: a plain import inside a function returning the kind's `main(argv: list[str]) -> int`, so
-reading this table imports no service (`gspo --help` stays light) and an IDE follows each entry to its code.
+Each kind is a loader registered with `@job_kind(NAME)` (the registry pattern of gspo_cli/registry.py): a plain
+import inside a function returning the kind's `main(argv: list[str]) -> int`, so reading the registry imports no
+service (`gspo --help` stays light) and an IDE follows each entry to its code.
 This module sits at the top of the layers (beside `cli/`) because it names services of every layer; the job
 machinery it hands the table to (`jobs/entry.py`) sits below them. tests/jobs/test_job_kinds.py checks that every
 kind loads to a function of that signature and that every command gspo submits is registered here.
@@ -12,63 +13,69 @@ kind loads to a function of that signature and that every command gspo submits i
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from gspo_cli.jobs.entry import JobKind, JobMain
 from gspo_cli.jobs.entry import main as _entry_main
 from gspo_cli.jobs.entry import run as _entry_run
+from gspo_cli.registry import Registry
+
+KINDS: Registry[JobKind] = Registry("job kind", key="job command")
 
 
+def job_kind(name: str, *, keep_traceback: bool = False) -> Callable[[Callable[[], JobMain]], Callable[[], JobMain]]:
+    """Register the decorated loader as job kind `name` (`keep_traceback`: a training attempt, whose wrapper reads
+    the traceback to classify the failure)."""
+    return KINDS.register_as(name, lambda load: JobKind(load, keep_traceback))
+
+
+@job_kind("cluster-smoke")
 def _cluster_smoke() -> JobMain:
     from gspo_cli.jobs import smoke
 
     return smoke.main
 
 
+@job_kind("eval")
 def _eval() -> JobMain:
     from gspo_cli.eval import job
 
     return job.main
 
 
+@job_kind("prepare-data")
 def _prepare_data() -> JobMain:
     from gspo_cli.data import job
 
     return job.main
 
 
+@job_kind("train")
 def _native_train() -> JobMain:
     from gspo_cli.engines.native import job
 
     return job.main
 
 
+@job_kind("train-attempt", keep_traceback=True)
 def _native_train_attempt() -> JobMain:
     from gspo_cli.engines.native import job
 
     return job.attempt_main
 
 
+@job_kind("verl-train")
 def _verl_train() -> JobMain:
     from gspo_cli.engines.verl import job
 
     return job.job_main
 
 
+@job_kind("verl-export")
 def _verl_export() -> JobMain:
     from gspo_cli.models import verl_checkpoint
 
     return verl_checkpoint.job_main
-
-
-KINDS: dict[str, JobKind] = {
-    "cluster-smoke": JobKind(_cluster_smoke),
-    "eval": JobKind(_eval),
-    "prepare-data": JobKind(_prepare_data),
-    "train": JobKind(_native_train),
-    "train-attempt": JobKind(_native_train_attempt, keep_traceback=True),
-    "verl-train": JobKind(_verl_train),
-    "verl-export": JobKind(_verl_export),
-}
 
 
 def run(command: str, argv: list[str]) -> int:

@@ -76,3 +76,14 @@ def test_job_adopts_its_claim_refuses_another_and_releases_at_the_end(tmp_path, 
         state.run_tracked(run, "native", lambda: 0)
     assert lock.read(run)["job_id"] == "r4-train-9"
     assert json.loads(lock.lock_path(run).read_text())["engine"] == "native"
+
+
+@pytest.mark.ray
+def test_a_job_the_cluster_does_not_have_is_gone(tmp_path, ray_head):
+    """A lock of another host naming a job its (reachable) cluster does not know: Ray's 404 (jobs/ray_errors.py
+    NOT_FOUND) says the holder is gone, and the run is taken over; an unreachable cluster stays unknown (above)."""
+    run = tmp_path / "r5"
+    run.mkdir()
+    lock._write(run, {"job_id": "r5-train-1", "host": "another-host", "dashboard_url": ray_head.dashboard_url})
+    assert lock.holder_state(lock.read(run)) == "gone"
+    assert lock.claim(run, "r5-train-2", engine="verl")["job_id"] == "r5-train-1"

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
 from gspo_cli.errors import ConfigError
+from gspo_cli.registry import Registry
 
 # torch is imported inside the functions: the preset schema reads this registry's names (algorithm.loss_mode)
 # when `gspo presets show` validates a preset, which must not load torch.
@@ -99,7 +100,9 @@ PolicyLossFn: TypeAlias = (
 
 # The open registry: name -> loss. `algorithm.loss_mode` accepts exactly these names (config/schema.py), the
 # native engine runs each of them, and verl runs those with a VERL_LOSS_NAMES entry (config/engine_support.py).
-POLICY_LOSSES: dict[str, PolicyLossFn] = {}
+# (A gspo_cli.registry.Registry: the one registry pattern; engines, job kinds, eval and reward backends and health
+# rules follow this one.)
+POLICY_LOSSES: Registry[PolicyLossFn] = Registry("policy loss", key="algorithm.loss_mode")
 # name -> the name of verl 0.9.1's policy loss with the same semantics (verl's own registry, core_algos.py).
 VERL_LOSS_NAMES: dict[str, str] = {}
 
@@ -108,9 +111,7 @@ def register_policy_loss(name: str, *, verl: str | None = None) -> Callable[[Pol
     """Register a policy loss under `name`; `verl` names verl's equal loss when verl has one (else native only)."""
 
     def decorator(fn: PolicyLossFn) -> PolicyLossFn:
-        if name in POLICY_LOSSES:
-            raise ValueError(f"policy loss {name!r} registered twice")
-        POLICY_LOSSES[name] = fn
+        POLICY_LOSSES.add(name, fn)  # a name registered twice: ValueError
         if verl is not None:
             VERL_LOSS_NAMES[name] = verl
         return fn

@@ -103,7 +103,7 @@ def smoke_cmd(
 
     if local:
         jobs.connect_in_process(address)
-    raise typer.Exit(jobs.run_job("cluster-smoke", None, preset_name="cluster", address=address, local=local,
+    raise typer.Exit(jobs.run_job(jobs.JobSpec("cluster-smoke", None, name="cluster"), address=address, local=local,
                                   json_out=json_out))
 
 

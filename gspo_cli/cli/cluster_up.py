@@ -16,12 +16,13 @@ if TYPE_CHECKING:
 def _start(a: NodeArgs) -> None:
     """Parse -> the node service (env/node_start.py: token policy, plan, start, NPU wait) -> what it did, on stderr."""
     from gspo_cli.config.presets import load_preset
+    from gspo_cli.engines import node_resources
     from gspo_cli.env import node_start
 
     loaded = load_preset(a.preset, a.sets or [])
     token = node_start.node_token(a)
     _say_token(a, token)
-    p = node_start.plan(a, loaded, token)
+    p = node_start.plan(a, loaded, token, node_resources(loaded))  # what the preset's engine asks of a node
     _say_plan(a, p)
     record = node_start.start(p)
     _say_started(a, loaded, record)

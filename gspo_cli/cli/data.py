@@ -31,10 +31,12 @@ def prepare_data_command(
     loaded = load_preset(preset, sets)  # fail fast on a bad preset, --set, --dataset or --input
     req = job.request(loaded, preset_ref=preset, sets=sets, datasets=list(dataset or []), inputs=list(input_ or []),
                       out=out, force=force)
+    from gspo_cli.engines import node_resources
     from gspo_cli.env.exports import job_vars
 
-    code = jobs.run_job(job.JOB_COMMAND, req, preset=loaded, address=address, local=local, json_out=json_out,
-                        env_vars=job_vars(loaded))
+    # the embedded head, when this starts it, offers what the preset's training engine will ask of it
+    spec = jobs.JobSpec(job.JOB_COMMAND, req, preset=loaded, env_vars=job_vars(loaded), node=node_resources(loaded))
+    code = jobs.run_job(spec, address=address, local=local, json_out=json_out)
     if code != 0:
         raise typer.Exit(code)
     if not json_out:

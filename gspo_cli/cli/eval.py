@@ -103,10 +103,13 @@ def _eval_one(req, loaded, ref, *, force: bool, address, local: bool, json_out: 
         req.out = str(out_dir)
         request_file = request.write_request(req, out_dir / request.REQUEST_FILE)
         # --json prints results.json from disk (shared $GSPO_HOME), not the job's trimmed result event
+        from gspo_cli.engines import node_resources
         from gspo_cli.env.exports import job_vars
 
-        code = jobs.run_job("eval", request_file, preset=loaded, address=address, local=local,
-                            env_vars=job_vars(loaded), run=ref.run.name if getattr(ref, "run", None) is not None else None)
+        run = ref.run.name if getattr(ref, "run", None) is not None else None
+        spec = jobs.JobSpec("eval", request_file, preset=loaded, run=run, env_vars=job_vars(loaded),
+                            node=node_resources(loaded))
+        code = jobs.run_job(spec, address=address, local=local)
         if code != 0:
             raise typer.Exit(code)
     results = service.read_results(out_dir / service.RESULTS)
@@ -133,10 +136,12 @@ def _eval_steps(req, loaded, refs, *, force: bool, address, local: bool, json_ou
         req.model = f"{run.resolve()}:{','.join(map(str, todo))}"
         err.print(f"Evaluating {req.benchmark} on {len(todo)} checkpoints of {run.name} in one job: steps "
                   f"{_steps_text(todo)}", highlight=False)
+        from gspo_cli.engines import node_resources
         from gspo_cli.env.exports import job_vars
 
-        code = jobs.run_job("eval", request.payload(req), preset=loaded, address=address, local=local,
-                            env_vars=job_vars(loaded), run=run.name)
+        spec = jobs.JobSpec("eval", request.payload(req), preset=loaded, run=run.name, env_vars=job_vars(loaded),
+                            node=node_resources(loaded))
+        code = jobs.run_job(spec, address=address, local=local)
         if code != 0:
             raise typer.Exit(code)
     results = service.results_of(req, loaded, refs)

@@ -30,6 +30,11 @@ class EngineSupport:
     values: dict[str, tuple[Any, ...] | Callable[[], tuple[Any, ...]]] = field(default_factory=dict)
     # key -> why it is ignored and what to use instead
     ignored: dict[str, str] = field(default_factory=dict)
+    # Python packages (import names) its jobs need (`gspo env doctor` reports a missing one; the engine spec's
+    # required_environment says how to get it)
+    packages: tuple[str, ...] = ()
+    # a run continues with `gspo train --resume RUN` (else: rerun with the run's config and --run-name)
+    resume_flag: bool = False
 
     def allowed(self) -> dict[str, tuple[Any, ...]]:
         """key -> the values this engine runs now, its default first."""
@@ -57,6 +62,8 @@ ENGINES: dict[str, EngineSupport] = {
             "trainer.routing_metrics_freq": "verl's FSDP actor exposes no routing; its rollout load balance is "
                                             "rollout.moe_load_balance_metrics_interval",
         },
+        packages=("verl", "torch", "transformers"),
+        resume_flag=True,
     ),
     "native": EngineSupport(
         values={"actor.strategy": ("native",), "rollout.name": ("hf",),
@@ -89,8 +96,20 @@ ENGINES: dict[str, EngineSupport] = {
             "trainer.mode": _ASYNC, "trainer.rollout_share": _ASYNC, "trainer.parameter_sync_step": _ASYNC,
             "cluster.host_memory_gib": _FSDP,
         },
+        packages=("torch", "transformers"),
     ),
 }
+
+
+def of(engine: str | None) -> EngineSupport | None:
+    """What engine `engine` supports (None for an unknown or missing name)."""
+    return ENGINES.get(engine or "")
+
+
+def needs(preset: Any, package: str) -> bool:
+    """Whether the preset's engine needs Python package `package` (an import name)."""
+    support = of(getattr(getattr(preset, "trainer", None), "engine", None))
+    return support is not None and package in support.packages
 
 
 def fill_engine_values(data: Any) -> Any:

@@ -317,7 +317,7 @@ class EnvSection(Section):
     @field_validator("vars")
     @classmethod
     def _no_test_switches(cls, value: dict[str, str]) -> dict[str, str]:
-        # GSPO_TEST_* switches break a run on purpose (the engine tests' controls, engines/verl/cpu_platform.py):
+        # GSPO_TEST_* switches break a run on purpose (the engine tests' controls, engines/verl/cpu/platform.py):
         # only a test's own process environment may set them, never a preset.
         reserved = sorted(k for k in value if k.upper().startswith(TEST_SWITCH_PREFIX))
         if reserved:

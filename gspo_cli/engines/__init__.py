@@ -1,46 +1,47 @@
-"""Training engines, looked up by `trainer.engine` in the preset. Imported lazily: no torch/verl at import time.
+"""Training engines, looked up by `trainer.engine` in the preset: one spec per engine (engines/spec.py), registered
+in `ENGINES`. Cheap to import: the specs import no torch, Ray or verl; an engine's code loads when its launcher is
+asked for.
 
-An engine is a `Launcher`: `launch(req: TrainRequest) -> int` turns a `gspo train` request into a run folder and
-a job (a Ray job, or in-process with `--local`) and returns the exit code. `gspo train` only loads the preset,
-looks its engine up here and calls the launcher. Adding an engine: a loader below, an entry in ENGINES and one in
-config/engine_support.ENGINES (tests/engines/test_engine_registry.py checks both and the launcher's signature).
+An engine's `launcher()` is a `Launcher`: `launch(req: TrainRequest) -> int` turns a `gspo train` request into a
+run folder and a job (a Ray job, or in-process with `--local`) and returns the exit code. `gspo train` only loads
+the preset, looks its engine up here and calls the launcher. Adding an engine: a spec module registering its
+`EngineSpec` (imported below) and an entry in config/engine_support.ENGINES (tests/engines/test_engine_registry.py
+checks both and the launcher's signature).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from gspo_cli.engines.native import spec as _native_spec  # noqa: F401 - registers the native engine
 from gspo_cli.engines.request import Launcher, TrainRequest
+from gspo_cli.engines.spec import ENGINES, EngineSpec
+from gspo_cli.engines.verl import spec as _verl_spec  # noqa: F401 - registers the verl engine
 from gspo_cli.errors import ConfigError
 
-__all__ = ["ENGINES", "Launcher", "TrainRequest", "get_engine"]
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
+    from gspo_cli.jobs.resources import NodeResources
+
+__all__ = ["ENGINES", "EngineSpec", "Launcher", "TrainRequest", "get_engine", "node_resources", "spec_for"]
 
 
-# Each loader imports its engine only when called (no torch/verl at `gspo --help`) and returns its launcher; the
-# import inside is a plain statement, so readers, IDEs and mypy follow `gspo train` to the engine.
-def _native() -> Launcher:
-    from gspo_cli.engines.native.launch import launch
-
-    return launch
+def spec_for(preset: Preset) -> EngineSpec:
+    """The spec of the preset's `trainer.engine`."""
+    return ENGINES.lookup(preset.trainer.engine)
 
 
-def _verl() -> Launcher:
-    from gspo_cli.engines.verl.launch import launch_request
+def node_resources(preset: Preset | None) -> NodeResources:
+    """What a Ray node (the embedded head, `cluster up/join`) must offer the jobs of `preset`'s engine."""
+    from gspo_cli.jobs.resources import NodeResources
 
-    return launch_request
-
-
-# trainer.engine -> loader of its launcher (config/engine_support.py holds what each engine supports, same keys)
-ENGINES: dict[str, Callable[[], Launcher]] = {"native": _native, "verl": _verl}
+    return spec_for(preset).node_resources(preset) if preset is not None else NodeResources()
 
 
 def get_engine(name: str) -> Launcher:
+    spec = ENGINES.lookup(name)
     try:
-        loader = ENGINES[name]
-    except KeyError:
-        raise ConfigError(f"unknown trainer.engine {name!r}", f"use one of: {', '.join(sorted(ENGINES))}") from None
-    try:
-        return loader()
+        return spec.launcher()
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] != "gspo_cli":
             raise ConfigError(f"engine {name!r} is not available in this install ({exc.name} missing)") from None

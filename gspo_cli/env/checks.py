@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gspo_cli.checks import ERROR, OK, SKIP, WARN, Check, has_errors
+from gspo_cli.config import devices, engine_support
 from gspo_cli.env import matrix
 from gspo_cli.env.facts import preset_attr, stack_versions
 from gspo_cli.env.known_bad import known_bad_checks
@@ -25,7 +26,7 @@ def exit_code(checks: list[Check]) -> int:
 
 def expects_npu(facts: dict[str, Any], preset: Any) -> bool:
     if preset is not None:
-        return preset_attr(preset, "cluster", "device") == "npu"
+        return devices.resolve(preset_attr(preset, "cluster", "device")).device.ascend
     return bool(facts["npu"].get("smi") or facts["cann"].get("found") or facts.get("davinci"))
 
 
@@ -238,7 +239,7 @@ def _verl_checks(v: dict[str, Any], preset: Any) -> list[Check]:
                       f"verl {v['verl']}" + (f"; outside its requirements: {', '.join(bad)}" if bad else ""),
                       fix="pip install 'verl>=0.9.1,<0.10' 'transformers>=5.5.3,<5.11' 'ray[default]>=2.41'"
                       if bad else "")]
-    if preset_attr(preset, "trainer", "engine") == "verl":
+    if engine_support.needs(preset, "verl"):
         return [Check("stack.verl", ERROR, "verl not installed (the preset's engine is verl)",
                       fix="pip install 'gspo[verl]'")]
     return []

@@ -12,6 +12,7 @@ import uuid
 from typing import Any
 
 from gspo_cli.checks import ERROR, OK, SKIP, Check
+from gspo_cli.config import devices
 from gspo_cli.env.checks import local_checks
 from gspo_cli.env.facts import stack_versions
 from gspo_cli.errors import ClusterError
@@ -42,23 +43,29 @@ def cross_node_checks(nodes: list[dict[str, Any]], preset: Any, resources: dict[
                       token: str | None) -> list[Check]:
     """Pure: judge the per-node facts of all nodes together."""
     out: list[Check] = []
-    npu = preset is not None and preset.cluster.device == "npu"
+    device = devices.of(preset) if preset is not None else None
+    npu = device is not None and device.ascend
     want_nodes = preset.cluster.nnodes if preset is not None else None
     if want_nodes is not None:
         out.append(Check("ray.nodes", OK if len(nodes) == want_nodes else ERROR,
                          f"{len(nodes)} alive node(s), preset expects {want_nodes}",
                          fix="" if len(nodes) == want_nodes else "start the missing workers: `gspo cluster join HEAD`"))
-    if npu:
-        total, want = resources.get("NPU", 0), preset.cluster.world_size
+    if npu and device is not None:
+        name = str(device.ray_resource)
+        total, want = resources.get(name, 0), preset.cluster.world_size
         out.append(Check("ray.npu_total", OK if total == want else ERROR,
-                         f"Ray registers NPU={total:g}, preset needs {want}",
+                         f"Ray registers {name}={total:g}, preset needs {want}",
                          fix="" if total == want else "on each node: `gspo cluster join` (passes --resources NPU=N "
                          "from npu-smi), or fix `import acl` (see ray.npu_detect)"))
-        if "GPU" in resources:
-            out.append(Check("ray.gpu_key", ERROR, f"Ray registers GPU={resources['GPU']:g} on an Ascend cluster",
-                             fix="restart Ray without --num-gpus; verl places NPU workers by the NPU resource"))
+        # another accelerator's resource (GPU) on an Ascend cluster: someone started Ray with --num-gpus
+        foreign = [str(d.ray_resource) for d in devices.accelerators() if d is not device]
+        others = [r for r in foreign if r in resources]
+        if others:
+            out.append(Check("ray.gpu_key", ERROR, f"Ray registers {others[0]}={resources[others[0]]:g} on an Ascend "
+                             "cluster", fix=f"restart Ray without --num-gpus; verl places NPU workers by the {name} "
+                             "resource"))
         else:
-            out.append(Check("ray.gpu_key", OK, "no GPU resource registered"))
+            out.append(Check("ray.gpu_key", OK, f"no {', '.join(foreign)} resource registered"))
         bad = [f"{_name(n)}={len(n['npu'].get('devices', []))}" for n in nodes
                if len(n["npu"].get("devices", [])) != preset.cluster.devices_per_node]
         out.append(Check("cluster.npu_count", ERROR if bad else OK,
@@ -246,9 +253,10 @@ def run(preset: Any = None, address: str | None = None, *, timeout: float = 180.
         except Exception as e:  # noqa: BLE001 - Ray raises several kinds here
             exc = e
     if exc is not None:
-        from gspo_cli.jobs import auth
+        from gspo_cli.jobs import auth, ray_errors
 
-        if auth.is_auth_failure(str(exc)) or auth.is_auth_failure("".join(captured)):
+        # ray.init's errors carry no status; Ray's C++ client writes the refusal to stderr (jobs/ray_errors.py)
+        if ray_errors.classify(exc).kind == ray_errors.AUTH or ray_errors.auth_refused("".join(captured)):
             raise auth.auth_error(target.address, target.source, target.token_file, "GCS refused the connection"
                                   ) from None
         raise ClusterError(f"cannot connect to Ray at {target.address} ({target.source}): "

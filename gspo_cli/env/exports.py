@@ -18,6 +18,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
+from gspo_cli.config import devices
 from gspo_cli.env import matrix
 from gspo_cli.env.host import Host
 from gspo_cli.errors import ConfigError
@@ -149,7 +150,7 @@ def refuse_verl_owned(preset: Any) -> None:
 
 def _fit(preset: Any, name: str, value: str) -> tuple[str, str]:
     """(value, why): the preset's value adjusted to the rollout mode and HCCL's AIV cap."""
-    npu = preset.cluster.device == "npu"
+    npu = devices.of(preset).ascend  # `auto` resolved on this host (config/devices.py)
     if name == "TASK_QUEUE_ENABLE" and npu:
         eager = bool(preset.rollout.enforce_eager)
         want = matrix.TASK_QUEUE_EAGER if eager else matrix.TASK_QUEUE_GRAPH
@@ -188,7 +189,7 @@ def build(preset: Any, *, host: Host | None = None, stack: str | None = None, fa
     stack, stack_source = _stack(preset, stack, facts)
     result = Exports(preset=preset.name, stack=stack, stack_source=stack_source, nofile=preset.env.nofile)
     stale = matrix.obsolete_at(stack)
-    npu = preset.cluster.device == "npu"
+    npu = devices.of(preset).ascend  # `auto` resolved on this host (config/devices.py)
     for name, value in preset.env.vars.items():
         if name in stale:
             o = stale[name]

@@ -15,6 +15,7 @@ from gspo_cli.env import raystart
 from gspo_cli.errors import ClusterError
 from gspo_cli.jobs import auth, nodes
 from gspo_cli.jobs.nodes import NodeRecord
+from gspo_cli.jobs.resources import NodeResources
 
 
 @dataclass
@@ -85,8 +86,9 @@ def dashboard_url(a: NodeArgs) -> str | None:
     return known.dashboard_url if known else f"http://{(a.head or '').rsplit(':', 1)[0]}:{a.dashboard_port}"
 
 
-def plan(a: NodeArgs, loaded: Any, token: NodeToken) -> dict[str, Any]:
-    """This node's `ray start` plan (raystart.plan_here) for the flags, the loaded preset and the token."""
+def plan(a: NodeArgs, loaded: Any, token: NodeToken, node: NodeResources | None = None) -> dict[str, Any]:
+    """This node's `ray start` plan (raystart.plan_here) for the flags, the loaded preset and the token; `node`:
+    what the preset's engine asks a node to offer (engines.node_resources)."""
     if a.role == "worker" and a.token_file and token.path:
         # the token the user named for this head also serves the NPU wait after the start (jobs/target.py)
         os.environ["RAY_AUTH_TOKEN_PATH"] = str(token.path)
@@ -94,7 +96,7 @@ def plan(a: NodeArgs, loaded: Any, token: NodeToken) -> dict[str, Any]:
     return raystart.plan_here(loaded, role=a.role, stack=a.stack, head_address=a.head, port=a.port,
                               dashboard_port=a.dashboard_port, node_ip=a.node_ip, npus=a.npus, temp_dir=temp_dir,
                               num_cpus=a.num_cpus, token_file=token.path, dashboard_host=a.dashboard_host,
-                              dashboard_url=dashboard_url(a), extra_args=a.ray_args, metrics=a.metrics)
+                              dashboard_url=dashboard_url(a), extra_args=a.ray_args, metrics=a.metrics, node=node)
 
 
 def start(p: dict[str, Any]) -> NodeRecord:

@@ -8,7 +8,6 @@ never kills Ray processes it did not start and never deletes Ray's temp director
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -16,15 +15,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gspo_cli.env import matrix
+from gspo_cli.config import devices
 from gspo_cli.env.host import Host
 from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
-from gspo_cli.jobs import auth, nodes
+from gspo_cli.jobs import auth, nodes, ray_errors
 from gspo_cli.jobs.nodes import NodeRecord, nodes_dir, read_record, record_file
 from gspo_cli.jobs.procs import RAY_READY_MARK, identity, ray_executable, stop_recorded_group
+from gspo_cli.jobs.resources import NodeResources
 
 READY_MARK = RAY_READY_MARK
+NPU_RESOURCE = str(devices.get("npu").ray_resource)  # what `wait_for_npus` counts
 NODE_LABEL = "gspo-node"  # jobs/nodestate.py reads it back to name nodes
 
 __all__ = ["NodeRecord", "plan", "read_record", "record_file", "start", "stop", "wait_for_npus"]
@@ -35,8 +36,9 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
          stack: str | None = None, temp_dir: str | None = None, extra_ports: dict[str, int] | None = None,
          num_cpus: int | None = None, token_file: Path | None = None, dashboard_host: str | None = None,
          dashboard_url: str | None = None, extra_args: list[str] | None = None,
-         metrics: bool = False) -> dict[str, Any]:
-    """The `ray start` command line and environment for this node (pure apart from the route lookup)."""
+         metrics: bool = False, node: NodeResources | None = None) -> dict[str, Any]:
+    """The `ray start` command line and environment for this node (pure apart from the route lookup). `node`: what
+    the preset's engine asks a node to offer (its spec's `node_resources`: e.g. a verl CPU run's device slots)."""
     from gspo_cli.env import exports as exports_mod
 
     host = host or Host()
@@ -44,7 +46,8 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
         raise ConfigError("cluster join needs the head address", "gspo cluster join HEAD_IP:6379")
     detected = len((facts.get("npu") or {}).get("devices") or [])
     count = npus if npus is not None else detected
-    npu = preset.cluster.device == "npu"
+    device = devices.of(preset)  # `auto` resolved on this node, as verl will resolve it here
+    npu = device.ascend
     if npu and count == 0:
         raise ClusterError("npu-smi shows no NPUs on this node, so Ray would register none",
                            "fix the driver (gspo env doctor), or pass --npus N")
@@ -56,8 +59,8 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
     env.pop("RAY_ADDRESS", None)  # `ray start` must join the address gspo names, not an inherited one
     # Ray's per-node Prometheus exporter listens on every interface and takes no token: off unless asked for.
     env["RAY_enable_metrics_collection"] = "1" if metrics else "0"
-    if npu:
-        env[matrix.RAY_NOSET_VISIBLE] = "1"
+    if npu and device.ray_noset_var:
+        env[device.ray_noset_var] = "1"  # verl assigns devices to its colocated workers itself
     name = nodes.node_name()
     argv = [ray_executable(), "start", "--block", "--disable-usage-stats", f"--labels={NODE_LABEL}={name}"]
     if role == "head":
@@ -71,19 +74,12 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
         argv += [f"--address={head_address}"]
     if node_ip:
         argv.append(f"--node-ip-address={node_ip}")
+    offered = node or NodeResources()
     if npu:
         # Explicit count from npu-smi: Ray's own detection needs `import acl` or undercounts via /dev/davinci*.
-        argv.append("--resources=" + json.dumps({"NPU": count}))
-    verl_cpu = preset.cluster.device == "cpu" and preset.trainer.engine == "verl"
-    if verl_cpu and num_cpus is None:
-        from gspo_cli.jobs.local_head import VERL_CPU_LOGICAL_CPUS
-
-        num_cpus = VERL_CPU_LOGICAL_CPUS  # verl's {GPU: 1, CPU: 3} bundles and helper actors
-    if num_cpus is not None:
-        argv.append(f"--num-cpus={num_cpus}")
-    if verl_cpu:
-        # verl's CPU platform plugin places workers on Ray GPU slots (engines/verl/cpu_platform.py)
-        argv.append(f"--num-gpus={preset.cluster.devices_per_node}")
+        offered = NodeResources(offered.num_cpus, {**offered.resources, str(device.ray_resource): float(count)},
+                                offered.why)
+    argv += offered.start_args(num_cpus=num_cpus)
     if temp_dir:
         argv.append(f"--temp-dir={temp_dir}")
     for flag, value in (extra_ports or {}).items():
@@ -111,7 +107,7 @@ def plan_here(preset: Any, *, role: str, stack: str | None = None, **options: An
 def npu_wait_target(preset: Any, record: NodeRecord, *, role: str, head: str | None,
                     dashboard_port: int) -> tuple[str, int] | None:
     """(dashboard URL, NPU total the preset needs) to wait for after starting a node; None off Ascend."""
-    if preset.cluster.device != "npu":
+    if not devices.of(preset).ascend:
         return None
     if record.dashboard_url:  # where `cluster up` put the dashboard (see plan: the node IP, not 0.0.0.0)
         return record.dashboard_url, preset.cluster.world_size
@@ -195,7 +191,7 @@ def start(p: dict[str, Any], *, timeout: float = 120.0) -> NodeRecord:
         if proc.poll() is not None:
             record_file().unlink(missing_ok=True)
             output = _new_output(log_file, offset)
-            if auth.is_auth_failure(output):
+            if ray_errors.auth_refused(output):  # `ray start`'s log: words only (jobs/ray_errors.py)
                 raise auth.auth_error(p["address"], "cluster join", token_file, "the head refused this node")
             raise ClusterError(f"`ray start` exited with code {proc.returncode}", f"see {log_file}")
         if READY_MARK in _new_output(log_file, offset):
@@ -241,7 +237,7 @@ def wait_for_npus(address: str, want: int, *, timeout: float, on_progress=None) 
     seen = 0.0
     while True:
         try:
-            seen = float(jobs.cluster_status(address)["resources"].get("NPU", 0))
+            seen = float(jobs.cluster_status(address)["resources"].get(NPU_RESOURCE, 0))
         except ClusterError:
             seen = 0.0
         if on_progress:

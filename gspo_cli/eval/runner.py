@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gspo_cli.config import devices
 from gspo_cli.jobs import events
 
 
@@ -51,8 +52,8 @@ def _backend_options(ctx: EvalContext, model_dir: Path, tokenizer, prompts: list
     cluster, rollout, model = _sections(ctx.preset, model_dir)
     options: dict[str, Any] = {
         "device": ctx.device, "batch_size": ctx.settings.batch_size, "trust_remote_code": model.trust_remote_code,
-        # bf16 generate on CPU is slow and gains nothing for eval-sized models
-        "dtype": model.dtype if ctx.device != "cpu" else "float32",
+        # bf16 generate on CPU is slow and gains nothing for eval-sized models (the device table's eval_dtype)
+        "dtype": devices.kind(ctx.device).eval_dtype or model.dtype,
         "gpu_memory_utilization": rollout.gpu_memory_utilization, "tp": ctx.req.tp or rollout.tensor_parallel_size,
         "address": cluster.address,
     }
@@ -99,7 +100,7 @@ def _generate(ctx: EvalContext, model_dir: Path, backend_name: str) -> tuple[lis
 
 def _score(ctx: EvalContext, generations) -> tuple[list[dict], float]:
     from gspo_cli.rewards import score_batch
-    from gspo_cli.rewards.choice import scorer_for
+    from gspo_cli.rewards.backends import scorer_for
 
     events.message(f"scoring {len(ctx.problems) * ctx.settings.n} responses")
     items = []

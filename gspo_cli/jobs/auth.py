@@ -116,14 +116,6 @@ def use_in_process(mode: str | None, token_file: str | os.PathLike | None = None
         AuthenticationTokenLoader.instance().reset_cache()
 
 
-def is_auth_failure(text: str) -> bool:
-    """Whether a Ray error says the cluster refused us for a missing or wrong token."""
-    low = text.lower()
-    return any(s in low for s in ("authentication required", "authentication failed", "unauthenticated",
-                                  "invalid authentication token", "missing authentication token",
-                                  "authentication token is invalid"))
-
-
 def user_named_token() -> str | None:
     """Where the user named a token in the environment (RAY_AUTH_TOKEN / RAY_AUTH_TOKEN_PATH), else None."""
     if os.environ.get("RAY_AUTH_TOKEN"):

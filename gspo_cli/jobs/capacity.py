@@ -7,25 +7,23 @@ available GPUs 2 is less than total desired GPUs 3") or, while the head has not 
 forever. The job wrapper (jobs/supervise.py) asks here before each attempt and while one runs, and ends the job
 with the message below instead.
 
-The job needs `cluster.nnodes` nodes with `cluster.devices_per_node` slots each of the Ray resource verl places on
-(`NPU` on Ascend; `GPU` for GPUs and for gspo's CPU "devices", engines/verl/cpu_platform.py).
+What a job needs is not decided here: the engine answers it when the job is compiled (`cluster.nnodes` nodes with
+`cluster.devices_per_node` slots each of the Ray resource it places on, the device resolved once; the verl engine's
+spec, engines/verl/spec.py) and records it in the job file; the wrapper reads it back (`Need.from_json`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from gspo_cli.shell import quote
-
-if TYPE_CHECKING:
-    from gspo_cli.config.schema import Preset
 
 
 @dataclass(frozen=True)
 class Need:
-    resource: str  # the Ray resource verl's bundles ask for
+    resource: str  # the Ray resource the job's placement-group bundles ask for
     nnodes: int
     per_node: int
 
@@ -33,13 +31,18 @@ class Need:
     def total(self) -> int:
         return self.nnodes * self.per_node
 
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
-def need_of(preset: Preset) -> Need | None:
-    """What a verl job of this preset needs from the cluster; None for the native engine (no placement groups)."""
-    if preset.trainer.engine != "verl":
-        return None
-    resource = "NPU" if preset.cluster.device == "npu" else "GPU"
-    return Need(resource, preset.cluster.nnodes, preset.cluster.devices_per_node)
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Need | None:
+        """The need a job file records (None: the job recorded none, so there is nothing to count)."""
+        if not data:
+            return None
+        return cls(str(data["resource"]), int(data["nnodes"]), int(data["per_node"]))
+
+    def describe(self) -> str:
+        return f"{self.nnodes} node(s) x {self.per_node} {self.resource}"
 
 
 def shortfall(need: Need, rows: list[dict[str, Any]], *, since: float = 0.0) -> str | None:
@@ -50,11 +53,15 @@ def shortfall(need: Need, rows: list[dict[str, Any]], *, since: float = 0.0) -> 
     if len(fit) >= need.nnodes:
         return None
     lost = lost_nodes(rows, since=since)
-    left = sum(float(r["resources"].get(need.resource, 0)) for r in alive)
+    per_node = [float(r["resources"].get(need.resource, 0)) for r in alive]
+    left = sum(per_node)
     said = f"node {', '.join(lost)} lost; " if lost else ""
+    wants = f"the job needs {need.total} ({need.nnodes} node(s) x {need.per_node}) [run-cluster-short]"
+    if left >= need.total:  # enough in total, too few on each node: verl's per-node groups cannot form either
+        return (f"{said}{len(fit)} of {len(alive)} alive node(s) hold {need.per_node} device slots ({need.resource}) "
+                f"(the most on one node: {max(per_node, default=0):g}); {wants}")
     return (f"{said}{left:g} of {need.total} device slots ({need.resource}) {'left ' if lost else ''}on "
-            f"{len(alive)} alive node(s); "
-            f"the job needs {need.total} ({need.nnodes} node(s) x {need.per_node}) [run-cluster-short]")
+            f"{len(alive)} alive node(s); {wants}")
 
 
 def lost_nodes(rows: list[dict[str, Any]], *, since: float = 0.0) -> list[str]:

@@ -1,8 +1,10 @@
 """The Ray job layer: every long-running gspo command runs as a Ray job through here.
 
 Which cluster and which token: `target.py`. Following a job (progress, node loss, exit code): `follow.py`.
-`run_job` is what commands call: it runs `python -m gspo_cli.job_kinds COMMAND ARGS...` either in-process
-(`local=True`) or as a Ray job, renders its progress events (`view.py`) and returns its exit code.
+`run_job(JobSpec(...))` is what commands call: it runs `python -m gspo_cli.job_kinds COMMAND ARGS...` either
+in-process (`local=True`) or as a Ray job, renders its progress events (`view.py`) and returns its exit code;
+`submit_job` gives a `JobHandle` (follow, status, logs, stop) instead. Ray's failures are classified in
+`ray_errors.py`.
 """
 
 from __future__ import annotations
@@ -12,25 +14,26 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gspo_cli import __version__
 from gspo_cli.errors import ClusterError
-from gspo_cli.jobs import auth, local_head
+from gspo_cli.jobs import local_head, ray_errors
 from gspo_cli.jobs.follow import TERMINAL, follow_job, job_info, status_name
-from gspo_cli.jobs.target import ClusterTarget, client, first_line, raise_for, resolve_target
+from gspo_cli.jobs.jobspec import JobSpec, RunClaim
+from gspo_cli.jobs.target import ClusterTarget, client, raise_for, resolve_target
 from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.jobs.request import JobRequest
 
 # Run the job's driver on the node `gspo cluster up/join` named so (its `gspo-node` label): for the native engine
 # on a cluster, where the one device it trains on is a matter of which node.
 JOB_NODE_VAR = "GSPO_JOB_NODE"
 
-__all__ = ["ClusterTarget", "client", "follow_job", "resolve_target", "run_job", "submit"]
+__all__ = ["ClusterTarget", "JobHandle", "JobSpec", "RunClaim", "client", "follow_job", "handle", "resolve_target",
+           "run_job", "submit", "submit_job"]
 
 
 # ------------------------------------------------------------------ submit
@@ -134,24 +137,26 @@ def submit(
                 # passed only when set (a dict of one optional keyword, so mypy cannot match it to its parameter)
                 **({"entrypoint_label_selector": dict(label_selector)} if label_selector else {}),  # type: ignore[arg-type]
             )
-        except RuntimeError as exc:
-            if auth.is_auth_failure(str(exc)):
+        except Exception as exc:  # noqa: BLE001 - classified below (jobs/ray_errors.py); anything else is raised
+            failure = ray_errors.classify(exc)
+            if failure.kind == ray_errors.AUTH:
                 raise_for(exc, target, "Ray refused the job at")
-            if "already exists" in str(exc) and dropped == candidate:
+            elif failure.kind == ray_errors.EXISTS and dropped == candidate:
                 return candidate  # the submit whose connection dropped did reach Ray: that job is ours
-            if "already exists" in str(exc):
+            elif failure.kind == ray_errors.EXISTS:
                 attempt += 1
-            elif "No available agent" in str(exc) and time.monotonic() < deadline:
+            elif failure.retry and time.monotonic() < deadline:
                 # A head that just started (or is busy) has not registered its dashboard agent yet: Ray says so
                 # with a 500 and "please try again later"; it comes up within seconds.
                 time.sleep(1.0)
+            elif failure.kind == ray_errors.UNREACHABLE:  # a busy or just-started head dropped the connection
+                if time.monotonic() >= deadline:
+                    raise_for(exc, target, "cannot submit the job to")
+                dropped = candidate
+                time.sleep(1.0)
             else:
-                raise ClusterError(f"Ray refused the job: {first_line(exc)}", f"dashboard: {target.dashboard_url}") from None
-        except Exception as exc:  # requests' ConnectionError: a busy or just-started head dropped the connection
-            if time.monotonic() >= deadline:
-                raise_for(exc, target, "cannot submit the job to")
-            dropped = candidate
-            time.sleep(1.0)
+                raise ClusterError(f"Ray refused the job: {failure.detail[:200]}",
+                                   f"dashboard: {target.dashboard_url}") from None
     raise ClusterError(f"could not find a free submission id for {job_id}", "wait a second and retry")
 
 
@@ -161,66 +166,99 @@ AGENT_WAIT_S = 60.0  # how long a submit waits for the head's job agent to regis
 # ------------------------------------------------------------------ the one call commands make
 
 
-def run_job(
-    command: str,
-    request: JobRequest,
-    *,
-    preset: Preset | None = None,
-    preset_name: str | None = None,
-    address: str | None = None,
-    local: bool = False,
-    json_out: bool = False,
-    follow: bool = True,
-    env_vars: Mapping[str, str] | None = None,
-    run: str | None = None,
-    before_submit: Callable[[ClusterTarget | None, str], None] | None = None,
-    after_submit: Callable[[str, str], None] | None = None,
-) -> int:
-    """Run a job command in-process (`local`) or as a Ray job on the resolved cluster; return its exit code.
+@dataclass(frozen=True)
+class JobHandle:
+    """A job on a cluster: follow it, read its status and logs, stop it."""
 
-    `env_vars`: the job's environment beyond gspo's own (gspo_cli.env.exports.job_vars(preset) for jobs that
-    run the preset's stack); ignored with `local` (the job runs in this process, in this environment).
+    target: ClusterTarget
+    job_id: str
 
-    `request` is what the job is asked to do: a dict is written as its request file (`jobs.request`), a path
-    names one already written; the job receives that one path. (A list is passed as raw arguments.)
-    `run` names the job (`<run>-<command>-<time>`) and goes into its metadata. `before_submit(target, job_id)`
-    runs once the job id is known and before anything is submitted (the run lock; target None in-process);
-    `after_submit(claimed_id, actual_id)` once Ray has the job (the ids differ when Ray took another one).
-    """
-    name = run or preset_name or getattr(preset, "name", "") or "gspo"
+    def follow(self, *, json_out: bool = False) -> int:
+        """Stream its progress until it ends; its exit code (jobs/follow.py)."""
+        return follow_job(self.target, self.job_id, json_out=json_out)
+
+    def status(self) -> dict[str, Any]:
+        return _job_row(job_info(client(self.target), self.job_id, self.target))
+
+    def logs(self) -> str:
+        job_client = client(self.target)
+        job_info(job_client, self.job_id, self.target)
+        from gspo_cli.jobs.secret_env import scrub
+
+        return scrub(job_client.get_job_logs(self.job_id), self.job_id)
+
+    def stop(self, *, wait_s: float = 30.0) -> dict[str, Any]:
+        job_client = client(self.target)
+        info = job_info(job_client, self.job_id, self.target)
+        if status_name(info) not in TERMINAL:
+            job_client.stop_job(self.job_id)
+            deadline = time.monotonic() + wait_s
+            while time.monotonic() < deadline and status_name(info) not in TERMINAL:
+                time.sleep(0.5)
+                info = job_client.get_job_info(self.job_id)
+        if status_name(info) in TERMINAL:
+            from gspo_cli.jobs.secret_env import retire_job
+
+            retire_job(self.job_id)  # a stopped job's secrets file goes (its driver may have been killed before it could)
+        return _job_row(info)
+
+
+def handle(job_id: str, address: str | None = None) -> JobHandle:
+    """The job `job_id` on the cluster in use (never starts one)."""
+    return JobHandle(resolve_target(address, start_local=False), job_id)
+
+
+def submit_job(spec: JobSpec, *, address: str | None = None) -> JobHandle:
+    """Submit `spec` as a Ray job on the resolved cluster (the embedded head, started with what `spec.node` asks,
+    when nothing is named). The run claim is taken before anything is submitted and released if Ray never gets
+    the job."""
+    from gspo_cli.errors import GspoError
+    from gspo_cli.jobs.request import entry_args_for
+
+    target = resolve_target(address, spec.preset, node=spec.node)
+    python = _job_python(target, spec.preset)
+    job_node = os.environ.get(JOB_NODE_VAR)
+    claimed = submission_id(spec.job_name, spec.user_command)
+    if spec.claim is not None:
+        spec.claim.take(target, claimed)
+    try:
+        entry = entrypoint(spec.command, entry_args_for(spec.command, spec.request), python)
+        job_id = submit(target, entry, job_id=claimed, env_vars=job_env(spec.env_vars),
+                        secret_names=secret_marks(spec.preset), metadata=spec.job_metadata(),
+                        label_selector={"gspo-node": job_node} if job_node else None)
+    except GspoError:
+        if spec.claim is not None:
+            spec.claim.refused(claimed)  # Ray never got the job: the run is free again
+        raise
+    if spec.claim is not None:
+        spec.claim.submitted(claimed, job_id)
+    return JobHandle(target, job_id)
+
+
+def run_job(spec: JobSpec, *, address: str | None = None, local: bool = False, follow: bool = True,
+            json_out: bool = False) -> int:
+    """Run `spec` in-process (`local`: the job's own code, in this environment; `spec.env_vars` unused) or as a
+    Ray job on the resolved cluster, following it (`follow`); return its exit code."""
+    from gspo_cli.console import err
     from gspo_cli.jobs.request import entry_args_for
 
     if local:
-        if before_submit is not None:
+        if spec.claim is not None:
             from gspo_cli.jobs.identity import own_job_id
 
-            before_submit(None, own_job_id())
-        return _run_in_process(command, entry_args_for(command, request), json_out=json_out)
-    target = resolve_target(address, preset)
-    python = _job_python(target, preset)
-    node = os.environ.get(JOB_NODE_VAR)
-    claimed = submission_id(name, command)
-    if before_submit is not None:
-        before_submit(target, claimed)
-    entry_args = entry_args_for(command, request)
-    metadata = {"gspo_version": __version__, "preset": preset_name or getattr(preset, "name", "") or "gspo",
-                "command": command, **({"run": run} if run else {})}
-    job_id = submit(target, entrypoint(command, entry_args, python), job_id=claimed, env_vars=job_env(env_vars),
-                    secret_names=secret_marks(preset),
-                    metadata=metadata, label_selector={"gspo-node": node} if node else None)
-    if after_submit is not None:
-        after_submit(claimed, job_id)
-    from gspo_cli.console import err
-
-    err.print(f"Submitted job [bold]{job_id}[/] to {target.dashboard_url} (from {target.source}).")
+            spec.claim.take(None, own_job_id())
+        return _run_in_process(spec.command, entry_args_for(spec.command, spec.request), json_out=json_out)
+    job = submit_job(spec, address=address)
+    err.print(f"Submitted {spec.label} [bold]{job.job_id}[/] to {job.target.dashboard_url} (from {job.target.source}).")
     if not follow:
         if json_out:
             from gspo_cli.console import print_json
 
-            print_json({"job_id": job_id, "dashboard_url": target.dashboard_url})
-        err.print(f"Follow it with: gspo jobs logs {quote(job_id)} --follow", markup=False)
+            print_json({"job_id": job.job_id, "dashboard_url": job.target.dashboard_url,
+                        **({"run": spec.run} if spec.run else {})})
+        err.print(f"Follow it with: gspo jobs logs {quote(job.job_id)} --follow", markup=False)
         return 0
-    return follow_job(target, job_id, json_out=json_out)
+    return job.follow(json_out=json_out)
 
 
 def _job_python(target: ClusterTarget, preset: Preset | None) -> str:
@@ -303,39 +341,19 @@ def list_jobs(address: str | None = None) -> list[dict[str, Any]]:
 
 
 def job_status(job_id: str, address: str | None = None) -> dict[str, Any]:
-    target = resolve_target(address, start_local=False)
-    return _job_row(job_info(client(target), job_id, target))
+    return handle(job_id, address).status()
 
 
 def job_logs(job_id: str, address: str | None = None) -> str:
-    target = resolve_target(address, start_local=False)
-    job_client = client(target)
-    job_info(job_client, job_id, target)
-    from gspo_cli.jobs.secret_env import scrub
-
-    return scrub(job_client.get_job_logs(job_id), job_id)
+    return handle(job_id, address).logs()
 
 
 def follow_existing(job_id: str, address: str | None = None, *, json_out: bool = False) -> int:
-    target = resolve_target(address, start_local=False)
-    return follow_job(target, job_id, json_out=json_out)
+    return handle(job_id, address).follow(json_out=json_out)
 
 
 def stop_job(job_id: str, address: str | None = None, *, wait_s: float = 30.0) -> dict[str, Any]:
-    target = resolve_target(address, start_local=False)
-    job_client = client(target)
-    info = job_info(job_client, job_id, target)
-    if status_name(info) not in TERMINAL:
-        job_client.stop_job(job_id)
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline and status_name(info) not in TERMINAL:
-            time.sleep(0.5)
-            info = job_client.get_job_info(job_id)
-    if status_name(info) in TERMINAL:
-        from gspo_cli.jobs.secret_env import retire_job
-
-        retire_job(job_id)  # a stopped job's secrets file goes (its driver may have been killed before it could)
-    return _job_row(info)
+    return handle(job_id, address).stop(wait_s=wait_s)
 
 
 def cluster_status(address: str | None = None, *, with_actors: bool = False) -> dict[str, Any]:

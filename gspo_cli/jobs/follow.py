@@ -37,11 +37,18 @@ def job_info(job_client: JobSubmissionClient, job_id: str, target: ClusterTarget
     try:
         return job_client.get_job_info(job_id)
     except RuntimeError as exc:
-        if "does not exist" in str(exc) or "404" in str(exc):
+        from gspo_cli.jobs import ray_errors
+
+        failure = ray_errors.classify(exc)
+        if failure.kind == ray_errors.NOT_FOUND:
             raise ClusterError(
                 f"no job with id {job_id!r} on {target.dashboard_url}", "list jobs with `gspo jobs list`"
             ) from None
-        raise ClusterError(f"cannot read job {job_id!r}: {str(exc).strip()[:200]}") from None
+        if failure.kind == ray_errors.AUTH:
+            from gspo_cli.jobs.target import raise_for
+
+            raise_for(exc, target, f"cannot read job {job_id!r} on")
+        raise ClusterError(f"cannot read job {job_id!r}: {failure.detail[:200]}") from None
     except Exception as exc:  # a server that passed the version check but is no Ray jobs API (JSON, schema errors)
         raise not_ray(target, exc) from None
 

@@ -22,7 +22,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from gspo_cli import layout
@@ -30,6 +30,7 @@ from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
 from gspo_cli.jobs import auth, procs
 from gspo_cli.jobs.procs import RAY_READY_MARK, kill_group, ray_executable
+from gspo_cli.jobs.resources import NodeResources
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT_S = 90.0
@@ -37,10 +38,6 @@ START_TIMEOUT_S = 90.0
 START_ATTEMPTS = 3
 # Unix socket paths are limited to 107 bytes; Ray appends ~70 characters to its temp dir.
 MAX_TEMP_DIR_LEN = 36
-# Logical CPUs a head for verl CPU runs declares (Ray oversubscribes): verl asks for bundles of
-# {GPU: 1, CPU: 3} per device (max_colocate_count, verl/single_controller/ray/base.py) plus its TaskRunner,
-# TransferQueue and reward-loop actors, more than a 2-core host's 2.
-VERL_CPU_LOGICAL_CPUS = 16
 TEMP_PREFIX = "gspo-ray-"
 RAY_SUBDIR = "ray"  # Ray's own temp dir inside gspo's private one
 
@@ -54,8 +51,9 @@ class HeadRecord:
     log_file: str
     started_at: float
     token_file: str | None = None
-    # logical Ray "GPU" slots a verl CPU run places its workers on (engines/verl/cpu_platform.py); 0 = none
-    device_slots: int = 0
+    # the Ray resources it was started with beyond its cores (an engine's `node_resources`, e.g. the GPU slots of
+    # a verl CPU run: engines/verl/cpu/head.py)
+    resources: dict[str, float] = field(default_factory=dict)
     # what tells the process gspo started from a later one with the same pid (jobs/procs.identity), and the
     # command line gspo ran: `stop` signals the pid only while both still match
     identity: dict | None = None
@@ -155,8 +153,10 @@ def read_record() -> HeadRecord | None:
     if not path.is_file():
         return None
     try:
-        return HeadRecord(**json.loads(path.read_text()))
-    except (ValueError, TypeError):
+        data = json.loads(path.read_text())
+        known = {f.name for f in fields(HeadRecord)}
+        return HeadRecord(**{k: v for k, v in data.items() if k in known})  # a record of an older gspo reads too
+    except (ValueError, TypeError, AttributeError):
         return None
 
 
@@ -173,15 +173,18 @@ def running() -> HeadRecord | None:
     return None
 
 
-def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int = 0) -> HeadRecord:
-    """Start (or reuse) the embedded head and wait until its Jobs API answers. `device_slots`: the CPU "devices"
-    a verl CPU run needs, offered as Ray GPU slots (`--num-gpus`; CPU torch ignores the CUDA_VISIBLE_DEVICES)."""
+def start(*, num_cpus: int | None = None, quiet: bool = False, node: NodeResources | None = None) -> HeadRecord:
+    """Start (or reuse) the embedded head and wait until its Jobs API answers. `node`: what the jobs' engine asks a
+    node to offer (its spec's `node_resources`: e.g. a verl CPU run's CPU "devices" as Ray GPU slots)."""
+    node = node or NodeResources()
     existing = running()
     if existing is not None:
-        if existing.device_slots < device_slots:
+        lacking = node.missing_from(existing.resources)
+        if lacking:
+            have = ", ".join(f"{k}={existing.resources.get(k, 0):g}" for k in lacking)
+            want = ", ".join(f"{k}={v:g}" for k, v in lacking.items())
             raise ClusterError(
-                f"the embedded Ray head runs with {existing.device_slots} CPU device slot(s); this verl CPU run "
-                f"needs {device_slots}",
+                f"the embedded Ray head runs with {have}; {node.why or 'this job'} needs {want}",
                 "stop it with `gspo cluster down` once no job runs on it; the next command starts one with them")
         return existing
     previous = read_record()
@@ -192,10 +195,8 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
     temp_dir = _temp_dir(previous.temp_dir if previous else None)
     log_file = layout.ray_dir() / "head.log"
     token_file = auth.write_new_token(auth.embedded_token_file())
-    if device_slots and num_cpus is None:
-        num_cpus = max(os.cpu_count() or 1, VERL_CPU_LOGICAL_CPUS)
     for attempt in range(1, START_ATTEMPTS + 1):
-        proc, record, log_start = _launch(temp_dir, log_file, token_file, num_cpus, device_slots)
+        proc, record, log_start = _launch(temp_dir, log_file, token_file, num_cpus, node)
         if _wait_until_up(proc, record, log_start):
             atomic_write_json(head_file(), asdict(record))
             return record
@@ -210,7 +211,7 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, device_slots: int
 
 
 def _launch(temp_dir: Path, log_file: Path, token_file: Path, num_cpus: int | None,
-            device_slots: int) -> tuple[subprocess.Popen, HeadRecord, int]:
+            node: NodeResources) -> tuple[subprocess.Popen, HeadRecord, int]:
     """One `ray start --head` on fresh ports; returns the process, its record and where its log output begins."""
     gcs_port, dash_port = _free_port(), _free_port()
     cmd = [
@@ -223,10 +224,7 @@ def _launch(temp_dir: Path, log_file: Path, token_file: Path, num_cpus: int | No
         f"--ray-client-server-port={_free_port()}",
         f"--temp-dir={temp_dir}",
     ]
-    if num_cpus is not None:
-        cmd.append(f"--num-cpus={num_cpus}")
-    if device_slots:
-        cmd.append(f"--num-gpus={device_slots}")
+    cmd += node.start_args(num_cpus=num_cpus)
     # No Prometheus exporter: it cannot take a token and would listen on the host's address.
     env = auth.server_env(dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_enable_metrics_collection="0"),
                           token_file)
@@ -238,7 +236,7 @@ def _launch(temp_dir: Path, log_file: Path, token_file: Path, num_cpus: int | No
     record = HeadRecord(
         address=f"{LOOPBACK}:{gcs_port}", dashboard_url=f"http://{LOOPBACK}:{dash_port}", pid=proc.pid,
         temp_dir=str(temp_dir), log_file=str(log_file), started_at=time.time(), token_file=str(token_file),
-        device_slots=device_slots, identity=procs.identity(proc.pid), argv=cmd,
+        resources=dict(node.resources), identity=procs.identity(proc.pid), argv=cmd,
     )
     return proc, record, log_start
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from gspo_cli.errors import ClusterError
 from gspo_cli.jobs import auth, local_head, nodes
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ray.job_submission import JobSubmissionClient
 
     from gspo_cli.config.schema import Preset
+    from gspo_cli.jobs.resources import NodeResources
 
 DEFAULT_DASHBOARD_PORT = 8265
 
@@ -93,17 +94,11 @@ def _from_record(record: nodes.NodeRecord) -> ClusterTarget:
                          auth=record.auth, token_file=record.token_file)
 
 
-def cpu_device_slots(preset: Preset | None) -> int:
-    """Ray GPU slots a verl job on `cluster.device: cpu` places its workers on (verl asks Ray for one per device)."""
-    cluster: Any = getattr(preset, "cluster", None)
-    trainer: Any = getattr(preset, "trainer", None)
-    if getattr(cluster, "device", None) == "cpu" and getattr(trainer, "engine", None) == "verl":
-        return int(cluster.devices_per_node)
-    return 0
-
-
-def resolve_target(address: str | None = None, preset: Preset | None = None, *, start_local: bool = True) -> ClusterTarget:
-    """Which Ray cluster to use; starts the embedded head only when nothing is named and start_local is set."""
+def resolve_target(address: str | None = None, preset: Preset | None = None, *, start_local: bool = True,
+                   node: NodeResources | None = None) -> ClusterTarget:
+    """Which Ray cluster to use; starts the embedded head only when nothing is named and start_local is set.
+    `node`: what the embedded head must offer the job (its engine's answer, engines/spec.py `node_resources`);
+    a running head that lacks it is refused with how to restart it."""
     named = [
         (address, "--address"),
         (getattr(getattr(preset, "cluster", None), "address", None), "preset cluster.address"),
@@ -116,9 +111,8 @@ def resolve_target(address: str | None = None, preset: Preset | None = None, *, 
     if record is not None:
         return _from_record(record)
     head = local_head.running()
-    slots = cpu_device_slots(preset)
-    if head is not None and head.device_slots < slots:
-        head = local_head.start(device_slots=slots)  # raises the one-line "stop it first" error
+    if head is not None and node:
+        head = local_head.start(node=node)  # the running head when it offers what `node` asks, else the error
     if head is None:
         if not start_local:
             raise ClusterError(
@@ -129,7 +123,7 @@ def resolve_target(address: str | None = None, preset: Preset | None = None, *, 
         from gspo_cli.console import err
 
         err.print("[dim]Starting the embedded local Ray head on 127.0.0.1 (once; reused by later commands)...[/]")
-        head = local_head.start(device_slots=slots)
+        head = local_head.start(node=node)
     return ClusterTarget(head.dashboard_url, head.address, embedded=True, source="embedded",
                          auth=auth.TOKEN, token_file=head.token_file)
 
@@ -140,9 +134,11 @@ def first_line(exc: BaseException) -> str:
 
 
 def raise_for(exc: BaseException, target: ClusterTarget, doing: str) -> NoReturn:
-    """Turn a Ray client error into one clear ClusterError (a token problem says so)."""
+    """Turn a Ray client error into one clear ClusterError (a token problem says so: jobs/ray_errors.py)."""
+    from gspo_cli.jobs import ray_errors
+
     text = str(exc)
-    if auth.is_auth_failure(text):
+    if ray_errors.classify(exc).kind == ray_errors.AUTH:
         detail = next((ln.strip() for ln in text.splitlines() if ln.strip().startswith(("Authentication",
                                                                                           "Unauthorized",
                                                                                           "Forbidden"))),

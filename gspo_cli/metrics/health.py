@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gspo_cli.metrics import gap_rules
+from gspo_cli.registry import Registry
 
 History = list[tuple[int, dict[str, Any]]]
 HEALTH_FILE = "health.jsonl"  # runs/<run>/health.jsonl
@@ -111,7 +112,18 @@ def _newest(history: History, key: str) -> float | None:
 
 # ---------------------------------------------------------------- the rules
 
+# A rule: (history, its settings `trainer.health.<name>`, context) -> a Violation or None. Registered with
+# `@health_rule(NAME)` (the registry pattern of gspo_cli/registry.py); NAME is also its settings section in
+# config/health.py (tests/test_registries.py checks the two agree). The monitor runs them in this order.
+Rule = Callable[[History, Any, "Context"], "Violation | None"]
+RULES: Registry[Rule] = Registry("health rule")
 
+
+def health_rule(name: str) -> Callable[[Rule], Rule]:
+    return RULES.register(name)
+
+
+@health_rule("nonfinite")
 def nonfinite(history: History, cfg, ctx: Context) -> Violation | None:
     data = history[-1][1]
     for key in (LOSS, GRAD_NORM):
@@ -120,6 +132,7 @@ def nonfinite(history: History, cfg, ctx: Context) -> Violation | None:
     return None
 
 
+@health_rule("grad_norm_spike")
 def grad_norm_spike(history: History, cfg, ctx: Context) -> Violation | None:
     current = _newest(history, GRAD_NORM)
     earlier = values(history[:-1], GRAD_NORM)[-cfg.window:]
@@ -132,6 +145,7 @@ def grad_norm_spike(history: History, cfg, ctx: Context) -> Violation | None:
     return None
 
 
+@health_rule("entropy_collapse")
 def entropy_collapse(history: History, cfg, ctx: Context) -> Violation | None:
     current = _newest(history, ENTROPY)
     if current is None:
@@ -159,6 +173,7 @@ def clip_band(cfg, ctx: Context) -> tuple[float, float]:
     return (low if ctx.off_policy else 0.0), high
 
 
+@health_rule("clip_fraction")
 def clip_fraction(history: History, cfg, ctx: Context) -> Violation | None:
     current = _newest(history, CLIPFRAC)
     if current is None:
@@ -173,6 +188,7 @@ def clip_fraction(history: History, cfg, ctx: Context) -> Violation | None:
     return None
 
 
+@health_rule("truncation")
 def truncation(history: History, cfg, ctx: Context) -> Violation | None:
     current = _newest(history, TRUNCATION)
     if current is not None and current > cfg.max_ratio:
@@ -180,6 +196,7 @@ def truncation(history: History, cfg, ctx: Context) -> Violation | None:
     return None
 
 
+@health_rule("reward_flat")
 def reward_flat(history: History, cfg, ctx: Context) -> Violation | None:
     if _newest(history, REWARD) is None:
         return None
@@ -199,6 +216,7 @@ def validation_accuracy(data: dict[str, Any]) -> float | None:
     return statistics.fmean(accs) if accs else None
 
 
+@health_rule("val_drop")
 def val_drop(history: History, cfg, ctx: Context) -> Violation | None:
     current = validation_accuracy(history[-1][1])
     if current is None:
@@ -213,6 +231,7 @@ def val_drop(history: History, cfg, ctx: Context) -> Violation | None:
     return None
 
 
+@health_rule("throughput")
 def throughput(history: History, cfg, ctx: Context) -> Violation | None:
     if _newest(history, THROUGHPUT) is None:
         return None
@@ -240,6 +259,7 @@ def _reward_failures(data: dict[str, Any]) -> tuple[float, float, float] | None:
     return errors, timeouts, scored
 
 
+@health_rule("reward_errors")
 def reward_errors(history: History, cfg, ctx: Context) -> Violation | None:
     counts = _reward_failures(history[-1][1])
     if counts is None or counts[0] + counts[1] == 0:
@@ -249,6 +269,7 @@ def reward_errors(history: History, cfg, ctx: Context) -> Violation | None:
                                            f"{timeouts:g} of {scored:g} (scored wrong; see the first error in the log)")
 
 
+@health_rule("reward_error_rate")
 def reward_error_rate(history: History, cfg, ctx: Context) -> Violation | None:
     counts = _reward_failures(history[-1][1])
     if counts is None or counts[2] <= 0:
@@ -260,14 +281,17 @@ def reward_error_rate(history: History, cfg, ctx: Context) -> Violation | None:
     return None
 
 
+@health_rule("mismatch")
 def mismatch(history: History, cfg, ctx: Context) -> Violation | None:  # [run-mismatch-growing]
     return Violation(*hit) if (hit := gap_rules.mismatch(history, cfg)) else None
 
 
+@health_rule("gen_share")
 def gen_share(history: History, cfg, ctx: Context) -> Violation | None:  # [run-rollout-long-tail]
     return Violation(*hit) if (hit := gap_rules.gen_share(history, cfg, ctx.rollout, ctx.preset)) else None
 
 
+@health_rule("routing_volatility")
 def routing_volatility(history: History, cfg, ctx: Context) -> Violation | None:  # [run-moe-routing-volatile]
     current = _newest(history, ROUTING_FLIP)
     if current is None or current <= cfg.max_flip:
@@ -279,23 +303,6 @@ def routing_volatility(history: History, cfg, ctx: Context) -> Violation | None:
                                             f"chosen by the policy being trained (above {cfg.max_flip:g}; the GSPO "
                                             f"paper measures ~0.10 on Qwen3-30B-A3B): the routing moves faster than "
                                             f"the clip can see; {advice} [run-moe-routing-volatile]")
-
-
-RULES: dict[str, Callable[[History, Any, Context], Violation | None]] = {
-    "nonfinite": nonfinite,
-    "grad_norm_spike": grad_norm_spike,
-    "entropy_collapse": entropy_collapse,
-    "clip_fraction": clip_fraction,
-    "truncation": truncation,
-    "reward_flat": reward_flat,
-    "val_drop": val_drop,
-    "throughput": throughput,
-    "reward_errors": reward_errors,
-    "reward_error_rate": reward_error_rate,
-    "mismatch": mismatch,
-    "gen_share": gen_share,
-    "routing_volatility": routing_volatility,
-}
 
 
 # ---------------------------------------------------------------- stall
@@ -352,8 +359,8 @@ class Monitor:
             return []
         return [e for name, rule in RULES.items() if (e := self._judge(name, rule, step))]
 
-    def _judge(self, name: str, rule, step: int) -> Event | None:
-        rule_cfg = getattr(self.cfg, name)
+    def _judge(self, name: str, rule: Rule, step: int) -> Event | None:
+        rule_cfg = getattr(self.cfg, name)  # the rule's settings: trainer.health.<name>
         if rule_cfg.action == "off" or (name not in NO_WARMUP and step <= self.cfg.warmup_steps):
             return None
         violation = rule(self.history, rule_cfg, self.ctx)

@@ -94,5 +94,5 @@ def export(step_dir: Path, step_n: int | None, out: str, *, address: str | None 
     if out_path.exists() and any(out_path.iterdir()) and not force:
         raise ConfigError(f"--out {out_path} exists and is not empty", "pick a new folder or pass --force")
     request = {"actor": str(actor.resolve()), "out": str(out_path)}
-    return jobs.run_job(JOB_COMMAND, request, preset_name=f"export-{step_n}", address=address, local=local,
+    return jobs.run_job(jobs.JobSpec(JOB_COMMAND, request, name=f"export-{step_n}"), address=address, local=local,
                         json_out=json_out)

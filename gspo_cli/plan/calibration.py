@@ -218,28 +218,3 @@ def table(profiles: dict[str, Profile] | None = None) -> list[dict]:
                      "error_pct": 100 * (pred - p.measured) / p.measured, "role": p.role,
                      "lengths": p.workload.lengths.source, "note": p.note})
     return rows
-
-
-DOC_BEGIN, DOC_END = "<!-- calibration:begin -->", "<!-- calibration:end -->"
-
-
-def markdown_table(profiles: dict[str, Profile] | None = None) -> str:
-    """The calibration table (every point, its role, prediction, measurement and error) and its sources."""
-    rows = table(profiles)
-    lines = ["| point | role | what | quantity | predicted | measured | error |", "|---|---|---|---|---:|---:|---:|"]
-    for r in rows:
-        role = "**held-out**" if r["role"] == "held-out" else "fit"
-        lines.append(f"| {r['point']} | {role} | {r['what']} | {r['quantity']} | {r['predicted']:.4g} | "
-                     f"{r['measured']:.4g} | {r['error_pct']:+.0f}% |")
-    lines += ["", "Sources and length assumptions:"]
-    for r in {r["point"].split("/")[0]: r for r in rows}.values():
-        lines.append(f"- {r['point'].split('/')[0]}: {r['source']}; lengths: {r['lengths']}"
-                     + (f"; {r['note']}" if r["note"] else ""))
-    return "\n".join(lines)
-
-
-def with_docs_table(doc: str) -> str:
-    """`doc` (docs/plan.md) with the table between its calibration markers regenerated from the shipped factors."""
-    head, rest = doc.split(DOC_BEGIN, 1)
-    _, tail = rest.split(DOC_END, 1)
-    return f"{head}{DOC_BEGIN}\n{markdown_table()}\n{DOC_END}{tail}"

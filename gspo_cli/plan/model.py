@@ -15,8 +15,9 @@ directly with a run's metrics:
   micro-batch overlapped with compute, Ulysses all-to-all when SP > 1.
 - update_actor: forward + backward (3x forward; 4x with gradient checkpointing), all-gather + reduce-scatter
   per micro-batch, AdamW, and the offload transfers of params, grads and optimizer states.
-- other: fixed per-step cost (dispatch, balancing, advantages), per engine: verl's from the profile, the native
-  engine's from its own timing_s (`profiles.NATIVE_STEP_FIXED_S`).
+- other: fixed per-step cost (dispatch, balancing, advantages), per engine (its spec's planner hooks say which):
+  verl's from the profile (`step_fixed_s`), the native engine's from its own timing_s
+  (`native_step_fixed_s` = `profiles.NATIVE_STEP_FIXED_S`).
 - testing, save_checkpoint: validation (a generation pass over the val set) every test_freq steps and a checkpoint
   (fp32 params + AdamW, 12 B per parameter, written by every rank) every save_freq steps, spread over those steps.
 
@@ -29,9 +30,13 @@ step is the longer of the two sides plus the weight sync (`hidden_s` is the over
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from gspo_cli.plan.profiles import NATIVE_STEP_FIXED_S, Profile
+from gspo_cli.plan.profiles import Profile
 from gspo_cli.plan.workload import Workload
+
+if TYPE_CHECKING:
+    from gspo_cli.engines.spec import PlannerHooks
 
 GiB = 1024**3
 PHASES = ("gen", "update_weights", "reward", "old_log_prob", "ref", "update_actor", "testing", "save_checkpoint",
@@ -167,8 +172,15 @@ def collective_s(w: Workload, prof: Profile, size: float) -> float:
     return max(intra, inter)
 
 
+def hooks(w: Workload) -> PlannerHooks:
+    """What the model needs to know of the workload's engine: its spec's planner hooks (engines/spec.py)."""
+    from gspo_cli.engines import ENGINES
+
+    return ENGINES.lookup(w.engine).planner
+
+
 def update_weights_s(w: Workload, prof: Profile) -> float:
-    if w.engine == "native":
+    if not hooks(w).syncs_weights:
         return 0.0  # one model object: generation uses the trained weights directly
     m = w.model
     gather = collective_s(w, prof, w.weight_bytes * m.params)
@@ -191,12 +203,12 @@ def forward_pass_s(w: Workload, prof: Profile, *, train: bool) -> float:
     tokens = w.trajectories * seq / w.devices
     passes = w.ppo_epochs if train else 1
     mult = (4.0 if w.grad_ckpt else 3.0) if train else 1.0
-    mfu = prof.mfu_train if w.engine == "verl" else prof.native_mfu_train
+    mfu = hooks(w).train_mfu(prof)  # fitted per engine (verl FSDP, the native engine's HF model)
     compute = passes * mult * tokens * fwd_flops_per_token(w, seq / 2) / (prof.peak_flops * mfu)
     micros = passes * _micro_batches(w, tokens, seq)
     overhead = micros * m.layers * prof.train_layer_overhead_s * (3.0 if train else 1.0)
     comm = 0.0
-    if w.devices > 1 and w.engine == "verl":  # FSDP: all-gather per forward (and backward), reduce-scatter grads
+    if w.devices > 1 and hooks(w).sharded:  # FSDP: all-gather per forward (and backward), reduce-scatter grads
         per_micro = w.weight_bytes * m.params * (2 if train else 1) + (4 * m.params if train else 0)
         comm = micros * collective_s(w, prof, per_micro)
     sp = 0.0
@@ -240,7 +252,7 @@ def save_s(w: Workload, prof: Profile) -> float:
 
 
 def other_s(w: Workload, prof: Profile) -> float:
-    return prof.step_fixed_s if w.engine == "verl" else NATIVE_STEP_FIXED_S
+    return hooks(w).step_fixed_s(prof)
 
 
 def _phases(w: Workload, prof: Profile, gen_side: Workload, train_side: Workload) -> tuple[dict, dict, str]:

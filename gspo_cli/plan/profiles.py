@@ -24,6 +24,14 @@ FACTOR_FIELDS = ("decode_bw_eff", "mfu_prefill", "mfu_train", "native_mfu_train"
                  "reward_s_per_response")
 
 
+# The native engine's fixed cost per step: timing_s/step minus its timed phases (gen, reward, old_log_prob,
+# update_actor), i.e. advantages, the LR scheduler and metric collection in one Python process. Measured with
+# `gspo train --preset tiny --local` here (benchmarks/plan_native_overhead.py): median over steps 3.. of a 40-step
+# run. It is host-side Python, so it does not scale with the device; it replaces the verl `step_fixed_s` (5 s on
+# GPU profiles) that the model used to add to native runs (issue #25: held-out H200 native steps +45% / +75%).
+NATIVE_STEP_FIXED_S = 0.0046  # median of 38 steps: 0.0046 s (min 0.0011, max 0.024); timing_s/adv alone 0.0018
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -46,7 +54,8 @@ class Profile:
     graph_overhead_factor: float = 0.3  # fraction of that overhead left with graph capture on
     hf_layer_overhead_s: float = 0.0  # per layer per decode step of HF generate (native engine)
     train_layer_overhead_s: float = 0.0  # per layer per micro-batch forward (backward costs 2x)
-    step_fixed_s: float = 0.0  # per verl step: dispatch, batch balancing, advantage, logging (native: see below)
+    step_fixed_s: float = 0.0  # per verl step: dispatch, batch balancing, advantage, logging
+    native_step_fixed_s: float = NATIVE_STEP_FIXED_S  # per native step (host-side Python: the same on every device)
     reward_s_per_response: float = 0.002  # rule-based verifier, one host process
     sources: dict[str, str] = field(default_factory=dict)
     caveat: str = ""  # what the calibration says about trusting this profile, shown with every prediction
@@ -72,12 +81,6 @@ _A3 = ("Ascend 910C = two dies: 780 TFLOPS BF16, 128 GB HBM, 3.2 TB/s per chip (
        "-e-mais-rapido-que-o-nvidia-gb200-nvl72-mas-consome-muito-mais-energia/amp); halved per die")
 _A2 = ("Ascend 910B: ~320 TFLOPS FP16, 64 GB HBM2e (https://boardor.com/blog/huawei-ascend-910b-outperforms-h20-910c-"
        "approaches-h100); HBM bandwidth 1.6 TB/s is the commonly quoted 910B figure, not from a Huawei datasheet")
-# The native engine's fixed cost per step: timing_s/step minus its timed phases (gen, reward, old_log_prob,
-# update_actor), i.e. advantages, the LR scheduler and metric collection in one Python process. Measured with
-# `gspo train --preset tiny --local` here (benchmarks/plan_native_overhead.py): median over steps 3.. of a 40-step
-# run. It is host-side Python, so it does not scale with the device; it replaces the verl `step_fixed_s` (5 s on
-# GPU profiles) that the model used to add to native runs (issue #25: held-out H200 native steps +45% / +75%).
-NATIVE_STEP_FIXED_S = 0.0046  # median of 38 steps: 0.0046 s (min 0.0011, max 0.024); timing_s/adv alone 0.0018
 _FIT = "fitted by benchmarks/plan_fit.py to the points marked 'fit' in gspo_cli/plan/calibration.py"
 _PRIOR = "prior (not fitted: no measured point separates it); typical of published LLM serving/training runs"
 
@@ -124,6 +127,8 @@ _CPU_SOURCES = {k: _FIT + " (native tiny runs tiny-a and tiny-c on this 2-core C
                  "reward_s_per_response")}
 _CPU_SOURCES.update({k: _PRIOR for k in ("decode_bw_eff", "comm_eff")})
 _CPU_SOURCES.update({k: _PRIOR + " (verl on CPU: no measured point yet)" for k in ("mfu_train", "step_fixed_s")})
+
+CPU = "cpu"  # the host-CPU profile (plan/service.py host_profile: presets on the CPU get it by default)
 
 BUILTIN: dict[str, Profile] = {
     "a3": Profile("a3", "Atlas A3 (one 910C die)", 64, 1.6 * TB, 390e12, 196 * GB, 25 * GB, 32 * GB,

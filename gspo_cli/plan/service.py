@@ -43,9 +43,17 @@ class PlanResult:
         return out
 
 
+def host_profile(preset: Preset) -> str | None:
+    """The profile a preset without `cluster.profile` gets: `cpu` when its device is the host CPU (config/devices.py);
+    an accelerator's profile names the chip, so there is no default for one."""
+    from gspo_cli.config import devices
+
+    return None if devices.of(preset).accelerator else profiles.CPU
+
+
 def pick_profile(preset: Preset, name: str | None) -> profiles.Profile:
     """--profile, else the preset's cluster.profile, else `cpu` for CPU presets; an error when none is known."""
-    chosen = name or preset.cluster.profile or ("cpu" if preset.cluster.device == "cpu" else None)
+    chosen = name or preset.cluster.profile or host_profile(preset)
     prof = profiles.get(chosen)
     if prof is None:
         known = ", ".join(profiles.names())
@@ -122,7 +130,7 @@ def write_preset(result: PlanResult, base_ref: str, dest: str) -> Path:
 
 def dry_run_line(preset: Preset, report: Report | None = None) -> str:
     """One line for `gspo train --dry-run`: the predicted step of the preset as given, or why there is none."""
-    prof = profiles.get(preset.cluster.profile) or (profiles.get("cpu") if preset.cluster.device == "cpu" else None)
+    prof = profiles.get(preset.cluster.profile or host_profile(preset) or "")
     facts = memory.facts(preset)
     if prof is None or facts is None:
         return "Predicted step: unknown (set cluster.profile and a model with a known shape; see `gspo plan`)"

@@ -135,8 +135,10 @@ class Workload:
 def from_preset(preset: Preset, facts: ModelFacts, *, kv_capacity_tokens: int | None = None,
                 lengths: Lengths | None = None) -> Workload:
     """The workload of one step of `preset` (facts: preflight's ModelFacts of its model)."""
+    from gspo_cli.engines import spec_for
+
     a, r, d, c = preset.actor, preset.rollout, preset.data, preset.cluster
-    native = preset.trainer.engine == "native"
+    hooks = spec_for(preset).planner
     mini_batches = max(1, d.train_batch_size // max(1, a.ppo_mini_batch_size))
     single_pass = a.ppo_epochs == 1 and mini_batches == 1
     return Workload(
@@ -152,7 +154,7 @@ def from_preset(preset: Preset, facts: ModelFacts, *, kv_capacity_tokens: int | 
         micro_tokens=a.ppo_max_token_len_per_device if a.use_dynamic_bsz else None,
         micro_seqs=a.ppo_micro_batch_size_per_device, mini_batches=mini_batches, ppo_epochs=a.ppo_epochs,
         # verl recomputes old log-probs every step; the native engine skips it on a single on-policy pass.
-        old_log_prob=not (native and single_pass), ref=preset.algorithm.use_kl_loss,
+        old_log_prob=hooks.recomputes_old_log_prob or not single_pass, ref=preset.algorithm.use_kl_loss,
         weight_bytes=4 if preset.model.dtype == "float32" else 2, kv_capacity_tokens=kv_capacity_tokens,
         mode=preset.trainer.mode, rollout_share=preset.trainer.rollout_share,
         parameter_sync_step=preset.trainer.parameter_sync_step, save_freq=preset.trainer.save_freq,

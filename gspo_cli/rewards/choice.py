@@ -1,4 +1,5 @@
-"""The reward a verl run trains with: gspo's verifier or verl's own, chosen by `reward.verifier`.
+"""The reward a verl run trains with: gspo's verifier or verl's own, chosen by `reward.verifier` (the reward
+backends registry, rewards/backends.py, holds the choices; this module holds what they need of verl).
 
 - `gspo`: `gspo_cli.rewards.score.compute_score` (Answer: lines, boxed answers, prose conclusions), the function
   `gspo eval` scores with. verl loads it as `custom_reward_function.path=pkg://gspo_cli.rewards.verl_entry`:
@@ -23,16 +24,6 @@ ENTRY_FUNCTION = "compute_score"
 VERL_KNOWS = {"dapo-math-17k": "math_dapo", "aime-2024": "aime2024"}
 
 
-# reward.verifier -> the batch pool's scorer ("module:function"; None = gspo's own data-source registry). eval
-# scores with the preset's choice, so an eval's accuracy is what training rewarded.
-EVAL_SCORERS: dict[str, str | None] = {"gspo": None, "verl": "gspo_cli.rewards.choice:verl_compute_score"}
-
-
-def scorer_for(preset: Preset) -> str | None:
-    """The scorer `gspo eval` passes to the batch pool for this preset (None without a preset: gspo's)."""
-    return EVAL_SCORERS[preset.reward.verifier] if preset is not None else None
-
-
 def verl_compute_score(
     data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -49,10 +40,9 @@ def verl_compute_score(
             "pred": None if pred is None else ("" if str(pred) == "[INVALID]" else str(pred))}
 
 
-def check_verifier(preset: Preset) -> None:
-    """`reward.verifier: verl` needs data sources verl can score; refuse the others with the alternative."""
-    if preset.reward.verifier != "verl":
-        return
+def check_verl_sources(preset: Preset) -> None:
+    """verl's default scorer (`reward.verifier: verl`) needs data sources verl can score; refuse the others with
+    the alternative."""
     from gspo_cli.errors import ConfigError
 
     for spec in (preset.data.train, preset.data.val):

@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.errors import ConfigError, DataError
+from gspo_cli.rewards.backends import REWARD_BACKENDS, Result, Row, peers, verifiers
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
 
-VERIFIERS = ("gspo", "verl")
-PEERS = ("verl", "math-verify")
+# the reward backends registry's names (rewards/backends.py): `reward.verifier` choices and `--compare` peers
+VERIFIERS = verifiers()
+PEERS = peers()
 RESPONSE_KEYS = ("response", "output", "solution_str")
 TRUTH_KEYS = ("ground_truth", "gts")
 
@@ -41,22 +43,6 @@ def preset_data_source(preset: Preset) -> str:
 
     # arith rows carry their source name as data_source (gspo_cli/data/arith.py)
     return {**VERL_KNOWS, "arith": "arith"}.get(str(preset.data.train.source), "math_dapo")
-
-
-@dataclass(frozen=True)
-class Row:
-    line: int  # 1-based line (JSONL) or row (parquet) number, for error messages and the table
-    response: str
-    ground_truth: str
-    data_source: str
-
-
-@dataclass(frozen=True)
-class Result:
-    acc: bool
-    pred: str | None  # None: this verifier does not say what it extracted
-    how: str = ""
-    error: str | None = None
 
 
 # ------------------------------------------------------------------ reading
@@ -152,51 +138,14 @@ def read_rows(path: Path, default_ds: str) -> Iterator[Row]:
 # ------------------------------------------------------------------ verifiers
 
 
-def _gspo(row: Row) -> Result:
-    from gspo_cli.rewards.score import explain
-
-    v = explain(row.data_source, row.response, row.ground_truth)
-    return Result(v.acc, v.pred, v.how)
-
-
-def _verl(row: Row) -> Result:
-    from gspo_cli.rewards.choice import verl_compute_score  # the reward a `reward.verifier: verl` run trains with
-
-    try:
-        res = verl_compute_score(row.data_source, row.response, row.ground_truth)
-    except Exception as e:  # noqa: BLE001 - e.g. NotImplementedError for a data_source verl does not know
-        return Result(False, None, "error", f"{type(e).__name__}: {' '.join(str(e).split())}"[:200])
-    return Result(res["acc"], res["pred"])
-
-
-def _math_verify(row: Row) -> Result:
-    from gspo_cli.rewards.peers import math_verify_acc
-
-    return Result(math_verify_acc(row.response, row.ground_truth), None)
-
-
-def _require(module: str, what: str) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec(module) is None:
-        raise ConfigError(f"{what} needs the `{module}` package, which is not installed", f"pip install {module}")
-
-
 def verifier_fn(name: str) -> Callable[[Row], Result]:
     """The scoring function of a verifier or peer name; a ConfigError when it is unknown or not installed."""
-    if name == "gspo":
-        return _gspo
-    if name == "verl":
-        _require("verl", "the verl verifier")
-        return _verl
-    if name == "math-verify":
-        _require("verl", "--compare math-verify (verl's math_verify scorer)")
-        _require("math_verify", "--compare math-verify")
-        import logging
-
-        logging.getLogger("math_verify").setLevel(logging.ERROR)
-        return _math_verify
-    raise ConfigError(f"unknown verifier {name!r}", f"choose one of {', '.join(VERIFIERS + PEERS[1:])}")
+    backend = REWARD_BACKENDS.get(name)
+    if backend is None:
+        known = [*VERIFIERS, *(p for p in PEERS if p not in VERIFIERS)]
+        raise ConfigError(f"unknown verifier {name!r}", f"choose one of {', '.join(known)}")
+    backend.require()
+    return backend.score_row
 
 
 # ------------------------------------------------------------------ scoring

@@ -208,7 +208,10 @@ def commands(info: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
         return {"follow": command("gspo", "jobs", "logs", info["job_id"], "--follow", *where),
                 "stop": command("gspo", "jobs", "stop", info["job_id"], *where),
                 "evaluate": evaluate, "report": report}
-    if info["engine"] == "verl":
+    from gspo_cli.config import engine_support
+
+    support = engine_support.of(info.get("engine"))
+    if support is not None and support.resume_flag:
         resume = command("gspo", "train", "--resume", name)
     else:
         extend = (["--set", f"trainer.total_training_steps={(info['total_steps'] or 0) * 2}"]

@@ -21,7 +21,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -93,10 +93,10 @@ def _ray_status(record: dict[str, Any], target: Any = None) -> str | None:
         if target is None or target.dashboard_url != url:
             target = resolve_target(url, start_local=False)
         info = client(target).get_job_info(record["job_id"])
-    except RuntimeError as exc:
-        return "MISSING" if "does not exist" in str(exc) or "404" in str(exc) else None
-    except Exception:  # unreachable head, refused token: cannot tell
-        return None
+    except Exception as exc:  # noqa: BLE001 - no such job says so (jobs/ray_errors.py); anything else: cannot tell
+        from gspo_cli.jobs import ray_errors
+
+        return "MISSING" if ray_errors.classify(exc).kind == ray_errors.NOT_FOUND else None
     return getattr(info.status, "value", str(info.status))
 
 
@@ -193,3 +193,36 @@ def live_holder(run_dir: Path) -> dict[str, Any] | None:
     if record is None:
         return None
     return record if holder_state(record) != "gone" else None
+
+
+class LockClaim:
+    """The run lock as a job's claim (jobs/jobspec.py `RunClaim`): `claim` before anything is submitted (then
+    `on_taken(target, job_id)`: write the run folder; a dead holder taken over is said with `takeover`), follow
+    Ray's id, release when the run folder could not be written or Ray never got the job (a job that ran releases
+    it itself: runs/state.run_tracked)."""
+
+    def __init__(self, run_dir: Path, engine: str, *, on_taken: Callable[[Any, str], None] | None = None,
+                 takeover: str = "") -> None:
+        self.run_dir, self.engine, self.on_taken, self.takeover = Path(run_dir), engine, on_taken, takeover
+
+    def take(self, target: Any, job_id: str) -> None:
+        taken = claim(self.run_dir, job_id, engine=self.engine, target=target,
+                      dashboard_url=target.dashboard_url if target is not None else None)
+        if taken is not None:
+            from gspo_cli.console import err
+
+            err.print(f"Run {self.run_dir.name}: its job {taken['job_id']} is gone; taking the run over"
+                      f"{' (' + self.takeover + ')' if self.takeover else ''}.", highlight=False)
+        if self.on_taken is not None:
+            try:
+                self.on_taken(target, job_id)
+            except BaseException:
+                release(self.run_dir, job_id)  # nothing runs: the run is free again
+                raise
+
+    def submitted(self, claimed: str, actual: str) -> None:
+        if actual != claimed:
+            rename_job(self.run_dir, claimed, actual)
+
+    def refused(self, claimed: str) -> None:
+        release(self.run_dir, claimed)

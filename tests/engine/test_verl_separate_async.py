@@ -31,7 +31,7 @@ def test_cpu_store_engine_moves_every_weight_to_every_rollout_worker():
     buckets smaller than the model, dtypes kept, and a non-sender actor rank that only walks its generator."""
     from verl.checkpoint_engine.base import CheckpointEngineRegistry
 
-    from gspo_cli.engines.verl.cpu_checkpoint_engine import BACKEND
+    from gspo_cli.engines.verl.cpu.checkpoint_engine import BACKEND
 
     cls = CheckpointEngineRegistry.get(BACKEND)
     weights = {f"layers.{i}.weight": torch.randn(300, 200) for i in range(4)}

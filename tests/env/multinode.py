@@ -42,6 +42,8 @@ class Cluster:
     timings: dict[str, float] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
     common: list[str] = field(default_factory=list)  # the node/preset arguments every up/join got
+    names: tuple[str, ...] = NAMES  # the nodes, the head first
+    sites: dict[str, Path] = field(default_factory=dict)  # each fake Ascend node's site-packages (torch_npu, acl)
 
     def gspo(self, node: str, *args: str, timeout: float = 300, extra: dict | None = None):
         env = {**self.envs[node], **(extra or {})}
@@ -67,9 +69,12 @@ class Cluster:
         return next((p.pid for p in kids if p.name() == "raylet"), None)
 
 
-def node_env(base: Path, home: Path, name: str, *, ascend: bool = True) -> dict[str, str]:
+def node_env(base: Path, home: Path, name: str, *, ascend: bool = True, torch_npu: bool = False) -> dict[str, str]:
     """`ascend`: the fake Ascend host (npu-smi, CANN, and an `ip` whose route names a NIC this machine lacks, so
-    a CPU run's gloo, which `cluster up` points at that NIC, could not bind); without it, this machine as it is."""
+    a CPU run's gloo, which `cluster up` points at that NIC, could not bind); without it, this machine as it is.
+    `torch_npu`: the host's Python also finds a `torch_npu` package and CANN's `acl` module (env_hosts' fake
+    site-packages on PYTHONPATH), as on an Ascend node with its stack installed: verl's device detection and
+    Ray's NPU accelerator manager (`import acl`: device count and SoC name) see an Ascend node."""
     env = {**os.environ, "GSPO_HOME": str(home), "GSPO_NODE_NAME": name, "RAY_USAGE_STATS_ENABLED": "0",
            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
            # The GCS declares a silent node dead after 3 missed 1 s health checks (Ray's default: 5 x 3 s).
@@ -78,22 +83,36 @@ def node_env(base: Path, home: Path, name: str, *, ascend: bool = True) -> dict[
     for key in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "GSPO_JOB_NODE"):
         env.pop(key, None)
     if ascend:
-        host = make_host(base / name, stack=None, cann=CANN[name])
+        host = make_host(base / name, stack={"torch-npu": "2.10.0.post4"} if torch_npu else None,
+                         cann=CANN.get(name, "9.1.0"))
         env["PATH"] = f"{host.env['PATH'].split(':')[0]}:{os.environ['PATH']}"
         env["ASCEND_HOME_PATH"] = str(host.root / "usr/local/Ascend/cann")
+        if torch_npu:
+            env["PYTHONPATH"] = os.pathsep.join((host.env["PYTHONPATH"], env["PYTHONPATH"]))
     return env
 
 
-def start(base: Path, shape: list[str] = SHAPE, num_cpus: str | None = NUM_CPUS, *, ascend: bool = True) -> Cluster:
+def site_of(env: dict[str, str]) -> Path:
+    """The fake site-packages a `torch_npu` node's PYTHONPATH starts with (node_env)."""
+    return Path(env["PYTHONPATH"].split(os.pathsep)[0])
+
+
+def start(base: Path, shape: list[str] = SHAPE, num_cpus: str | None = NUM_CPUS, *, ascend: bool = True,
+          names: tuple[str, ...] = NAMES, torch_npu: bool = False, ray_args: tuple[str, ...] = ()) -> Cluster:
     """`shape`: the preset arguments of up/join (a CPU preset's nodes offer their CPU "devices" as Ray GPU slots);
-    `num_cpus`: logical CPUs per node (None: gspo's default for the preset); `ascend`: fake Ascend hosts."""
+    `num_cpus`: logical CPUs per node (None: gspo's default for the preset); `ascend`: fake Ascend hosts;
+    `names`: the nodes (the first is the head); `torch_npu`: their Python finds torch_npu and acl (node_env);
+    `ray_args`: extra `ray start` arguments of every node (`--ray-arg`)."""
     home = base / "shared-home"
-    envs = {name: node_env(base, home, name, ascend=ascend) for name in NAMES}
+    envs = {name: node_env(base, home, name, ascend=ascend, torch_npu=torch_npu) for name in names}
     port, dash = free_port(), free_port()
     tag = uuid.uuid4().hex[:6]
-    temp_dirs = [f"/tmp/gspo-mn-{tag}-{n[-1]}" for n in NAMES]  # short: Ray's socket paths are length-limited
-    cluster = Cluster(home, base, envs, f"127.0.0.1:{port}", f"http://127.0.0.1:{dash}", temp_dirs)
-    common = ["--node-ip", "127.0.0.1", *(["--num-cpus", num_cpus] if num_cpus else []), *shape]
+    temp_dirs = [f"/tmp/gspo-mn-{tag}-{n[-1]}" for n in names]  # short: Ray's socket paths are length-limited
+    cluster = Cluster(home, base, envs, f"127.0.0.1:{port}", f"http://127.0.0.1:{dash}", temp_dirs, names=names)
+    if torch_npu:
+        cluster.sites = {name: site_of(env) for name, env in envs.items()}
+    common = ["--node-ip", "127.0.0.1", *(["--num-cpus", num_cpus] if num_cpus else []), *shape,
+              *(f"--ray-arg={a}" for a in ray_args)]
     t0 = time.monotonic()
     up = cluster.gspo("node-a", "cluster", "up", *common, "--port", str(port), "--dashboard-port", str(dash),
                       "--temp-dir", temp_dirs[0], "--wait", "0",
@@ -104,8 +123,8 @@ def start(base: Path, shape: list[str] = SHAPE, num_cpus: str | None = NUM_CPUS,
     if up.returncode != 0:
         return cluster
     cluster.common = common
-    for name in NAMES[1:]:
-        join(cluster, name, wait=name == NAMES[-1])
+    for name in names[1:]:
+        join(cluster, name, wait=name == names[-1])
     return cluster
 
 
@@ -114,7 +133,7 @@ def join(cluster: Cluster, name: str, *, wait: bool = False) -> subprocess.Compl
     t1 = time.monotonic()
     for _ in range(3):  # Ray gives a new raylet 30 s to register (ray/_private/node.py): on a loaded 2-core box, retry
         res = cluster.gspo(name, "cluster", "join", cluster.gcs, *cluster.common, "--temp-dir",
-                           cluster.temp_dirs[NAMES.index(name)],
+                           cluster.temp_dirs[cluster.names.index(name)],
                            f"--ray-arg=--dashboard-agent-listen-port={free_port()}", *(["--wait", "120"] if wait else []))
         if res.returncode == 0 or "timed out during startup" not in (res.stderr + _log_tail(cluster, name)):
             break
@@ -131,7 +150,7 @@ def _log_tail(cluster: Cluster, name: str) -> str:
 def stop(cluster: Cluster) -> list[str]:
     """Each node's own `gspo cluster down`, workers first; returns the nodes whose record survived."""
     left = []
-    for name in reversed(NAMES):
+    for name in reversed(cluster.names):
         if cluster.record(name) is not None:
             cluster.gspo(name, "cluster", "down", timeout=180)
         if cluster.record(name) is not None:

@@ -22,10 +22,30 @@ def _node(name: str, state: str = "ALIVE", gpu: float = 1, ended_at: float | Non
 THREE = capacity.Need("GPU", 3, 1)
 
 
-def test_the_need_follows_the_preset():
-    assert capacity.need_of(load_preset("tiny-verl", ["cluster.nnodes=3"])) == THREE
-    assert capacity.need_of(load_preset("qwen3-32b-4x16")) == capacity.Need("NPU", 4, 16)
-    assert capacity.need_of(load_preset("tiny")) is None  # the native engine places no groups
+def test_the_need_follows_the_preset_and_its_resolved_device():
+    from gspo_cli.config import devices
+    from gspo_cli.engines.verl.cluster import cluster_need
+    from gspo_cli.engines.verl.launch import on_device
+
+    assert cluster_need(load_preset("tiny-verl", ["cluster.nnodes=3"])) == THREE  # CPU "devices" are GPU slots
+    assert cluster_need(load_preset("qwen3-32b-4x16")) == capacity.Need("NPU", 4, 16)
+    assert cluster_need(load_preset("qwen3-32b-4x8-h100")) == capacity.Need("GPU", 4, 8)
+    auto = load_preset("qwen3-0.6b-1x1")
+    assert auto.cluster.device == "auto"
+    on_ascend = devices.resolve(auto.cluster.device, detect=lambda: ("npu", "torch_npu is installed here"))
+    assert cluster_need(on_device(auto, on_ascend.name)) == capacity.Need("NPU", 1, 1)
+    # the job file carries the need to the wrapper
+    assert capacity.Need.from_json(THREE.to_json()) == THREE and capacity.Need.from_json(None) is None
+
+
+def test_auto_is_resolved_as_verl_resolves_it():
+    from gspo_cli.config import devices
+
+    found = {"torch_npu"}
+    assert devices.verl_auto(which=lambda _: None, installed=found.__contains__)[0] == "npu"
+    assert devices.verl_auto(which=lambda _: "/usr/bin/nvidia-smi", installed=found.__contains__)[0] == "cuda"
+    assert devices.verl_auto(which=lambda _: None, installed=lambda _: False)[0] == "cuda"  # verl's fallback
+    assert devices.resolve("npu").name == "npu" and devices.resolve("cpu").device.ray_resource is None
 
 
 def test_shortfall_names_the_lost_node_and_counts_slots():
@@ -38,6 +58,11 @@ def test_shortfall_names_the_lost_node_and_counts_slots():
     # Enough slots in total but not per node: verl's per-node groups could not form either.
     uneven = [_node("node-a", gpu=2), _node("node-b")]
     assert "2 alive node(s)" in capacity.shortfall(THREE, uneven)
+    # More slots in total than one node holds: said per node, not as a total the cluster seems to have.
+    npus = [{**_node(n), "resources": {"CPU": 64.0, "NPU": 16.0}} for n in ("a", "b", "c", "d")]
+    assert capacity.shortfall(capacity.Need("NPU", 1, 32), npus) == (
+        "0 of 4 alive node(s) hold 32 device slots (NPU) (the most on one node: 16); the job needs 32 (1 node(s) x 32) "
+        "[run-cluster-short]")
 
 
 def test_trainer_ranks_follow_verls_creation_order():

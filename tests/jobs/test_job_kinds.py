@@ -1,5 +1,5 @@
 """Job kinds are explicit dispatch: every registered kind loads to a `main(argv: list[str]) -> int`, every command
-gspo submits (run_job / entrypoint / command_line call sites, read from the source) is registered, and the wire
+gspo submits (JobSpec / entrypoint / command_line call sites, read from the source) is registered, and the wire
 command `python -m gspo_cli.job_kinds` runs the registry."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from gspo_cli import job_kinds
 from gspo_cli.jobs import entry
 
 ROOT = Path(__file__).resolve().parents[2]
-SUBMITTERS = {"run_job": 0, "entrypoint": 0, "command_line": 1}  # call name -> index of the command argument
+SUBMITTERS = {"JobSpec": 0, "entrypoint": 0, "command_line": 1}  # call name -> index of the command argument
 
 
 def test_every_kind_loads_to_a_main_of_the_job_signature():
@@ -58,8 +58,8 @@ def _submitted_commands() -> list[tuple[str, str]]:
             if name not in SUBMITTERS or path.name == "entry.py" and name == "command_line":
                 continue
             arg = node.args[SUBMITTERS[name]] if len(node.args) > SUBMITTERS[name] else None
-            if arg is None or (path.name == "client.py" and isinstance(arg, ast.Name) and arg.id == "command"):
-                continue  # run_job forwarding its own argument
+            if arg is None or (path.name == "client.py" and not isinstance(arg, ast.Constant)):
+                continue  # submit_job forwarding its spec's command
             names = names if names is not None else _names_in(path, tree)
             where = f"{path.relative_to(ROOT)}:{node.lineno}"
             found.append((where, eval(compile(ast.Expression(arg), where, "eval"), names)))

@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from gspo_cli.rewards.peers import accuracy_table, format_table
+from peers import accuracy_table, format_table
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "data" / "verifier_corpus.jsonl"
@@ -35,7 +34,7 @@ def test_peer_suite_copy_is_upstream_byte_for_byte():
 
 
 def test_overlay_rows_each_relabel_with_a_reason():
-    from gspo_cli.rewards.peers import with_overlay
+    from peers import with_overlay
 
     overlay = _load(PEER_OVERLAY)
     rows = with_overlay(_load(PEER_SUITE), overlay)  # raises on an unknown id or a label upstream lacks
@@ -82,7 +81,7 @@ def test_corpus_file_is_what_the_builder_makes():
 
 @pytest.fixture(scope="module")
 def table():
-    from gspo_cli.rewards.peers import with_overlay
+    from peers import with_overlay
 
     sets = {"labelled corpus (tests/rewards)": _load(CORPUS),
             "peer-suite cases, gspo labels (upstream + overlay)": with_overlay(_load(PEER_SUITE), _load(PEER_OVERLAY)),

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import verl as _verl  # noqa: F401  (verl is a dev dependency: without it this module errors, never skips)
 
 from gspo_cli.rewards import score_batch
-from gspo_cli.rewards.choice import scorer_for
+from gspo_cli.rewards.backends import scorer_for
 
 # A prose conclusion after </think>: gspo's verifier credits it, verl's math_dapo reads only `Answer:` lines.
 PROSE = "<think>6*7</think> The answer is 42."

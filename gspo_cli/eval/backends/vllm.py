@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from gspo_cli.errors import ConfigError
 from gspo_cli.eval.backends.vllm_target import EngineTarget, engine_target, node_devices, usable_nodes
 from gspo_cli.eval.types import Generation, Sampling
-from gspo_cli.jobs import procs
+from gspo_cli.jobs import procs, ray_errors
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,9 @@ class _Engine:
 def _check_platform(device: str) -> None:
     """vLLM picks its platform on import; on CPU say why it did not pick CPU instead of its 'Device string must
     not be empty' later."""
-    if device != "cpu":
+    from gspo_cli.config import devices
+
+    if devices.kind(device).accelerator:
         return
     from importlib.metadata import PackageNotFoundError, version
 
@@ -196,11 +198,12 @@ def _init_ray(address: str | None) -> bool:
                      runtime_env={"env_vars": {"PYTHONPATH": path}})
             return True
         except Exception as exc:
-            # Ray gives a new raylet 30 s to register (hard-coded in ray/_private/node.py); a busy host misses it.
+            # Ray gives a new raylet 30 s to register (hard-coded in ray/_private/node.py); a busy host misses it
+            # (ray_errors.NODE_START_TIMEOUT).
             # The failed start's GCS, monitor and dashboard are not known to ray.shutdown(): end them here.
             ray.shutdown()
             procs.kill_new_children(before)
-            if "timed out during startup" not in str(exc) or attempt == 2:
+            if ray_errors.classify(exc).kind != ray_errors.NODE_START_TIMEOUT or attempt == 2:
                 raise
     return True
 
@@ -287,11 +290,9 @@ class VLLMBackend:
 
 def _actor_options(target: EngineTarget, spec: ActorSpec, strategy) -> dict:
     """Ray options of one engine actor: pinned to its node; its devices (none on CPU); the target's env."""
-    opts: dict = {"num_cpus": 1, "scheduling_strategy": strategy}
-    if target.resource == "GPU":
-        opts["num_gpus"] = spec.tp
-    elif target.resource is not None:
-        opts["resources"] = {target.resource: spec.tp}
+    from gspo_cli.jobs.resources import actor_options
+
+    opts: dict = {"num_cpus": 1, "scheduling_strategy": strategy, **actor_options(target.resource, spec.tp)}
     if target.env:
         opts["runtime_env"] = {"env_vars": dict(target.env)}
     return opts

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 CPU_ENV_DEFAULTS = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
-RAY_RESOURCE = {"cuda": "GPU", "npu": "NPU"}
 
 
 @dataclass(frozen=True)
@@ -51,11 +50,14 @@ def engine_target(device: str, *, tp: int = 1, dtype: str = "auto", gpu_memory_u
     if tp > 1:
         # the actor already owns its TP devices (or node): vLLM forks its workers there instead of asking Ray again
         kwargs["distributed_executor_backend"] = "mp"
-    if device == "cpu":
+    from gspo_cli.config import devices
+
+    kind = devices.kind(device)  # its Ray resource comes from the device table (config/devices.py)
+    if not kind.accelerator:
         given = {k: str(v) for k, v in (env_vars or {}).items() if k.startswith("VLLM_CPU_")}
-        return EngineTarget("cpu", None, {**kwargs, "enforce_eager": True}, {**CPU_ENV_DEFAULTS, **given})
+        return EngineTarget(kind.name, None, {**kwargs, "enforce_eager": True}, {**CPU_ENV_DEFAULTS, **given})
     kwargs.update(gpu_memory_utilization=gpu_memory_utilization, enforce_eager=enforce_eager)
-    return EngineTarget(device, RAY_RESOURCE.get(device, "GPU"), kwargs)
+    return EngineTarget(kind.name, kind.ray_resource, kwargs)
 
 
 def node_devices(target: EngineTarget, nodes: list[dict]) -> list[int]:

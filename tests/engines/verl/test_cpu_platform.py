@@ -15,8 +15,9 @@ import pytest
 
 from gspo_cli.config import presets
 from gspo_cli.config.presets import builtin_sources
-from gspo_cli.engines.verl import cpu_platform, cpu_switches
 from gspo_cli.engines.verl.compile import FP32_MIXED_PRECISION, compile_preset
+from gspo_cli.engines.verl.cpu import platform as cpu_platform
+from gspo_cli.engines.verl.cpu import switches as cpu_switches
 from gspo_cli.errors import ConfigError
 
 PATHS = dict(run_dir="/runs/r", train_file="/d/t.parquet", val_file="/d/v.parquet")
@@ -198,12 +199,12 @@ def test_the_poll_interval_is_read_from_the_environment(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
-_POLL_PROBE = """
-import gspo_cli.engines.verl.cpu_platform
+_POLL_PROBE = f"""
+import {cpu_switches.PLUGIN_MODULE}
 from omegaconf import DictConfig
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
-print("poll", ReplayBuffer(trainer_mode="sync", trainer_config=DictConfig({}), max_off_policy_threshold=None,
-      max_off_policy_strategy="drop", sampler_kwargs=DictConfig({})).poll_interval)
+print("poll", ReplayBuffer(trainer_mode="sync", trainer_config=DictConfig({{}}), max_off_policy_threshold=None,
+      max_off_policy_strategy="drop", sampler_kwargs=DictConfig({{}})).poll_interval)
 """
 
 

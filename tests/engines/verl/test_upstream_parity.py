@@ -13,10 +13,10 @@ from pathlib import Path
 
 import hydra as _hydra  # noqa: F401  (verl and hydra are dev dependencies: missing is an error, never a skip)
 import pytest
+import upstream_tools as upstream
 import verl as _verl  # noqa: F401
 
 from gspo_cli.config import presets
-from gspo_cli.engines.verl import upstream
 
 # Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
 pytestmark = pytest.mark.slow

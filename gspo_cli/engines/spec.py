@@ -1,0 +1,121 @@
+"""The engine spec: everything gspo asks of a training engine, answered in one place per engine.
+
+One `EngineSpec` per `trainer.engine` (engines/native/spec.py, engines/verl/spec.py), registered in `ENGINES`
+(the registry pattern of gspo_cli/registry.py). Every other layer asks the spec (or, below the engines, is handed
+its answer or reads it from the job file) instead of comparing engine or device names
+(tests/test_engine_names.py keeps that at 0 outside engines/ and config/):
+
+| question                                   | answered by                                   | asked by |
+|--------------------------------------------|-----------------------------------------------|----------|
+| which keys it runs / ignores               | `support()` (config/engine_support.py's data) | preset loading (config/) |
+| which device its job runs on (`auto`)      | `device(preset)` (config/devices.py's rule)   | launch (once; recorded in the job file) |
+| what it asks the cluster for               | `cluster_need(preset)`: Ray resource, nodes x slots, bundle, placement | the job file -> the job wrapper's capacity check (jobs/capacity.py) |
+| what a head / node start must offer        | `node_resources(preset)`                      | the embedded head (jobs/target.py), `cluster up/join` (env/raystart.py) |
+| the step-time model's view of it           | `planner` (`PlannerHooks`)                    | plan/ |
+| the environment it needs here              | `required_environment(preset)`                | the verl dry-run (launch.make_plan); not yet env doctor |
+| how a `gspo train` request runs            | `launcher()`                                  | cli/train.py |
+| its jobs                                   | `job_kinds`                                   | job_kinds.py, docs |
+
+Cheap to import: no torch, Ray or verl (a launcher is loaded only when asked for).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from gspo_cli.jobs.resources import NodeResources
+from gspo_cli.registry import Registry
+
+if TYPE_CHECKING:
+    from gspo_cli.config.devices import Resolved
+    from gspo_cli.config.engine_support import EngineSupport
+    from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.request import Launcher
+    from gspo_cli.jobs.capacity import Need
+
+
+@dataclass(frozen=True)
+class PlannerHooks:
+    """What gspo's step-time model (plan/) needs to know about how an engine trains; each a fact of the engine,
+    not of the preset."""
+
+    # weights sharded over the devices (FSDP): gathered per forward, gradients reduce-scattered; the layout search
+    # covers TP / SP / offload / memory knobs (else: the micro-batch size only)
+    sharded: bool
+    # generation runs in its own engine (vLLM) whose weights are synced from the trainer every step
+    syncs_weights: bool
+    # old log-probs recomputed every step (else skipped on a single on-policy pass: one mini-batch, one epoch)
+    recomputes_old_log_prob: bool
+    # verl's V1 async trainer modes are candidates of the layout search
+    async_modes: bool
+    # the device profile's training MFU and fixed per-step seconds that were fitted on this engine's runs
+    train_mfu: Callable[[Any], float]
+    step_fixed_s: Callable[[Any], float]
+
+
+@dataclass(frozen=True)
+class Missing:
+    """Something the engine needs on this host that is not there, and the exact fix."""
+
+    what: str
+    why: str
+    fix: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"what": self.what, "why": self.why, "fix": self.fix}
+
+
+def installed(module: str) -> bool:
+    """Whether `module` is importable here, without importing it."""
+    return importlib.util.find_spec(module) is not None
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine, described once. Subclasses answer the questions in the module table."""
+
+    name: str
+    planner: PlannerHooks
+    job_kinds: tuple[str, ...] = field(default_factory=tuple)
+
+    def support(self) -> EngineSupport:
+        """The keys this engine runs and ignores (refused at load when set): config/engine_support.py."""
+        from gspo_cli.config.engine_support import ENGINES as SUPPORT
+
+        return SUPPORT[self.name]
+
+    def launcher(self) -> Launcher:
+        """`gspo train` for this engine: `(req: TrainRequest) -> int`, imported only now."""
+        raise NotImplementedError
+
+    def device(self, preset: Preset) -> Resolved | None:
+        """The device kind the job runs on as resolved on this host (None: decided inside the job)."""
+        return None
+
+    def cluster_need(self, preset: Preset) -> Need | None:
+        """What a job of `preset` (its device resolved) needs from the cluster: None when it places no groups."""
+        return None
+
+    def node_resources(self, preset: Preset | None) -> NodeResources:
+        """What a Ray node that runs this engine's jobs of `preset` must offer beyond its counted devices."""
+        return NodeResources()
+
+    def required_environment(self, preset: Preset, *, have: Callable[[str], bool] = installed) -> list[Missing]:
+        """What this host lacks to run the job of `preset` (empty: nothing), each with the fix command."""
+        return []
+
+
+# trainer.engine -> its spec; filled by engines/native/spec.py and engines/verl/spec.py (imported by
+# gspo_cli/engines/__init__.py), the names agreeing with config/engine_support.py (tests/engines/test_engine_registry.py)
+ENGINES: Registry[EngineSpec] = Registry("engine", key="trainer.engine")
+
+
+S = TypeVar("S", bound=EngineSpec)
+
+
+def register_engine(spec: S) -> S:
+    ENGINES.add(spec.name, spec)
+    return spec

