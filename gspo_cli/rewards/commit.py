@@ -214,7 +214,11 @@ def mode_at(t: str, i: int, j: int) -> tuple[str | None, str | None]:
 
 
 # --- what a statement asserts
-_NUM = re.compile(r"(?<![\w.^_{}\\])[+-]?\d[\d,]*(?:\.\d+)?(?![a-z\d_{}^])")  # `1The`: a value, `2x` not
+# A number standing as a value: `1The` is one, `2x` is not. Written to start with a character set (the sign or digit,
+# then the character before it checked by a lookbehind), so `re` skips ahead to candidates instead of trying every
+# position; it matches exactly where `(?<![\w.^_{}\\])[+-]?\d[\d,]*(?:\.\d+)?(?![a-z\d_{}^])` does
+# (tests/rewards/test_scan_patterns.py).
+_NUM = re.compile(r"[+\-\d](?<![\w.^_{}\\].)(?:(?<=[+-])\d|(?<=\d))[\d,]*(?:\.\d+)?(?![a-z\d_{}^])")
 _OPERATOR = set("+-*/<>^{}≤≥×÷·")
 _OPERATOR_CMDS = ("\\cdot", "\\times", "\\div", "\\le", "\\ge", "\\lt", "\\gt", "\\neq", "\\pm", "\\frac", "\\sqrt")
 _ASIDE_START = re.compile(r"(?i)^[\s$.]*(?:\(|（|=|\bor\b|,|，|;|\bi\.?e\b|\bthat is\b|\bequivalently\b|\\text\{\s*or)")
@@ -288,7 +292,7 @@ def values(content: str, aside: str = "") -> list[str]:
     bracketed whole without words is one value (`(1, 2)`). Number words are values (`34 (thirty-five)` is two).
     """
     m = _PLAIN_INT.fullmatch(content)  # most answers: `34`, `$34$`
-    if m and not aside:
+    if m and (not aside or not _ASIDE_START.match(aside)):  # `\boxed{34}$.`: an aside that adds no value
         return [str(int(m.group(1)))]
     c = clean(content)
     vals: list[str] = []

@@ -110,6 +110,8 @@ _OWN_CJK = ("分析", "计算", "計算", "上面", "以上", "上述")
 _FIRST_PERSON = frozenset("i we i've we've je nous ich wir yo nosotros eu nós io noi я мы".split())
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*\.?|\?")
+# The same tokens in an ASCII text, where `[^\W_]` is `[a-z0-9]` once lower-cased: a plain set is cheaper to test.
+_TOKEN_ASCII = re.compile(r"[a-z0-9]+(?:['.-][a-z0-9]+)*\.?|\?")
 
 
 def tokens(text: str) -> list[str]:
@@ -117,7 +119,7 @@ def tokens(text: str) -> list[str]:
     low = text.lower()
     if "’" in low:
         low = low.replace("’", "'")
-    toks = _TOKEN.findall(low)
+    toks = (_TOKEN_ASCII if low.isascii() else _TOKEN).findall(low)
     if "." in low:
         toks = [t.rstrip(".") if len(t) > 1 and t.count(".") == 1 else t for t in toks]
     return toks

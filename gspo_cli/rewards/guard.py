@@ -34,16 +34,29 @@ DEFAULT_LIMIT_S = 10.0
 ERRORS, TIMEOUTS, SCORED = "reward/errors", "reward/timeouts", "reward/scored"
 
 
-_limit_cache: tuple[str | None, float] = (None, DEFAULT_LIMIT_S)
+_limit_cache: tuple[str | bytes | None, float] = (None, DEFAULT_LIMIT_S)
+_LIMIT_VAR = "GSPO_REWARD_TIMEOUT_S"
+# os.environ.get of a variable that is not set costs a KeyError inside the mapping (~0.6 us, 1.5% of scoring a
+# response); os.environ keeps its values in a plain dict (`_data`, bytes keys on POSIX) that every write through
+# os.environ updates, so reading it sees the same value. Any other layout: os.environ.get.
+_ENV_DATA = getattr(os.environ, "_data", None)
+_ENV_KEY = os.environ.encodekey(_LIMIT_VAR) if isinstance(_ENV_DATA, dict) and hasattr(os.environ, "encodekey") else None
+
+
+def _raw_limit() -> str | bytes | None:
+    if _ENV_KEY is not None and getattr(os.environ, "_data", None) is _ENV_DATA:
+        return _ENV_DATA.get(_ENV_KEY)  # type: ignore[union-attr]
+    return os.environ.get(_LIMIT_VAR)
 
 
 def limit_s() -> float:
     """The per-response limit: GSPO_REWARD_TIMEOUT_S seconds, else DEFAULT_LIMIT_S (parsed once per value)."""
     global _limit_cache
-    raw = os.environ.get("GSPO_REWARD_TIMEOUT_S")
+    raw = _raw_limit()
     if raw != _limit_cache[0]:
+        text = os.environ.get(_LIMIT_VAR) if isinstance(raw, bytes) else raw  # decoded as os.environ decodes it
         try:
-            value = max(0.001, float(raw)) if raw else DEFAULT_LIMIT_S
+            value = max(0.001, float(text)) if text else DEFAULT_LIMIT_S
         except ValueError:
             value = DEFAULT_LIMIT_S
         _limit_cache = (raw, value)

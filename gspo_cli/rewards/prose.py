@@ -56,8 +56,12 @@ _REFUSAL = re.compile(
     r"|无法(?:确定|求解|解答|回答|计算|得出|完成)|不知道|做不出"
 )
 # Every refusal holds one of these ("not ", "n't ", "unable ", "insufficient", 无法, 不知道): one C-speed scan
-# that "note" or "another" do not trigger.
-_REFUSAL_HINT = re.compile(r"[nN](?:[oO][tT]|['’][tT]|[aA][bB][lL][eE])\s|[nN][sS][uU][fF]|[gG]ive up|[rR]an out|无法|不知道|做不出")
+# that "note" or "another" do not trigger. Written as `[first characters](?:(?<=c)rest|...)`, which matches exactly
+# where `[nN](?:[oO][tT]|...)\s|[nN][sS][uU][fF]|[gG]ive up|...` does (tests/rewards/test_scan_patterns.py): a
+# pattern that starts with a character set lets `re` skip ahead to those characters (3x faster on a 1,000-character
+# tail) instead of trying the whole pattern at every position.
+_REFUSAL_HINT = re.compile(r"[nNgGrR无不做](?:(?<=[nN])(?:[oO][tT]|['’][tT]|[aA][bB][lL][eE])\s|(?<=[nN])[sS][uU][fF]"
+                           r"|(?<=[gG])ive up|(?<=[rR])an out|(?<=无)法|(?<=不)知道|(?<=做)不出)")
 REFUSAL_TAIL = 300  # a prose answer must end the response, so a refusal that matters is near the end
 
 

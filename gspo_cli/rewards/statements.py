@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from gspo_cli.rewards import cues, structured
 from gspo_cli.rewards.commit import (
@@ -189,8 +190,9 @@ def _key(token: str) -> str:
 def _colon_labels(t: str, numeric: bool) -> list[Statement]:
     out: list[Statement] = []
     last = _LAST_CHARS
+    rfind = t.rfind
     for sep in (":", "：") if not t.isascii() else (":",):
-        i = t.rfind(sep)  # C speed, from the end; the character before a colon decides whether it is read
+        i = rfind(sep)  # C speed, from the end; the character before a colon decides whether it is read
         while i > 0 and len(out) < MAX_LOOK:
             if t[i - 1] in last:  # "Step 1:", `a:b`, "double-check:" end no label
                 head = t[max(0, i - 48):i]
@@ -201,7 +203,7 @@ def _colon_labels(t: str, numeric: bool) -> list[Statement]:
                     pos = i - len(head) + j
                     out.append(_read(t, pos, "line", cs, _glued(content), alternative=kind == ALTERNATIVE,
                                      numeric=numeric))
-            i = t.rfind(sep, 0, i)
+            i = rfind(sep, 0, i)
     return out
 
 
@@ -365,8 +367,10 @@ def conclusion_before(t: str, pos: int) -> Statement | None:
     if not head.endswith((".", "!", "?", ":", "。", "！", "？", "：")):
         return None
     body = head[:-1]
-    start = max(body.rfind(". "), body.rfind("! "), body.rfind("? "), body.rfind("\n"), body.rfind(": "),
-                body.rfind("。"), body.rfind("！"), body.rfind("？")) + 1
+    start = max(body.rfind(". "), body.rfind("! "), body.rfind("? "), body.rfind("\n"), body.rfind(": "))
+    if not body.isascii():
+        start = max(start, body.rfind("。"), body.rfind("！"), body.rfind("？"))
+    start += 1
     sentence = body[start:]
     if not _CONCLUSION.match(sentence):
         return None
@@ -459,7 +463,11 @@ RETRACT_STEMS = ("wrong", "incorr", "mistak", "error", "scratc", "disreg", "igno
                  "está mal", "falso", "errado", "errei", "sbagli", "errato", "неверн", "неправ", "ошиб")
 
 
-_RETRACT_RE = re.compile("|".join(re.escape(w) for w in RETRACT_STEMS))
+# The stems grouped by their first letter (`e(?:rror|quivo)|...`): the same strings, one alternative tried per
+# letter instead of every stem at every position (1.5x faster on a 100-character region).
+_RETRACT_RE = re.compile("|".join(
+    re.escape(c) + "(?:" + "|".join(re.escape(w[1:]) for w in RETRACT_STEMS if w[0] == c) + ")"
+    for c in dict.fromkeys(w[0] for w in RETRACT_STEMS)))
 
 
 def _maybe_retract(text: str) -> bool:
@@ -507,9 +515,14 @@ def find(t: str, numeric: bool = True) -> Found:
     stmts.extend(_gsm8k(t, numeric))
     for pos, kind, vpos, text in structured.json_fields(t) + structured.table_fields(t):
         stmts.append(_read(t, pos, "field", vpos, text, alternative=kind == ALTERNATIVE, numeric=numeric))
-    lines = sum(1 for s in stmts if s.kind == "line")
+    # one pass each over the few statements (plain loops: cheaper than generator expressions per response)
+    lines = 0
+    taken = set()
+    for st in stmts:
+        taken.add(st.pos)
+        if st.kind == "line":
+            lines += 1
     out.flood = lines >= MAX_LOOK or len(box_list) >= MAX_LOOK
-    taken = {s.pos for s in stmts}
     for hit in _answer_words(t):
         if hit[0] in taken:
             continue
@@ -517,15 +530,24 @@ def find(t: str, numeric: bool = True) -> Found:
         if s is not None:
             stmts.append(s)
             taken.add(s.pos)
-    out.marked = sum(1 for s in stmts if s.kind in ("line", "box", "field"))
-    if out.marked:
-        first = min(s.pos for s in stmts if s.kind in ("line", "box", "field"))
+    marked, first = 0, -1
+    for st in stmts:
+        if st.kind in _MARKED_KINDS:
+            marked += 1
+            if first < 0 or st.pos < first:
+                first = st.pos
+    out.marked = marked
+    if marked:
         c = conclusion_before(t, first)
         if c is not None:
             stmts.append(c)
-    stmts.sort(key=lambda s: s.pos)
+    stmts.sort(key=_POS)
     out.statements = stmts
     return out
+
+
+_MARKED_KINDS = ("line", "box", "field")
+_POS = attrgetter("pos")
 
 
 def prose_statement(t: str, answer: str, stmts: list[Statement] = ()) -> Statement | None:  # type: ignore[assignment]
