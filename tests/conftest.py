@@ -106,12 +106,6 @@ def gspo_home(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("GSPO_HOME", str(home))
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.delenv("GSPO_DEBUG", raising=False)
-    # No Ray token variables in, none out: code run in-process (auth.use_in_process) sets them in os.environ, and a
-    # test that left them behind made a later test on the same xdist worker send a token (CI: the notice "not a
-    # cluster gspo recorded, so no token is sent" went missing). setenv first so the undo deletes what the test set.
-    for key in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
-        monkeypatch.setenv(key, "")
-        monkeypatch.delenv(key)
     return home
 
 
