@@ -114,15 +114,37 @@ def kill_group(pid: int, timeout: float = 20.0) -> None:
             os.killpg(pgid, sig)
         except ProcessLookupError:
             return
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if not group_alive(pgid):
-                return
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            time.sleep(0.2)
+        if _group_ended(pid, wait):
+            return
+
+
+def _group_ended(pid: int, wait: float) -> bool:
+    """Whether the group `pid` leads is gone within `wait` seconds (reaping `pid` if it is our child)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if not group_alive(pid):
+            return True
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def stop_ray_node(pid: int, timeout: float = 20.0) -> None:
+    """Stop a `ray start --block` that leads its own process group (the embedded head, a `gspo cluster up/join`
+    node): SIGTERM to it alone first, so Ray stops its node's processes in its own order, raylet before GCS; then
+    kill_group for whatever is left after `timeout`. A SIGTERM to the whole group at once ends the GCS first, and
+    the raylet then retries it for ~30 s until it gives up or gets SIGKILL. A no-op if `pid` leads no group."""
+    try:
+        if os.getpgid(pid) != pid:
+            return
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    if not _group_ended(pid, timeout):
+        kill_group(pid, timeout=5.0)
 
 
 def _boot_id() -> str | None:
@@ -203,29 +225,6 @@ def recorded_alive(pid: Any, recorded: dict[str, Any] | None) -> bool:
     if not isinstance(pid, int):
         return False
     return same_process(pid, recorded) if recorded else gspo_process_alive(pid)
-
-
-def stop_ray_node(pid: int, timeout: float = 20.0) -> None:
-    """Stop a `ray start --block` that leads its own process group (the embedded head, a `gspo cluster up/join`
-    node): SIGTERM to it alone first, so Ray stops its node's processes in its own order, raylet before GCS; then
-    kill_group for whatever is left after `timeout`. A SIGTERM to the whole group at once ends the GCS first, and
-    the raylet then retries it for ~30 s until it gives up or gets SIGKILL. A no-op if `pid` leads no group."""
-    try:
-        if os.getpgid(pid) != pid:
-            return
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not group_alive(pid):
-            return
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
-        time.sleep(0.2)
-    kill_group(pid, timeout=5.0)
 
 
 def gspo_process_alive(pid: int) -> bool:
