@@ -143,21 +143,28 @@ def build_tokenizer():
 
 
 def build_model(tokenizer, seed: int = SEED, name: str = "tiny"):
-    import torch
-    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+    from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    config = Qwen3Config(
+    return random_init(tokenizer, seed, Qwen3Config, Qwen3ForCausalLM, _shape(name))
+
+
+def random_init(tokenizer, seed: int, config_cls, model_cls, shape: dict):
+    """A float32 model of `shape` around the tiny tokenizer, initialised from `seed` (the global RNG untouched)."""
+    import torch
+    from transformers import GenerationConfig
+
+    config = config_cls(
         vocab_size=len(tokenizer),
         tie_word_embeddings=True,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
-        **_shape(name),
+        **shape,
     )
     config.dtype = torch.float32
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = Qwen3ForCausalLM(config)
+        model = model_cls(config)
     model.generation_config = GenerationConfig(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=True
     )

@@ -77,25 +77,9 @@ def default_dir(name: str = "tiny-moe") -> Path:
 
 
 def build_model(tokenizer, seed: int = tiny.SEED, name: str = "tiny-moe"):
-    import torch
-    from transformers import GenerationConfig, Qwen3MoeConfig, Qwen3MoeForCausalLM
+    from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM
 
-    config = Qwen3MoeConfig(
-        vocab_size=len(tokenizer),
-        tie_word_embeddings=True,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        bos_token_id=None,
-        **_shape(name),
-    )
-    config.dtype = torch.float32
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = Qwen3MoeForCausalLM(config)
-    model.generation_config = GenerationConfig(
-        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=True
-    )
-    return model
+    return tiny.random_init(tokenizer, seed, Qwen3MoeConfig, Qwen3MoeForCausalLM, _shape(name))
 
 
 def ensure_tiny_moe_model(dest: str | os.PathLike | None = None, name: str = "tiny-moe") -> Path:
