@@ -142,3 +142,19 @@ def table(rows: list[Row], kind: str) -> str:
         lines.append(f"| {r.label} | {r.device} | {r.asks} | {r.dry_run} | {r.capacity} | {r.placement} | "
                      f"{'yes' if r.ok else 'NO'} ({'passes' if r.expect_fit else 'refused'}) |")
     return "\n".join(lines)
+
+
+def shipped_presets_on(kind: str) -> list[str]:
+    """Every shipped preset whose verl device resolves to `kind` (npu, cuda) on this host: the preset's own device,
+    and `auto` by verl's rule here."""
+    from gspo_cli.config import devices
+    from gspo_cli.config.presets import builtin_sources, load_preset
+    from gspo_cli.engines import spec_for
+
+    names = []
+    for source in builtin_sources():
+        preset = load_preset(source.name)
+        resolved = spec_for(preset).device(preset)
+        if resolved is not None and resolved.device is devices.get(kind):
+            names.append(source.name)
+    return names

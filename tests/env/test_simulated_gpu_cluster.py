@@ -49,21 +49,6 @@ def on_node_a(cluster, monkeypatch):
     return cluster
 
 
-def gpu_presets() -> list[str]:
-    """Every shipped verl preset whose device is cuda on a GPU host (`cuda`, and `auto` by verl's rule here)."""
-    from gspo_cli.config import devices
-    from gspo_cli.config.presets import builtin_sources, load_preset
-    from gspo_cli.engines import spec_for
-
-    names = []
-    for source in builtin_sources():
-        preset = load_preset(source.name)
-        resolved = spec_for(preset).device(preset)
-        if resolved is not None and resolved.device is devices.get("cuda"):
-            names.append(source.name)
-    return names
-
-
 def test_the_nodes_register_their_gpus(cluster):
     info = json.loads(cluster.gspo("node-a", "cluster", "status", "--json").stdout)
     assert sorted(n["name"] for n in info["nodes"]) == list(NAMES)
@@ -71,7 +56,7 @@ def test_the_nodes_register_their_gpus(cluster):
 
 
 def test_every_gpu_preset_passes_and_too_big_or_npu_ones_are_refused(on_node_a):
-    presets = gpu_presets()
+    presets = sim.shipped_presets_on("cuda")
     assert {"qwen3-0.6b-1x1", "qwen3-32b-4x8-h100"} <= set(presets), presets
     sim.prepare_data(on_node_a, "qwen3-32b-4x8-h100")
     rows = [sim.Row(name) for name in presets] + [sim.Row(name, sets, expect_fit=False) for name, sets in TOO_BIG]

@@ -58,21 +58,6 @@ def on_node_a(cluster, monkeypatch):
     return cluster
 
 
-def npu_presets() -> list[str]:
-    """Every shipped verl preset whose device is npu on an Ascend node (`npu`, and `auto` by verl's rule there)."""
-    from gspo_cli.config import devices
-    from gspo_cli.config.presets import builtin_sources, load_preset
-    from gspo_cli.engines import spec_for
-
-    names = []
-    for source in builtin_sources():
-        preset = load_preset(source.name)
-        resolved = spec_for(preset).device(preset)
-        if resolved is not None and resolved.device is devices.get("npu"):
-            names.append(source.name)
-    return names
-
-
 def test_the_nodes_register_their_npus_as_an_ascend_node_does(cluster):
     res = cluster.gspo("node-a", "cluster", "status", "--json")
     assert res.returncode == 0, res.stderr
@@ -97,7 +82,7 @@ def test_auto_device_preset_on_an_ascend_node_is_placed_on_npu(on_node_a):
 def test_every_npu_preset_passes_and_too_big_ones_are_refused(on_node_a):
     """Every shipped NPU preset: dry-run launchable on node-a, the wrapper's count lets its trainer start, verl's
     own placement groups form; the too-big variants are refused with the advice and do not place."""
-    presets = npu_presets()
+    presets = sim.shipped_presets_on("npu")
     assert {"qwen3-0.6b-1x1", "qwen3-8b-1x16", "qwen3-8b-2x8", "qwen3-32b-4x16"} <= set(presets), presets
     sim.prepare_data(on_node_a, "qwen3-32b-4x16")
     rows = [sim.Row(name) for name in presets] + [sim.Row(name, sets, expect_fit=False) for name, sets in TOO_BIG]
