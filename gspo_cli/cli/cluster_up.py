@@ -47,7 +47,7 @@ def _say_plan(a: NodeArgs, p: dict[str, Any]) -> None:
     from gspo_cli.console import err
 
     if a.metrics:
-        err.print("[yellow]warning:[/] --metrics: Ray's metrics exporter listens on every interface of this node "
+        err.print("[yellow]warning:[/] --metrics: Ray's metrics exporters listen on every interface of this node "
                   "without auth (read-only metrics: node IPs, temp paths, resource use); firewall it")
     for name, _value, why in p["exports"].exports:
         err.print(f"[dim]export {name}[/]" + (f" [dim]({why})[/]" if why else ""))
@@ -89,8 +89,9 @@ STACK = typer.Option(None, "--stack", help="vllm-ascend==X to judge the exports 
 TEMP_DIR = typer.Option(None, "--temp-dir", help="Private folder (created 0700) for Ray's temp dir DIR/ray (default: "
                         "$GSPO_HOME/ray/tmp-NODE, or a new /tmp/gspo-ray-* where that is too long for Ray's sockets).")
 NUM_CPUS = typer.Option(None, "--num-cpus", help="CPUs Ray may schedule on this node (default: all).")
-METRICS = typer.Option(False, "--metrics/--no-metrics", help="Ray's per-node Prometheus exporter (default off: it "
-                       "listens on every interface without auth; docs/ascend.md, Ports).")
+METRICS = typer.Option(False, "--metrics/--no-metrics", help="Ray's Prometheus exporters: the per-node agent's, "
+                       "and on a head the autoscaler's (44217) and dashboard's (44227) (default off: they listen on "
+                       "every interface without auth; docs/ascend.md, Ports).")
 RAY_ARGS = typer.Option(None, "--ray-arg", metavar="--FLAG=VALUE", help="Extra `ray start` flag, passed as given "
                         "(repeatable), e.g. --ray-arg=--dashboard-agent-listen-port=52366.")
 

@@ -19,7 +19,7 @@ from gspo_cli.config import devices
 from gspo_cli.env.host import Host
 from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
-from gspo_cli.jobs import auth, nodes, ray_errors
+from gspo_cli.jobs import auth, exporters, nodes, ray_errors
 from gspo_cli.jobs.nodes import NodeRecord, nodes_dir, read_record, record_file
 from gspo_cli.jobs.procs import RAY_READY_MARK, identity, ray_executable, stop_recorded_group
 from gspo_cli.jobs.resources import NodeResources
@@ -57,8 +57,8 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
     env.update({name: value for name, value, _ in ex.exports})
     env = auth.server_env(env, token_file)
     env.pop("RAY_ADDRESS", None)  # `ray start` must join the address gspo names, not an inherited one
-    # Ray's per-node Prometheus exporter listens on every interface and takes no token: off unless asked for.
-    env["RAY_enable_metrics_collection"] = "1" if metrics else "0"
+    # Ray's Prometheus exporters listen on every interface and take no token: off unless asked for.
+    env = exporters.apply(env, metrics=metrics, user_env=dict(os.environ))
     if npu and device.ray_noset_var:
         env[device.ray_noset_var] = "1"  # verl assigns devices to its colocated workers itself
     name = nodes.node_name()

@@ -8,7 +8,7 @@ not start, and never deletes Ray's temp directory.
 Protection: Ray cannot bind its GCS, raylet and object-manager ports to one interface (they listen on every
 address), so this head runs with token auth, its own new token each start (`$GSPO_HOME/ray/embedded_token`,
 0600): every gRPC port and the agents' HTTP ports refuse callers without it. The dashboard (jobs API) listens on
-127.0.0.1 only, and Prometheus metrics export (unauthenticated by design) is switched off.
+127.0.0.1 only, and Ray's Prometheus exporters (unauthenticated by design) are switched off (jobs/exporters.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 from gspo_cli import layout
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
-from gspo_cli.jobs import auth, procs
+from gspo_cli.jobs import auth, exporters, procs
 from gspo_cli.jobs.procs import RAY_READY_MARK, kill_group, ray_executable
 from gspo_cli.jobs.resources import NodeResources
 
@@ -225,8 +225,8 @@ def _launch(temp_dir: Path, log_file: Path, token_file: Path, num_cpus: int | No
         f"--temp-dir={temp_dir}",
     ]
     cmd += node.start_args(num_cpus=num_cpus)
-    # No Prometheus exporter: it cannot take a token and would listen on the host's address.
-    env = auth.server_env(dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_enable_metrics_collection="0"),
+    # No Prometheus exporters: they cannot take a token (jobs/exporters.py).
+    env = auth.server_env(exporters.apply(dict(os.environ, RAY_USAGE_STATS_ENABLED="0"), user_env=dict(os.environ)),
                           token_file)
     env.pop("RAY_ADDRESS", None)
     with open(log_file, "ab") as log:

@@ -21,7 +21,7 @@ def test_ray_spelling_of_resources():
     assert actor_options(None, 2) == {}
 
 
-def _plan(preset_name: str, host_factory, **kw):
+def _plan(preset_name: str, host_factory, metrics: bool = False, **kw):
     from gspo_cli.env.probes import collect_facts
     from gspo_cli.env.raystart import plan
 
@@ -29,7 +29,7 @@ def _plan(preset_name: str, host_factory, **kw):
     host = host_factory(**kw)
     facts = collect_facts(host, with_python=False)
     return plan(preset, role="head", facts=facts, host=host, node_ip="127.0.0.1", stack="0.23.0",
-                node=node_resources(preset))
+                node=node_resources(preset), metrics=metrics)
 
 
 def test_cluster_up_of_a_cpu_verl_preset_offers_its_device_slots(host_factory):
@@ -46,6 +46,18 @@ def test_cluster_up_of_an_npu_preset_registers_the_npus_and_nothing_else(host_fa
     assert p["env"]["RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES"] == "1"
     native = _plan("tiny", host_factory, board=None, cann=None)
     assert not any(a.startswith(("--num-gpus", "--num-cpus", "--resources")) for a in native["argv"])
+
+
+def test_cluster_up_switches_the_unauthenticated_exporters_off_unless_asked(host_factory, monkeypatch):
+    from gspo_cli.jobs import exporters
+
+    monkeypatch.delenv("AUTOSCALER_METRIC_PORT", raising=False)
+    monkeypatch.delenv("DASHBOARD_METRIC_PORT", raising=False)
+    for metrics in (False, True):
+        env = _plan("tiny", host_factory, board=None, cann=None, metrics=metrics)["env"]
+        assert (env.get("AUTOSCALER_METRIC_PORT") == exporters.UNBINDABLE_PORT) is (not metrics)
+        assert (env.get("DASHBOARD_METRIC_PORT") == exporters.UNBINDABLE_PORT) is (not metrics)
+        assert env["RAY_enable_metrics_collection"] == ("1" if metrics else "0")
 
 
 @pytest.mark.ray

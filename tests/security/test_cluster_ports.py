@@ -2,8 +2,11 @@
 
 A real head on this host's non-loopback address (as on a cluster), default options: each listening socket of its
 process tree is listed with its bind address (the table in docs/ascend.md, Ports), and each one outside loopback
-must refuse a caller without the token (HTTP 401/403, gRPC UNAUTHENTICATED). The per-node metrics exporter is off
-by default, so no port of this head may answer Prometheus metrics.
+must refuse a caller without the token (HTTP 401/403, gRPC UNAUTHENTICATED). Ray's Prometheus exporters are off by
+default (jobs/exporters.py), so no port of this head may answer metrics: not the per-node agent's, and not the
+autoscaler's (44217) or the dashboard's (44227), which Ray binds to every interface on a head off loopback. Another
+Ray head on the host can hold 44217/44227 and hide an exporter that would have listened, so the test also reads the
+ports those two processes were given.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import time
 
 import pytest
 from test_embedded_head_auth import _external_ip, _grpc_codes, _http, _is_loopback, _listening
+
+from gspo_cli.jobs import exporters
 
 pytestmark = [pytest.mark.security, pytest.mark.ray, pytest.mark.slow]
 
@@ -77,3 +82,23 @@ def test_cluster_up_ports_refuse_unauthenticated_callers(head):
         ss = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout.splitlines()
         print("\n".join(line for line in ss if any(f"pid={p}," in line for p in pids)))
     assert {"gcs_server", "raylet"} <= {n for n, *_ in rows}
+    assert not {p for _, p, _ in sockets} & {44217, 44227}, sockets
+    assert _exporter_ports(record.pid) == {("monitor.py", exporters.UNBINDABLE_PORT),
+                                           ("dashboard.py", exporters.UNBINDABLE_PORT)}
+
+
+def _exporter_ports(pid: int) -> set[tuple[str, str | None]]:
+    """(script, the port its exporter was given) for the autoscaler monitor and the dashboard of this head."""
+    import psutil
+
+    root = psutil.Process(pid)
+    found = set()
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            cmd, env = proc.cmdline(), proc.environ()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        for script, var in (("monitor.py", "AUTOSCALER_METRIC_PORT"), ("dashboard.py", "DASHBOARD_METRIC_PORT")):
+            if any(arg.endswith(f"/{script}") for arg in cmd):
+                found.add((script, env.get(var)))
+    return found
