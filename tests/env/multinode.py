@@ -69,17 +69,21 @@ class Cluster:
         return next((p.pid for p in kids if p.name() == "raylet"), None)
 
 
-def node_env(base: Path, home: Path, name: str, *, ascend: bool = True, torch_npu: bool = False) -> dict[str, str]:
+def node_env(base: Path, home: Path, name: str, *, ascend: bool = True, torch_npu: bool = False,
+             missed_checks: int = 3) -> dict[str, str]:
     """`ascend`: the fake Ascend host (npu-smi, CANN, and an `ip` whose route names a NIC this machine lacks, so
     a CPU run's gloo, which `cluster up` points at that NIC, could not bind); without it, this machine as it is.
     `torch_npu`: the host's Python also finds a `torch_npu` package and CANN's `acl` module (env_hosts' fake
     site-packages on PYTHONPATH), as on an Ascend node with its stack installed: verl's device detection and
-    Ray's NPU accelerator manager (`import acl`: device count and SoC name) see an Ascend node."""
+    Ray's NPU accelerator manager (`import acl`: device count and SoC name) see an Ascend node.
+    `missed_checks`: 1 s health checks a node may miss before the GCS declares it dead (a lost node is seen fast; a
+    node busy starting verl on this 2-core box can miss a few, so the engine test allows more)."""
     env = {**os.environ, "GSPO_HOME": str(home), "GSPO_NODE_NAME": name, "RAY_USAGE_STATS_ENABLED": "0",
            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
-           # The GCS declares a silent node dead after 3 missed 1 s health checks (Ray's default: 5 x 3 s).
+           # The GCS declares a silent node dead after `missed_checks` missed 1 s health checks (Ray's default:
+           # 5 x 3 s).
            "RAY_health_check_period_ms": "1000", "RAY_health_check_timeout_ms": "1000",
-           "RAY_health_check_failure_threshold": "3"}
+           "RAY_health_check_failure_threshold": str(missed_checks)}
     for key in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "GSPO_JOB_NODE"):
         env.pop(key, None)
     if ascend:
@@ -98,13 +102,15 @@ def site_of(env: dict[str, str]) -> Path:
 
 
 def start(base: Path, shape: list[str] = SHAPE, num_cpus: str | None = NUM_CPUS, *, ascend: bool = True,
-          names: tuple[str, ...] = NAMES, torch_npu: bool = False, ray_args: tuple[str, ...] = ()) -> Cluster:
+          names: tuple[str, ...] = NAMES, torch_npu: bool = False, ray_args: tuple[str, ...] = (),
+          missed_checks: int = 3) -> Cluster:
     """`shape`: the preset arguments of up/join (a CPU preset's nodes offer their CPU "devices" as Ray GPU slots);
     `num_cpus`: logical CPUs per node (None: gspo's default for the preset); `ascend`: fake Ascend hosts;
     `names`: the nodes (the first is the head); `torch_npu`: their Python finds torch_npu and acl (node_env);
-    `ray_args`: extra `ray start` arguments of every node (`--ray-arg`)."""
+    `ray_args`: extra `ray start` arguments of every node (`--ray-arg`); `missed_checks`: see node_env."""
     home = base / "shared-home"
-    envs = {name: node_env(base, home, name, ascend=ascend, torch_npu=torch_npu) for name in names}
+    envs = {name: node_env(base, home, name, ascend=ascend, torch_npu=torch_npu, missed_checks=missed_checks)
+            for name in names}
     port, dash = free_port(), free_port()
     tag = uuid.uuid4().hex[:6]
     temp_dirs = [f"/tmp/gspo-mn-{tag}-{n[-1]}" for n in names]  # short: Ray's socket paths are length-limited
