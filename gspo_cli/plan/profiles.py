@@ -114,18 +114,18 @@ _A2_SOURCES = {"vllm_layer_overhead_s": "fitted by benchmarks/plan_fit.py to ver
 _NV_H20 = ("NVIDIA H20: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS dense BF16, NVLink 900 GB/s (figures as widely reported; "
            "no public datasheet)")
 # GPU factors: fitted on the issue's H200 point (native engine, HF generate); vLLM ones are priors.
-_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.9729, native_mfu_train=0.1136, comm_eff=0.75,
+_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.8388, native_mfu_train=0.1136, comm_eff=0.75,
                     vllm_layer_overhead_s=0.0002, graph_overhead_factor=0.25, hf_layer_overhead_s=0.00103,
-                    train_layer_overhead_s=0.0002, batch_move_s_per_token=1.984e-7, step_fixed_s=5.0,
+                    train_layer_overhead_s=0.0002, batch_move_s_per_token=1.632e-7, step_fixed_s=5.0,
                     reward_s_per_response=0.002)
 _GPU_SOURCES = {
     "hf_layer_overhead_s": _FIT + " (issue #17: Qwen3-0.6B shape, one H200, 15.6 s HF generation)",
     "native_mfu_train": _FIT + " (issue #17: same run, 2.5 s update; small-model MFU of the native engine)",
     "mfu_train": _FIT + " (verl fully_async.md: colocate sync Qwen2.5-Math-7B on 32 x H20, old_log_prob and "
-    "update_actor; 64 and 128 cards and the async runs held out). 0.97 is not a believable MFU: with "
+    "update_actor; 64 and 128 cards and the async runs held out). 0.84 is a high MFU for H20: with "
     "batch_move_s_per_token it absorbs the guessed 2K mean response (likely too long)",
     "batch_move_s_per_token": _FIT + " (the same two 32-card phases: old_log_prob 108 s and update_actor 314 s cannot "
-    "both be compute at one MFU; what they share is a cost per phase that does not shrink with the device count: 47.6 s for that step's "
+    "both be compute at one MFU; what they share is a cost per phase that does not shrink with the device count: 41 s for that step's "
     "8,192 x 30,720 padded tokens)",
     "decode_bw_eff": _PRIOR, "mfu_prefill": _PRIOR, "comm_eff": _PRIOR, "vllm_layer_overhead_s": _PRIOR,
     "graph_overhead_factor": _PRIOR, "train_layer_overhead_s": _PRIOR, "step_fixed_s": _PRIOR,
