@@ -22,8 +22,9 @@ MINDSPEED_DAPO = "https://github.com/Ascend/MindSpeed-RL docs/algorithms/dapo.md
 CANN_RECIPES = "https://github.com/hicann/cann-recipes-train llm_rl/qwen3/README.md (Qwen3-32B 首步推理时间)"
 ISSUE_17 = "gspo issue #17 (H200 native-engine measurement quoted in the issue text)"
 VERL_6747 = "https://github.com/verl-project/verl/issues/6747 (timing_s at step 94)"
-FULLY_ASYNC = ("verl docs/advance/fully_async.md (H20 tables: colocate sync vs fully_async_policy; scripts "
-               "verl/experimental/fully_async_policy/shell/dapo_7b_math_fsdp2_*.sh)")
+FULLY_ASYNC = ("verl docs/advance/fully_async.md (H20 tables: colocate sync vs fully_async_policy; setups from "
+               "recipe/fully_async_policy/exp/qwen2-7B-math_*/: sync offload=True, async actor_offload=False, "
+               "fsdp_size=2, SP 4, TP 4)")
 HERE = "measured here: GSPO_HOME=/tmp/plan_home gspo train --preset tiny --local (2 shared CPU cores, noisy)"
 
 

@@ -150,7 +150,7 @@ BUILTIN: dict[str, Profile] = {
                       "inter_node_bytes_s": "assumed 200 Gb/s RoCE per die (Atlas 800T A3 scale-out)",
                       "host_bytes_s": "assumed PCIe 5.0 x16 shared by the two dies of a chip",
                       **_ASCEND_SOURCES},
-                  caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 3%, DAPO first rollout within 5%"),
+                  caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 6%, DAPO first rollout within 5%"),
     "a2": Profile("a2", "Atlas A2 910B", 64, 1.6 * TB, 320e12, 56 * GB, 25 * GB, 32 * GB,
                   **(_ASCEND_FACTORS | _A2_FACTORS), sources={
                       "hardware": _A2, "intra_node_bytes_s": "HCCS 392 GB/s per 8-card node mesh, ~56 GB/s per "

@@ -107,3 +107,10 @@ def test_the_async_comparison_uses_the_published_sync_runs_setup():
             assert p.baseline is not None and p.baseline.old_log_prob and p.baseline.param_offload
             assert not p.workload.old_log_prob and not p.workload.param_offload  # rollout log-probs, no offload
             assert p.workload.fsdp_size == p.baseline.fsdp_size == 2
+
+
+def test_plan_names_the_best_layout_or_mode_with_its_risk(gspo):
+    proc = gspo("plan", "--preset", "qwen3-32b-4x16")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "Best (" in text and "x the preset's" in text and "risk" in text
