@@ -121,6 +121,15 @@ def _render_layouts(result) -> None:
         out.print("[dim]rejected by: " + ", ".join(f"{k} {v}" for k, v in s.rejected_by.items()) + "[/]")
     if s.modes:
         _render_modes(result)
+    best = result.best()
+    if best is not None:
+        p = best.prediction
+        sets = " ".join(f"--set {x}" for x in best.sets) or "(the preset as given)"
+        out.print(f"[bold]Best[/] ({best.mode}): {p.tokens_per_device_per_s:,.1f} tokens/device/s = "
+                  f"{result.vs_preset(best):.2f}x the preset's {result.prediction.tokens_per_device_per_s:,.1f}; "
+                  f"preflight {best.verdict.status} (memory: {escape(best.verdict.memory)}): {escape(sets)}", soft_wrap=True)
+        for risk in result.risks(best) or ["none beyond the preset's own (on-policy, memory ok)"]:
+            out.print(f"  [yellow]risk[/] {escape(risk)}", soft_wrap=True)
 
 
 def _render_modes(result) -> None:

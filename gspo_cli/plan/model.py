@@ -130,9 +130,7 @@ def decode_step_s(w: Workload, prof: Profile, batch: float, ctx: float) -> tuple
 def gen_s(w: Workload, prof: Profile) -> tuple[float, dict[str, float], str]:
     replicas = max(1, w.devices // w.tp) if w.rollout == "vllm" else 1
     seqs = -(-w.trajectories // replicas)
-    p, r, longest = w.prompt_mean, w.response_mean, float(w.max_response)
-    if w.lengths.clip_frac <= 0:
-        longest = min(longest, 2 * r)
+    p, r, longest = w.prompt_mean, w.response_mean, w.longest_response
     if w.rollout == "hf":  # one padded batch; every sequence steps until the longest is done
         conc = float(seqs)
     else:
@@ -160,16 +158,32 @@ def gen_s(w: Workload, prof: Profile) -> tuple[float, dict[str, float], str]:
     return prefill + decode, detail, bound
 
 
-def collective_s(w: Workload, prof: Profile, size: float) -> float:
-    """An all-gather (or reduce-scatter) of `size` bytes over all devices: every rank moves (W-1)/W of it over
-    its node-local link, and (nodes-1)/nodes of it leaves each node over the node's NICs together."""
-    if w.devices <= 1:
+def collective_s(w: Workload, prof: Profile, size: float, ranks: int | None = None) -> float:
+    """An all-gather (or reduce-scatter) of `size` bytes over `ranks` devices (default: all of them): every rank
+    moves (R-1)/R of it over its node-local link, and, when the group spans nodes, (nodes-1)/nodes of it leaves each
+    node over the NICs of the group's ranks there. Per-rank traffic does not shrink as the group grows."""
+    ranks = w.devices if ranks is None else max(1, min(ranks, w.devices))
+    if ranks <= 1:
         return 0.0
-    intra = size * (w.devices - 1) / w.devices / (prof.intra_node_bytes_s * prof.comm_eff)
+    intra = size * (ranks - 1) / ranks / (prof.intra_node_bytes_s * prof.comm_eff)
+    nodes = -(-ranks // w.devices_per_node)
     inter = 0.0
-    if w.nodes > 1:
-        inter = size * (w.nodes - 1) / w.nodes / (w.devices_per_node * prof.inter_node_bytes_s * prof.comm_eff)
+    if nodes > 1:
+        per_node = min(ranks, w.devices_per_node)
+        inter = size * (nodes - 1) / nodes / (per_node * prof.inter_node_bytes_s * prof.comm_eff)
     return max(intra, inter)
+
+
+def replica_allreduce_s(w: Workload, prof: Profile, size: float) -> float:
+    """HSDP (fsdp_size < devices): the gradient all-reduce of a `size`-byte shard across the R = devices / fsdp_size
+    replicas, once per optimizer step. A ring moves 2(R-1)/R of it per rank; replicas of one shard sit on different
+    nodes as soon as there are several, so it runs at a rank's own share of the NICs."""
+    replicas = w.devices // w.shard_ranks
+    if replicas <= 1:
+        return 0.0
+    per_rank = 2 * size * (replicas - 1) / replicas
+    link = prof.inter_node_bytes_s if w.nodes > 1 else prof.intra_node_bytes_s
+    return per_rank / (link * prof.comm_eff)
 
 
 def hooks(w: Workload) -> PlannerHooks:
@@ -184,7 +198,7 @@ def update_weights_s(w: Workload, prof: Profile) -> float:
         return 0.0  # one model object: generation uses the trained weights directly
     m = w.model
     gather = collective_s(w, prof, w.weight_bytes * m.params)
-    host = 4 * m.params / w.devices / prof.host_bytes_s if w.param_offload else 0.0
+    host = 4 * m.params / w.shard_ranks / prof.host_bytes_s if w.param_offload else 0.0
     return gather + host
 
 
@@ -196,8 +210,38 @@ def _micro_batches(w: Workload, tokens_per_device: float, seq_len: float) -> flo
     return max(1.0, -(-seqs_per_device // per_micro))
 
 
+def slowest_group_factor(w: Workload, *, train: bool) -> float:
+    """How much longer the slowest data-parallel group (devices / SP) works than the mean one (>= 1).
+
+    verl balances the step's tokens across ranks (`_balance_batch`: equal-size Karmarkar-Karp partitions, each
+    sorted and laid out small-large-small), so every rank's mini-batch k holds sequences of similar length: a
+    simulation of that code on 8,192 responses (2K mean, 0.5% at 28K, benchmarks/plan_async.py) puts the slowest
+    rank within 1-2% of the mean per mini-batch. What no balancing removes is granularity: a group cannot work less
+    than its longest sequence, so the factor is longest / (a group's share of a mini-batch, or of the whole step for
+    the no-grad forward) when that share is smaller.
+    """
+    groups = max(1, w.devices // max(1, w.sp))
+    if groups <= 1:
+        return 1.0
+    seq = w.prompt_mean + w.response_mean
+    longest = w.prompt_mean + w.longest_response
+    share = w.trajectories * seq / groups / (max(1, w.mini_batches) if train else 1)
+    return max(1.0, longest / share)
+
+
+def batch_move_s(w: Workload, prof: Profile) -> float:
+    """A training phase's cost that no device count shrinks: verl's single controller sends the step's padded batch
+    (trajectories x (max_prompt + max_response) tokens, several int64 tensors) to the workers and gathers the
+    results, once per phase (sharded engines only; the native engine has one process and no dispatch)."""
+    if not hooks(w).sharded:
+        return 0.0
+    return w.trajectories * (w.max_prompt + w.max_response) * prof.batch_move_s_per_token
+
+
 def forward_pass_s(w: Workload, prof: Profile, *, train: bool) -> float:
-    """One pass over every token of the step on each device: no-grad forward, or forward + backward."""
+    """One pass over every token of the step on each device: no-grad forward, or forward + backward. Compute scales
+    with tokens / devices (times the slowest group's excess); FSDP's collectives per micro-batch do not shrink with
+    more devices; HSDP adds a gradient all-reduce across replicas per optimizer step."""
     m = w.model
     seq = w.prompt_mean + w.response_mean
     tokens = w.trajectories * seq / w.devices
@@ -205,21 +249,25 @@ def forward_pass_s(w: Workload, prof: Profile, *, train: bool) -> float:
     mult = (4.0 if w.grad_ckpt else 3.0) if train else 1.0
     mfu = hooks(w).train_mfu(prof)  # fitted per engine (verl FSDP, the native engine's HF model)
     compute = passes * mult * tokens * fwd_flops_per_token(w, seq / 2) / (prof.peak_flops * mfu)
+    if hooks(w).sharded:
+        compute *= slowest_group_factor(w, train=train)
     micros = passes * _micro_batches(w, tokens, seq)
     overhead = micros * m.layers * prof.train_layer_overhead_s * (3.0 if train else 1.0)
     comm = 0.0
     if w.devices > 1 and hooks(w).sharded:  # FSDP: all-gather per forward (and backward), reduce-scatter grads
         per_micro = w.weight_bytes * m.params * (2 if train else 1) + (4 * m.params if train else 0)
-        comm = micros * collective_s(w, prof, per_micro)
+        comm = micros * collective_s(w, prof, per_micro, w.shard_ranks)
+    replicas = replica_allreduce_s(w, prof, 4 * m.params / w.shard_ranks) * w.mini_batches * passes if train else 0.0
     sp = 0.0
     if w.sp > 1:  # Ulysses: 4 all-to-alls of the activations per layer forward, twice that with backward
         per_token = 4 * m.layers * m.hidden * w.weight_bytes * (w.sp - 1) / w.sp * (3 if train else 1)
         sp = passes * tokens * per_token / (prof.intra_node_bytes_s * prof.comm_eff)
-    return max(compute, comm) + overhead + sp
+    fixed = batch_move_s(w, prof)
+    return max(compute, comm) + overhead + sp + replicas + fixed
 
 
 def offload_s(w: Workload, prof: Profile, *, train: bool) -> float:
-    shard = w.model.params / w.devices
+    shard = w.model.params / w.shard_ranks
     moved = 0.0
     if w.param_offload:  # fp32 params in and out; grads out after the update
         moved += 2 * 4 * shard + (4 * shard if train else 0)
@@ -230,7 +278,7 @@ def offload_s(w: Workload, prof: Profile, *, train: bool) -> float:
 
 def update_actor_s(w: Workload, prof: Profile) -> float:
     optim_steps = w.mini_batches * w.ppo_epochs
-    adamw = optim_steps * 16 * 3 * w.model.params / w.devices / prof.hbm_bytes_s  # read/write p, g, m, v
+    adamw = optim_steps * 16 * 3 * w.model.params / w.shard_ranks / prof.hbm_bytes_s  # read/write p, g, m, v
     return forward_pass_s(w, prof, train=True) + adamw + offload_s(w, prof, train=True)
 
 

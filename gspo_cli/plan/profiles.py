@@ -20,8 +20,8 @@ GB = 1e9
 TB = 1e12
 
 FACTOR_FIELDS = ("decode_bw_eff", "mfu_prefill", "mfu_train", "native_mfu_train", "comm_eff", "vllm_layer_overhead_s",
-                 "graph_overhead_factor", "hf_layer_overhead_s", "train_layer_overhead_s", "step_fixed_s",
-                 "reward_s_per_response")
+                 "graph_overhead_factor", "hf_layer_overhead_s", "train_layer_overhead_s", "batch_move_s_per_token",
+                 "step_fixed_s", "reward_s_per_response")
 
 
 # The native engine's fixed cost per step: timing_s/step minus its timed phases (gen, reward, old_log_prob,
@@ -54,6 +54,10 @@ class Profile:
     graph_overhead_factor: float = 0.3  # fraction of that overhead left with graph capture on
     hf_layer_overhead_s: float = 0.0  # per layer per decode step of HF generate (native engine)
     train_layer_overhead_s: float = 0.0  # per layer per micro-batch forward (backward costs 2x)
+    # per sharded (verl FSDP) training phase (old_log_prob, ref, update_actor), per token of the step's padded batch
+    # (trajectories x (max_prompt + max_response)), whatever the device count: verl's single controller moves the
+    # padded batch (DataProto) to the workers and the results back once per phase
+    batch_move_s_per_token: float = 0.0
     step_fixed_s: float = 0.0  # per verl step: dispatch, batch balancing, advantage, logging
     native_step_fixed_s: float = NATIVE_STEP_FIXED_S  # per native step (host-side Python: the same on every device)
     reward_s_per_response: float = 0.002  # rule-based verifier, one host process
@@ -89,6 +93,8 @@ _ASCEND_FACTORS = dict(decode_bw_eff=0.771, mfu_prefill=0.4, mfu_train=0.148, na
                        vllm_layer_overhead_s=5e-5, graph_overhead_factor=0.3, hf_layer_overhead_s=0.002,
                        train_layer_overhead_s=0.0005, step_fixed_s=10.0, reward_s_per_response=0.002)
 _ASCEND_SOURCES = {
+    "batch_move_s_per_token": _PRIOR + " (0: the A3 points are whole-step throughputs, none separates a phase's "
+    "fixed cost)",
     "mfu_train": _FIT + " (MindSpeed-RL DAPO Qwen3-32B A3, 140 tokens/s/device)",
     "decode_bw_eff": _FIT + " (cann-recipes-train Qwen3-32B first rollout, 2,261 s, enforce_eager)",
     "vllm_layer_overhead_s": _PRIOR + " (3.2 ms per decode step for 64 layers; the first-rollout point cannot "
@@ -108,13 +114,19 @@ _A2_SOURCES = {"vllm_layer_overhead_s": "fitted by benchmarks/plan_fit.py to ver
 _NV_H20 = ("NVIDIA H20: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS dense BF16, NVLink 900 GB/s (figures as widely reported; "
            "no public datasheet)")
 # GPU factors: fitted on the issue's H200 point (native engine, HF generate); vLLM ones are priors.
-_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.643, native_mfu_train=0.1136, comm_eff=0.75,
+_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.8388, native_mfu_train=0.1136, comm_eff=0.75,
                     vllm_layer_overhead_s=0.0002, graph_overhead_factor=0.25, hf_layer_overhead_s=0.00103,
-                    train_layer_overhead_s=0.0002, step_fixed_s=5.0, reward_s_per_response=0.002)
+                    train_layer_overhead_s=0.0002, batch_move_s_per_token=1.632e-7, step_fixed_s=5.0,
+                    reward_s_per_response=0.002)
 _GPU_SOURCES = {
     "hf_layer_overhead_s": _FIT + " (issue #17: Qwen3-0.6B shape, one H200, 15.6 s HF generation)",
     "native_mfu_train": _FIT + " (issue #17: same run, 2.5 s update; small-model MFU of the native engine)",
-    "mfu_train": _FIT + " (verl fully_async.md: colocate sync Qwen2.5-Math-7B on 32 x H20; 64 and 128 held out)",
+    "mfu_train": _FIT + " (verl fully_async.md: colocate sync Qwen2.5-Math-7B on 32 x H20, old_log_prob and "
+    "update_actor; 64 and 128 cards and the async runs held out). 0.84 is a high MFU for H20: with "
+    "batch_move_s_per_token it absorbs the guessed 2K mean response (likely too long)",
+    "batch_move_s_per_token": _FIT + " (the same two 32-card phases: old_log_prob 108 s and update_actor 314 s cannot "
+    "both be compute at one MFU; what they share is a cost per phase that does not shrink with the device count: 41 s for that step's "
+    "8,192 x 30,720 padded tokens)",
     "decode_bw_eff": _PRIOR, "mfu_prefill": _PRIOR, "comm_eff": _PRIOR, "vllm_layer_overhead_s": _PRIOR,
     "graph_overhead_factor": _PRIOR, "train_layer_overhead_s": _PRIOR, "step_fixed_s": _PRIOR,
     "reward_s_per_response": _PRIOR,
@@ -125,7 +137,7 @@ _CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.0970, mfu_train=0.336, nati
 _CPU_SOURCES = {k: _FIT + " (native tiny runs tiny-a and tiny-c on this 2-core CPU, noisy shared machine)" for k in
                 ("mfu_prefill", "native_mfu_train", "hf_layer_overhead_s", "train_layer_overhead_s",
                  "reward_s_per_response")}
-_CPU_SOURCES.update({k: _PRIOR for k in ("decode_bw_eff", "comm_eff")})
+_CPU_SOURCES.update({k: _PRIOR for k in ("decode_bw_eff", "comm_eff", "batch_move_s_per_token")})
 _CPU_SOURCES.update({k: _PRIOR + " (verl on CPU: no measured point yet)" for k in ("mfu_train", "step_fixed_s")})
 
 CPU = "cpu"  # the host-CPU profile (plan/service.py host_profile: presets on the CPU get it by default)
@@ -138,7 +150,7 @@ BUILTIN: dict[str, Profile] = {
                       "inter_node_bytes_s": "assumed 200 Gb/s RoCE per die (Atlas 800T A3 scale-out)",
                       "host_bytes_s": "assumed PCIe 5.0 x16 shared by the two dies of a chip",
                       **_ASCEND_SOURCES},
-                  caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 3%, DAPO first rollout within 5%"),
+                  caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 6%, DAPO first rollout within 5%"),
     "a2": Profile("a2", "Atlas A2 910B", 64, 1.6 * TB, 320e12, 56 * GB, 25 * GB, 32 * GB,
                   **(_ASCEND_FACTORS | _A2_FACTORS), sources={
                       "hardware": _A2, "intra_node_bytes_s": "HCCS 392 GB/s per 8-card node mesh, ~56 GB/s per "

@@ -38,9 +38,34 @@ class PlanResult:
         out["layouts"] = [lay.to_json() for lay in self.search.layouts] if self.search else []
         if self.search:
             out["modes"] = [lay.to_json() for lay in self.search.modes]
+            best = self.best()
+            out["best"] = best and (best.to_json() | {"vs_preset": round(self.vs_preset(best), 3),
+                                                      "risk": self.risks(best)})
             out["search"] = {"evaluated": self.search.evaluated, "rejected": self.search.rejected,
                              "rejected_by": self.search.rejected_by, "seconds": round(self.search_s, 3)}
         return out
+
+
+    def best(self) -> layouts.Layout | None:
+        """The fastest accepted layout or async mode by predicted throughput alone (the layout ranking demotes one
+        with a preflight warning by 3%; this does not, and states the warning as its risk instead)."""
+        if not self.search:
+            return None
+        found = list(self.search.layouts) + list(self.search.modes)
+        return max(found, key=lambda lay: lay.prediction.tokens_per_device_per_s, default=None)
+
+    def vs_preset(self, lay: layouts.Layout) -> float:
+        base = self.prediction.tokens_per_device_per_s
+        return lay.prediction.tokens_per_device_per_s / base if base else 0.0
+
+    @staticmethod
+    def risks(lay: layouts.Layout) -> list[str]:
+        """What to watch when running `lay`: its staleness (async modes) and preflight's warnings (memory and the
+        rest), one line each."""
+        out = [] if lay.prediction.staleness == 0 else [
+            f"trains on samples up to {lay.prediction.staleness} policy update(s) old (off-policy under GSPO's "
+            "tight clip: watch actor/pg_clipfrac)"]
+        return out + [w for w in lay.verdict.problems if not w.startswith("async")]
 
 
 def host_profile(preset: Preset) -> str | None:

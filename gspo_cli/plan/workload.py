@@ -99,6 +99,10 @@ class Workload:
     micro_seqs: int | None = None  # sequences per micro-batch (fixed micro-batches)
     mini_batches: int = 1
     ppo_epochs: int = 1
+    # verl's actor.fsdp_config.fsdp_size: ranks one parameter is sharded over (-1: all devices). Smaller groups
+    # (HSDP) replicate the shard: per-rank memory, offload and AdamW stay at params / fsdp_size at any device count,
+    # and every optimizer step all-reduces the shard's gradients across the replicas.
+    fsdp_size: int = -1
     old_log_prob: bool = True  # a separate no-grad forward for the old log-probs
     ref: bool = False  # a reference-policy forward (KL loss)
     weight_bytes: int = 2  # bf16 rollout weights / activations
@@ -114,6 +118,17 @@ class Workload:
     @property
     def devices(self) -> int:
         return self.nodes * self.devices_per_node
+
+    @property
+    def shard_ranks(self) -> int:
+        """Ranks one parameter is sharded over (FSDP: all devices; HSDP: fsdp_size)."""
+        return self.devices if self.fsdp_size <= 0 else max(1, min(self.fsdp_size, self.devices))
+
+    @property
+    def longest_response(self) -> float:
+        """The longest response of a step: the limit when some are truncated, else twice the mean."""
+        r = self.response_mean
+        return float(self.max_response) if self.lengths.clip_frac > 0 else min(float(self.max_response), 2 * r)
 
     @property
     def trajectories(self) -> int:

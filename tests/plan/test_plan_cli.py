@@ -19,6 +19,13 @@ def test_plan_json_has_the_promised_keys(gspo):
         assert key in out
     assert out["profile"] == "a2" and abs(out["step_s"] - sum(out["phases"].values())) < 0.01
     assert 1 <= len(out["layouts"]) <= 3 and all(lay["memory_verdict"] != "error" for lay in out["layouts"])
+    # the best layout or mode by throughput alone, against the preset's own prediction, with its risk
+    best, found = out["best"], out["layouts"] + out["modes"]
+    assert best["tokens_per_device_per_s"] == max(lay["tokens_per_device_per_s"] for lay in found)
+    assert abs(best["vs_preset"] - best["tokens_per_device_per_s"] / out["tokens_per_device_per_s"]) < 0.01
+    assert isinstance(best["risk"], list)
+    if best["mode"] != "sync":
+        assert any("policy update" in r for r in best["risk"])
 
 
 def test_plan_errors_are_one_line_with_exit_2(gspo):
