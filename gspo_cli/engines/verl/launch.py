@@ -309,16 +309,21 @@ def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_
     code = jobs.run_job(job_spec(plan, verbose=verbose), address=address, local=local, follow=follow,
                         json_out=json_out)
     if (follow or local) and code != 130 and plan.run_dir.is_dir():  # 130: detached with Ctrl-C, still running
-        print_summary(plan.run_dir, time.monotonic() - started)
+        print_summary(plan.run_dir, time.monotonic() - started, failed=code != 0)
     return code
 
 
-def print_summary(run_dir: Path, wall_s: float) -> None:
-    """The run's summary on stderr (stdout holds only --json's result)."""
+def print_summary(run_dir: Path, wall_s: float, *, failed: bool = False) -> None:
+    """The run's summary on stderr (stdout holds only --json's result); after a failure only when the run has
+    steps (then it says where it got to and how to resume; a job that failed before its first step ends with
+    the failure's lines and where its full log is)."""
     from gspo_cli.console import err
     from gspo_cli.runs.summary import run_summary, summary_lines
 
-    err.print("\n".join(summary_lines(run_summary(run_dir, wall_s=wall_s))), markup=False, highlight=False)
+    summary = run_summary(run_dir, wall_s=wall_s)
+    if failed and not summary["steps_done"]:
+        return
+    err.print("\n".join(summary_lines(summary)), markup=False, highlight=False)
 
 
 # ---------------------------------------------------------------- `gspo train` entry (engine registry)
