@@ -261,8 +261,8 @@ def run_job(spec: JobSpec, *, address: str | None = None, local: bool = False, f
     err.print(f"Submitted {spec.label} [bold]{job.job_id}[/] to {job.target.dashboard_url} (from {job.target.source}).")
     if spec.held_output and follow:
         log_file = job.log_file()
-        err.print(f"{spec.held_output[0].upper()}{spec.held_output[1:]} goes to the job log: gspo jobs logs "
-                  f"{quote(job.job_id)}" + (f" ({log_file})" if log_file else ""), markup=False, highlight=False)
+        err.print(f"Job log ({spec.held_output}): gspo jobs logs {quote(job.job_id)}"
+                  + (f", or {log_file}" if log_file else ""), markup=False, highlight=False)
     if not follow:
         if json_out:
             from gspo_cli.console import print_json

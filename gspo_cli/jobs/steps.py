@@ -24,7 +24,7 @@ _SHOWN: dict[str, tuple[str, str]] = {
     "score": ("reward", "{:+.3f}"),  # the native engine's label for critic/score/mean
     "acc": ("acc", "{:.3f}"),
     "val_acc": ("val acc", "{:.3f}"),
-    "resp_len": ("resp_len", "{:.4g}"),
+    "resp_len": ("resp_len", "{:.1f}"),
     "step_s": ("step", "{:.1f}s"),
 }
 _LEFT_OUT = {"clipfrac"}  # in the metrics file and the health rules; not needed on the line

@@ -88,9 +88,11 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         shown = ", ".join(f"{h['rule']} at step {h['step']}" for h in health[:3])
         more = f", {len(health) - 3} more" if len(health) > 3 else ""
         lines.append(f"  {'health':<12} {len(health)} event(s): {shown}{more} ({summary['health_file']})")
-    ckpts = summary.get("checkpoints") or []
+    ckpts = [f"global_step_{s}" for s in summary.get("checkpoints") or []]
+    if len(ckpts) > 3:  # the oldest, then the newest two
+        ckpts = [ckpts[0], "...", *ckpts[-2:]] + [f"({len(summary['checkpoints'])})"]
     lines.append(f"  {'checkpoints':<12} "
-                 + (f"{', '.join(f'global_step_{s}' for s in ckpts)} in {summary['checkpoints_dir']}" if ckpts
+                 + (f"{', '.join(ckpts).replace(', (', ' (')} in {summary['checkpoints_dir']}" if ckpts
                     else "none yet"))
     lines.append(f"  {'metrics':<12} {summary['metrics']}")
     commands = summary.get("commands") or {}

@@ -53,7 +53,7 @@ def test_step_lines_of_a_recorded_verl_run_show_reward_length_time_and_an_eta_fr
     lines = [steps.line(e) for e in progress]
     assert lines[0] == "step 0/16 (validation before training)"  # the recorded event predates val_acc
     first = progress[1]["metrics"]
-    assert lines[1] == (f"step 1/16  reward -1.000  resp_len {first['resp_len']:.4g}  step "
+    assert lines[1] == (f"step 1/16  reward -1.000  resp_len {first['resp_len']:.1f}  step "
                         f"{first['step_s']:.1f}s  ETA {duration(first['step_s'] * 15)}")
     # the ETA: the mean of the newest 5 step times x the steps left
     times = [e["metrics"]["step_s"] for e in progress[1:]]
@@ -150,6 +150,7 @@ def _run_folder(root: Path, metrics: str, preset: str, total: int, checkpoints=(
 
 def test_summary_of_a_recorded_verl_run(gspo_home):
     run = _run_folder(gspo_home, "tiny-verl-warm", "tiny-verl", 24, checkpoints=(20, 24))
+    (run / "checkpoints" / ".global_step_28.tmp").mkdir()  # a save that never finished is not listed
     lines = summary_lines(run_summary(run, wall_s=250.0))
     train_s = sum(r["data"]["timing_s/step"] for r in _metrics("tiny-verl-warm") if "timing_s/step" in r["data"])
     assert lines[0] == f"Run verl-e2e: finished, 24/24 steps, wall 4m10s (training steps {duration(train_s)})"
@@ -159,6 +160,8 @@ def test_summary_of_a_recorded_verl_run(gspo_home):
     assert lines[3] == f"  checkpoints  global_step_20, global_step_24 in {run / 'checkpoints'}"
     assert lines[4] == f"  metrics      {run / 'metrics.jsonl'}"
     assert lines[5] == "Next:" and "  evaluate  gspo eval arith --preset tiny-verl --model verl-e2e:all" in lines
+    many = summary_lines({**run_summary(run), "checkpoints": [4, 8, 12, 16, 20, 24]})
+    assert f"  checkpoints  global_step_4, ..., global_step_20, global_step_24 (6) in {run / 'checkpoints'}" in many
 
 
 # ---------------------------------------------------------------- through the job wrapper

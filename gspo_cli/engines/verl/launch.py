@@ -293,7 +293,7 @@ def job_spec(plan: Plan, *, verbose: bool = False) -> JobSpec:
     return JobSpec(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], preset=plan.preset, run=plan.run_name,
                    env_vars=plan.compiled.env_vars, node=node_resources(plan.preset),
                    claim=run_lock.LockClaim(plan.run_dir, "verl", on_taken=write), serves="train", label="verl job",
-                   metadata={"engine": "verl"}, held_output=None if verbose else "verl's and vLLM's own output",
+                   metadata={"engine": "verl"}, held_output=None if verbose else "verl's and vLLM's own output; --verbose streams it here",
                    step_lines=True)
 
 
