@@ -206,3 +206,14 @@ def test_a_replayed_verl_job_through_the_wrapper_prints_gspo_lines_not_verls_log
     assert summary[0].startswith("Run mv5: finished, 16/16 steps")
     assert any(line.startswith("  health       2 event(s): no_signal_yet at step 3, truncation at step 15")
                for line in summary)
+
+
+def test_summary_of_a_run_whose_job_failed_midway_says_where_it_got_to_and_how_to_resume(gspo_home):
+    run = _run_folder(gspo_home, "tiny-verl-warm", "tiny-verl", 24, checkpoints=(4, 8))
+    kept = (run / "metrics.jsonl").read_text().splitlines()[:11]  # steps 0-10
+    (run / "metrics.jsonl").write_text("\n".join(kept) + "\n")
+    (run / "job_state.json").write_text(json.dumps({"status": "failed", "exit_code": 1, "engine": "verl"}))
+    lines = summary_lines(run_summary(run))
+    assert lines[0].startswith("Run verl-e2e: failed, 10/24 steps")
+    assert "  resume    gspo train --resume verl-e2e" in lines
+    assert f"  checkpoints  global_step_4, global_step_8 in {run / 'checkpoints'}" in lines
