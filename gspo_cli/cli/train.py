@@ -22,7 +22,9 @@ def train_command(
                                  "then the details: the engine's preflight (verl: also its schema check); launches "
                                  "and creates nothing (exit 2 on errors)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="With --dry-run: every detail (verl: the full "
-                                 "preflight table, overrides, env and entrypoint)."),
+                                 "preflight table, overrides, env and entrypoint). verl run: also stream verl's "
+                                 "and vLLM's own output (by default it goes to the job log only: "
+                                 "`gspo jobs logs ID`)."),
     resume: str = typer.Option(None, "--resume", metavar="RUN", help="verl engine: continue RUN from its newest "
                                "global_step_N with its saved config (--set changes are applied and shown)."),
 ) -> None:

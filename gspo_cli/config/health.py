@@ -75,6 +75,16 @@ class RewardFlatRule(_Rule):
     tolerance: float = Field(default=0.01, ge=0)
 
 
+class NoSignalYetRule(_Rule):
+    """Every sample of a step scored the same non-positive reward (critic/score/max - min <= `tolerance`, mean <= 0)
+    for `patience` steps in a row, at a step <= `until_step`: no sample found an answer yet, so GRPO/GSPO
+    advantages are 0 and there is no gradient. A note (once; again only after the reward moved for rearm_steps)."""
+
+    patience: int = Field(default=3, ge=1)
+    until_step: int = Field(default=50, ge=1)
+    tolerance: float = Field(default=1e-6, ge=0)
+
+
 class ValDropRule(_Rule):
     """Validation accuracy (mean of val-core/*/acc/* metrics) below its best so far by more than `max_drop`."""
 
@@ -164,6 +174,7 @@ class HealthSection(BaseModel):
     clip_fraction: ClipFractionRule = Field(default_factory=ClipFractionRule)
     truncation: TruncationRule = Field(default_factory=TruncationRule)
     reward_flat: RewardFlatRule = Field(default_factory=RewardFlatRule)
+    no_signal_yet: NoSignalYetRule = Field(default_factory=NoSignalYetRule)
     val_drop: ValDropRule = Field(default_factory=ValDropRule)
     throughput: ThroughputRule = Field(default_factory=ThroughputRule)
     reward_errors: RewardErrorsRule = Field(default_factory=RewardErrorsRule)

@@ -28,7 +28,7 @@ class TrainRequest:
     # (preset, preflight report) -> gspo plan's one-line prediction for the verl dry-run; the CLI passes
     # gspo_cli.plan.dry_run_line (the planner imports the engines' preflight, so the engines cannot import it)
     plan_line: Callable[[Preset, Report], str] | None = None
-    verbose: bool = False  # --dry-run: every detail, not the folded view
+    verbose: bool = False  # --dry-run: every detail, not the folded view; verl run: stream verl's own output too
 
 
 class Launcher(Protocol):

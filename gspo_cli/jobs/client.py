@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.errors import ClusterError
@@ -173,9 +174,17 @@ class JobHandle:
     target: ClusterTarget
     job_id: str
 
-    def follow(self, *, json_out: bool = False) -> int:
-        """Stream its progress until it ends; its exit code (jobs/follow.py)."""
-        return follow_job(self.target, self.job_id, json_out=json_out)
+    def follow(self, *, json_out: bool = False, quiet: bool = False, step_lines: bool = False) -> int:
+        """Stream its progress until it ends; its exit code (jobs/follow.py). `quiet`: the job's own log lines stay
+        in its log; `step_lines`: a line per step instead of a progress bar."""
+        return follow_job(self.target, self.job_id, json_out=json_out, quiet=quiet, step_lines=step_lines)
+
+    def log_file(self) -> Path | None:
+        """The job's log file (Ray's job-driver log) when the head is the embedded one on this host, else None
+        (a cluster's head keeps it in its own session folder: `gspo jobs logs ID` reads it from anywhere)."""
+        if not self.target.embedded or (record := local_head.read_record()) is None:
+            return None
+        return Path(record.temp_dir) / "session_latest" / "logs" / f"job-driver-{self.job_id}.log"
 
     def status(self) -> dict[str, Any]:
         return _job_row(job_info(client(self.target), self.job_id, self.target))
@@ -250,6 +259,10 @@ def run_job(spec: JobSpec, *, address: str | None = None, local: bool = False, f
         return _run_in_process(spec.command, entry_args_for(spec.command, spec.request), json_out=json_out)
     job = submit_job(spec, address=address)
     err.print(f"Submitted {spec.label} [bold]{job.job_id}[/] to {job.target.dashboard_url} (from {job.target.source}).")
+    if spec.held_output and follow:
+        log_file = job.log_file()
+        err.print(f"Job log ({spec.held_output}): gspo jobs logs {quote(job.job_id)}"
+                  + (f", or {log_file}" if log_file else ""), markup=False, highlight=False)
     if not follow:
         if json_out:
             from gspo_cli.console import print_json
@@ -258,7 +271,7 @@ def run_job(spec: JobSpec, *, address: str | None = None, local: bool = False, f
                         **({"run": spec.run} if spec.run else {})})
         err.print(f"Follow it with: gspo jobs logs {quote(job.job_id)} --follow", markup=False)
         return 0
-    return job.follow(json_out=json_out)
+    return job.follow(json_out=json_out, quiet=bool(spec.held_output), step_lines=spec.step_lines)
 
 
 def _job_python(target: ClusterTarget, preset: Preset | None) -> str:

@@ -34,7 +34,8 @@ _CONFIG = re.compile(
     r"ValidationError|FileNotFoundError|No such file or directory|Could not override",
     re.IGNORECASE | re.MULTILINE,
 )
-_ERROR_LINE = re.compile(r"\b(\w+\.)*\w*(Error|Exception)(\(\w+\))?: ")
+# A Python exception line (`ValueError: ...`, `ray.exceptions.RayTaskError(RuntimeError): ...`): also jobs/log_excerpt.py
+ERROR_LINE = re.compile(r"\b(\w+\.)*\w*(Error|Exception)(\(\w+\))?: ")
 # Ray's memory monitor killed the worker (ray.exceptions.OutOfMemoryError). Not "OOM killer": Ray's generic
 # ActorDiedError text lists "(1) the process was killed by the OOM killer" as a possible cause in every case.
 _HOST_OOM = re.compile(r"ray\.exceptions\.OutOfMemoryError|node running low on memory|NODE_OUT_OF_MEMORY")
@@ -106,7 +107,7 @@ class Attempt:
 def last_error(lines: list[str]) -> str:
     """The newest line that looks like a Python exception, else the newest non-empty line."""
     for line in reversed(lines):
-        if m := _ERROR_LINE.search(line):
+        if m := ERROR_LINE.search(line):
             return line[m.start():].strip()
     return next((line.strip() for line in reversed(lines) if line.strip()), "")
 

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from gspo_cli.jobs.target import ClusterTarget
 
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
-LOG_TAIL_LINES = 25
 NODE_LOST_EXIT = 75
 POLL_S = 1.0
 GRACE_S = 3.0  # after the job ends, how long the log stream may still deliver its last lines
@@ -129,8 +128,10 @@ def _wait_terminal(job_client, job_id: str, timeout: float = 60.0):
     return info
 
 
-def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, quiet: bool = False) -> int:
-    """Stream a job's logs, render its events, and return an exit code reflecting its final status."""
+def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, quiet: bool = False,
+               step_lines: bool = False) -> int:
+    """Stream a job's logs, render its events, and return an exit code reflecting its final status. `quiet`: only
+    gspo's events (the job's own lines stay in its log); `step_lines`: a line per step instead of a bar."""
     from gspo_cli.console import err
     from gspo_cli.jobs.nodestate import LossWatch
     from gspo_cli.jobs.target import client
@@ -138,7 +139,7 @@ def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, qu
 
     job_client = client(target)
     job_info(job_client, job_id, target)  # unknown id -> clean error before streaming
-    view = JobView(title=job_id, quiet=quiet, hold_errors=True)
+    view = JobView(title=job_id, quiet=quiet, hold_errors=True, step_lines=step_lines)
     watch = LossWatch(target)
     interrupted, restore = _catch_ctrl_c()
     try:
@@ -243,7 +244,9 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> in
                  if (text := plain_line(line)) is not None]
     except Exception:  # noqa: BLE001 - the log lived on the lost node
         shown = []
-    tail = "\n".join(shown[-LOG_TAIL_LINES:])
+    from gspo_cli.jobs.log_excerpt import why_failed
+
+    why = why_failed(shown)  # the exception lines and the last lines, not the log's last 25 (warnings, mostly)
     code = exit_code if isinstance(exit_code, int) and exit_code > 0 else 1
     if lost:
         code = NODE_LOST_EXIT
@@ -255,9 +258,9 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> in
     else:
         if info.message and not info.message.startswith("Job entrypoint command failed"):  # that one quotes the log
             err.print(f"[dim]Ray: {escape(info.message.strip().splitlines()[-1][:300])}[/]")
-        if tail:
-            err.print(f"[dim]Last {LOG_TAIL_LINES} log lines:[/]")
-            err.print(tail, markup=False, highlight=False)
+        if why:
+            err.print(f"[dim]Why, from the job log ({len(why)} of its {len(shown)} lines):[/]")
+            err.print("\n".join(why), markup=False, highlight=False)
     for node in lost:
         err.print(f"[red]Lost during the job: {_describe(node)}[/]", highlight=False)
     if lost:

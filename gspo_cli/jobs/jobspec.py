@@ -50,6 +50,11 @@ class JobSpec:
     serves: str | None = None
     label: str = "job"  # in messages: "Submitted verl job ..."
     metadata: dict[str, str] = field(default_factory=dict)  # more metadata (engine, ...)
+    # What the job's own output is ("verl's and vLLM's output"), when the follower holds it back: it stays in the
+    # job log (`gspo jobs logs ID`), one line says so, and a failure shows the log lines that say why. None: the
+    # follower streams it.
+    held_output: str | None = None
+    step_lines: bool = False  # progress as one line per step (jobs/steps.py) instead of a bar
 
     @property
     def job_name(self) -> str:

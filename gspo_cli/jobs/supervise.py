@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from gspo_cli.jobs import events
 from gspo_cli.jobs.failures import Attempt, backoff_s, classify, silent_exit
-from gspo_cli.metrics.health import HEALTH_FILE, Context, Event, Monitor, append_event
+from gspo_cli.metrics.health import HEALTH_FILE, Context, Event, Monitor, append_event, validation_accuracy
 from gspo_cli.metrics.jsonl import Tail
 
 if TYPE_CHECKING:
@@ -258,6 +258,8 @@ class Supervisor:
             if self.child.progress_from_metrics:
                 shown = {label: float(data[k]) for k, label in self.child.progress_metrics.items()
                          if isinstance(data.get(k), (int, float))}
+                if (val_acc := validation_accuracy(data)) is not None:  # a validation step (verl: test_freq)
+                    shown["val_acc"] = val_acc
                 events.progress(step, self.child.total_steps, task="train", metrics=shown)
             for event in self.monitor.observe(step, data, now=self.clock()):
                 self.record(event)

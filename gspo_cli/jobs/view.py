@@ -12,6 +12,7 @@ from rich.text import Text
 
 from gspo_cli.console import err
 from gspo_cli.jobs import events
+from gspo_cli.jobs.steps import StepLines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,9 +74,12 @@ class JobView:
     """Feed it log text (`feed`) or events (`handle_event`); use as a context manager around the run."""
 
     def __init__(self, title: str = "", quiet: bool = False, console: Console | None = None,
-                 hold_errors: bool = False) -> None:
+                 hold_errors: bool = False, step_lines: bool = False) -> None:
         self.title = title
         self.quiet = quiet
+        # one plain line per progress event (jobs/steps.py) instead of a bar: every terminal, log file and CI shows
+        # it as it comes (a bar is redrawn only on a TTY; elsewhere it shows once, at the end)
+        self.steps = StepLines() if step_lines else None
         # A live follower prints the job's `Error:` / `Hint:` lines once, in its summary (`follow._finish`).
         self.hold_errors = hold_errors
         self.job_error: list[str] = []
@@ -144,6 +148,9 @@ class JobView:
             self.result = payload if isinstance(payload, dict) else {"result": payload}
 
     def _on_progress(self, event: dict[str, Any]) -> None:
+        if self.steps is not None:
+            self._print(escape(self.steps.line(event)))
+            return
         if self._progress is None:
             self._progress = _ProgressWithHealth(
                 TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),

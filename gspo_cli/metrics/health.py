@@ -36,11 +36,13 @@ ENTROPY = "actor/entropy"
 CLIPFRAC = "actor/pg_clipfrac"
 TRUNCATION = "response_length/clip_ratio"
 REWARD = "critic/score/mean"
+REWARD_MAX, REWARD_MIN = "critic/score/max", "critic/score/min"
 THROUGHPUT = "perf/throughput"
 REWARD_ERRORS, REWARD_TIMEOUTS, REWARD_SCORED = "reward/errors", "reward/timeouts", "reward/scored"
 ROUTING_FLIP = "moe/routing_flip_frac"  # engines/native/routing_probe.py; algo/routing.py defines it
 # Rules that judge every step from the first: a NaN or a broken reward is never part of warming up.
-NO_WARMUP = ("nonfinite", "reward_errors", "reward_error_rate")
+# `no_signal_yet` is about the first steps themselves.
+NO_WARMUP = ("nonfinite", "reward_errors", "reward_error_rate", "no_signal_yet")
 
 # loss mode -> (low, high) default clip-fraction band (docs/health.md derives these from the GSPO paper).
 CLIP_BANDS = {"gspo": (0.02, 0.5), "gspo_token": (0.02, 0.5), "vanilla": (0.0, 0.05)}
@@ -208,6 +210,25 @@ def reward_flat(history: History, cfg, ctx: Context) -> Violation | None:
         return Violation(spread, cfg.tolerance, f"reward flat at {series[-1]:.4g} for {cfg.window} steps "
                                                 f"(range {spread:.3g})")
     return None
+
+
+@health_rule("no_signal_yet")
+def no_signal_yet(history: History, cfg, ctx: Context) -> Violation | None:
+    """Early in a run, every sample of the step scored the same non-positive reward (critic/score/max == min,
+    e.g. all -1): no sample found an answer, so every GRPO/GSPO advantage is 0 and the step has no gradient
+    (actor/grad_norm 0). A working run looks broken then; the note says why and what to try."""
+    step, data = history[-1]
+    if step > cfg.until_step:
+        return None
+    top, bottom, mean = (data.get(k) for k in (REWARD_MAX, REWARD_MIN, REWARD))
+    if not (_finite(top) and _finite(bottom) and _finite(mean)) or top - bottom > cfg.tolerance or mean > 0:
+        return None
+    return Violation(float(mean), None,
+                     f"every sample scored {mean:.3g}: no sample has found an answer yet, so "
+                     "every GRPO/GSPO advantage is 0 and the update has no gradient (grad_norm 0). This is where a "
+                     "cold start begins, not a broken run; to get a learning signal sooner try a warmer start "
+                     "model (one that sometimes answers), easier data, more samples per prompt (rollout.n) or a "
+                     "longer data.max_response_length")
 
 
 def validation_accuracy(data: dict[str, Any]) -> float | None:

@@ -199,7 +199,11 @@ def commands(info: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
     from gspo_cli.shell import command
 
     name, preset = info["name"], config.get("name") or "PRESET"
-    evals = sorted({e["benchmark"] for e in info["evals"]}) or ["arith" if preset == "tiny" else "aime2024"]
+    # the benchmark of the run's validation data (data.val.source `aime-2024` -> aime2024) when the preset has it
+    val = str(((config.get("data") or {}).get("val") or {}).get("source") or "").replace("-", "")
+    default = val if val in ((config.get("eval") or {}).get("benchmarks") or {}) else \
+        "arith" if preset == "tiny" else "aime2024"
+    evals = sorted({e["benchmark"] for e in info["evals"]}) or [default]
     evaluate = command("gspo", "eval", evals[0], "--preset", preset, "--model", f"{name}:all")
     report = command("gspo", "report", name)
     if info["status"] == "running" and info.get("job_id"):

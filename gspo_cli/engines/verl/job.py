@@ -32,6 +32,7 @@ MAIN_MODULE = "verl.trainer.main_ppo"
 # Headline metrics shown in the progress bar (verl names) -> short label.
 PROGRESS_METRICS = {
     "critic/score/mean": "reward",
+    "critic/acc/mean": "acc",  # when the reward function logs it (verl 0.9.1 logs accuracy for validation only)
     "response_length/mean": "resp_len",
     "timing_s/step": "step_s",
     "actor/pg_clipfrac": "clipfrac",
@@ -115,6 +116,8 @@ def job_main(argv: list[str]) -> int:
     preset = _load_preset(run_dir, Preset)
     verl = VerlAttempts(spec, run_dir)
     events.message(f"starting verl: {len(spec['overrides'])} overrides, metrics -> {verl.metrics}")
+    events.message("verl starts its Ray workers and the vLLM server before the first step (minutes; a CPU host or "
+                   "a 32B model take longest): a line per step follows")
     child = Child(name="verl", run_dir=run_dir, metrics=verl.metrics, command=verl.command, cwd=run_dir,
                   env=dict(spec.get("env_vars") or {}), total_steps=spec.get("total_steps"),
                   progress_from_metrics=True, progress_metrics=PROGRESS_METRICS, before_attempt=verl.before,

@@ -276,10 +276,11 @@ def write_run(plan: Plan) -> Path:
     return spec
 
 
-def job_spec(plan: Plan) -> JobSpec:
+def job_spec(plan: Plan, *, verbose: bool = False) -> JobSpec:
     """The Ray job of a plan: the wrapper `verl-train <run>/verl_job.json` serving `gspo train`, with the compiled
     env (the preset's fitted exports + verl's own), what the embedded head must offer it, and the run's lock
-    (taken before the run folder is written; runs/lock.py)."""
+    (taken before the run folder is written; runs/lock.py). The terminal shows gspo's lines (a line per step,
+    health notes, the summary); verl's and vLLM's own output stays in the job log unless `verbose`."""
     from gspo_cli.engines.verl.cluster import node_resources
     from gspo_cli.jobs.jobspec import JobSpec
 
@@ -292,17 +293,37 @@ def job_spec(plan: Plan) -> JobSpec:
     return JobSpec(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], preset=plan.preset, run=plan.run_name,
                    env_vars=plan.compiled.env_vars, node=node_resources(plan.preset),
                    claim=run_lock.LockClaim(plan.run_dir, "verl", on_taken=write), serves="train", label="verl job",
-                   metadata={"engine": "verl"})
+                   metadata={"engine": "verl"}, held_output=None if verbose else "verl's and vLLM's own output; --verbose streams it here",
+                   step_lines=True)
 
 
 def launch(plan: Plan, *, address: str | None = None, follow: bool = True, json_out: bool = False,
-           local: bool = False) -> int:
+           local: bool = False, verbose: bool = False) -> int:
     """Preflight and schema check must have passed (`raise_if_blocked`); then run the job: submit and follow the
-    Ray job, or in this process with `local` (verl then starts its own local Ray: main_ppo's ray.init)."""
+    Ray job, or in this process with `local` (verl then starts its own local Ray: main_ppo's ray.init). A followed
+    run ends with the run's summary (runs/summary.py)."""
     from gspo_cli.jobs import client as jobs
 
     raise_if_blocked(plan)
-    return jobs.run_job(job_spec(plan), address=address, local=local, follow=follow, json_out=json_out)
+    started = time.monotonic()
+    code = jobs.run_job(job_spec(plan, verbose=verbose), address=address, local=local, follow=follow,
+                        json_out=json_out)
+    if (follow or local) and code != 130 and plan.run_dir.is_dir():  # 130: detached with Ctrl-C, still running
+        print_summary(plan.run_dir, time.monotonic() - started, failed=code != 0)
+    return code
+
+
+def print_summary(run_dir: Path, wall_s: float, *, failed: bool = False) -> None:
+    """The run's summary on stderr (stdout holds only --json's result); after a failure only when the run has
+    steps (then it says where it got to and how to resume; a job that failed before its first step ends with
+    the failure's lines and where its full log is)."""
+    from gspo_cli.console import err
+    from gspo_cli.runs.summary import run_summary, summary_lines
+
+    summary = run_summary(run_dir, wall_s=wall_s)
+    if failed and not summary["steps_done"]:
+        return
+    err.print("\n".join(summary_lines(summary)), markup=False, highlight=False)
 
 
 # ---------------------------------------------------------------- `gspo train` entry (engine registry)
@@ -342,4 +363,5 @@ def launch_request(req: TrainRequest) -> int:
     if plan.resume_from is not None:
         err.print(f"Resuming {plan.run_name} from {plan.resume_from}"
                   + (f" with --set {' '.join(plan.shown_sets())}" if plan.sets else " with its saved config"))
-    return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out, local=req.local)
+    return launch(plan, address=req.address, follow=req.follow, json_out=req.json_out, local=req.local,
+                  verbose=req.verbose)

@@ -72,7 +72,11 @@ def test_verl_job_accepts_our_config_then_stops_for_lack_of_an_accelerator(ray_h
     # Clean failure: job id, status, log tail, how to read the full log; no gspo traceback.
     assert f"Job {job_id} failed" in err and f"gspo jobs logs {job_id}" in err
     assert "verl exited with code 1: ValueError: Total available GPUs 0 is less than total desired GPUs 1" in err
-    # verl's own traceback streams by as job log; gspo itself adds none (no gspo_cli frame anywhere).
+    # verl's own output stays in the job log (one line says where); gspo shows the lines that say why it failed,
+    # and adds no traceback of its own (no gspo_cli frame anywhere).
+    assert f"Job log (verl's and vLLM's own output; --verbose streams it here): gspo jobs logs {job_id}" in err
+    assert "[validate_config] All configuration checks passed" not in err and "torchtitan" not in err
+    assert "Why, from the job log" in err
     assert 'gspo_cli/' not in "".join(line for line in err.splitlines() if line.strip().startswith("File "))
     assert err.rstrip().endswith(f"Full log: gspo jobs logs {job_id}")
 
