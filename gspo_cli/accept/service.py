@@ -84,7 +84,7 @@ def accept(req: AcceptRequest) -> Outcome:
                           "made this baseline), or --run RUN to judge a finished run")
     preset = _preset_name(req.preset, b)
     sets = [*b.sets, *req.sets]
-    run_dir = _finished_run(req.run, preset) if req.run else _train(preset, sets, req)
+    run_dir = _finished_run(req.run) if req.run else _train(preset, sets, req)
     verdict = R.compare(_by_step(run_dir), b.values, b.rules)
     return Outcome(b, run_dir, preset, sets if not req.run else [], verdict)
 
@@ -100,7 +100,7 @@ def record(req: AcceptRequest) -> Outcome:
 
     sets = [*RECORD_SETS, *req.sets]
     loaded = load_preset(req.preset, sets)
-    run_dir = _finished_run(req.run, req.preset) if req.run else _train(req.preset, sets, req, loaded)
+    run_dir = _finished_run(req.run) if req.run else _train(req.preset, sets, req, loaded)
     by_step = _by_step(run_dir)
     rules = R.UPSTREAM_RULES
     if loaded.cluster.device == "cpu":
@@ -141,7 +141,7 @@ def _preset_name(given: str | None, b: baselines.Baseline) -> str | None:
     return given or b.preset
 
 
-def _finished_run(ref: str, preset: str | None) -> Path:
+def _finished_run(ref: str) -> Path:
     from gspo_cli.runs.refs import resolve_run
 
     return resolve_run(ref)
