@@ -46,12 +46,14 @@ class Rule:
     direction: Direction = "both"
     advisory: bool = False
     why_advisory: str = ""
+    widened_from: float | None = None  # the limit before `widen` (a recorded baseline's spread over repeats)
 
     def describe(self) -> str:
         side = {"both": "±", "drop": "-", "rise": "+"}[self.direction]
         unit = " %" if self.kind == "relative" else (" GB" if self.metric == MEMORY else "")
         where = "last step" if self.reduce == "last-step" else f"mean of steps {WINDOW[0]}-{WINDOW[1]}"
-        return f"{side}{self.limit:g}{unit} ({self.kind}, {where})"
+        widened = f"; widened from {side}{self.widened_from:g}{unit}" if self.widened_from is not None else ""
+        return f"{side}{self.limit:g}{unit} ({self.kind}, {where}{widened})"
 
 
 # check_npu.py, function check(): the order it prints them in.
@@ -71,10 +73,34 @@ def noisy_host(rules: tuple[Rule, ...], why: str) -> tuple[Rule, ...]:
     return tuple(replace(r, advisory=True, why_advisory=why) if r.metric in TIME_METRICS else r for r in rules)
 
 
+def spread(rule: Rule, values: list[float]) -> float:
+    """How far apart repeated runs' values of `rule`'s metric are, in the rule's unit: max - min, or (relative)
+    that range in % of their mean."""
+    if len(values) < 2:
+        return 0.0
+    width = max(values) - min(values)
+    if rule.kind == "absolute":
+        return width
+    mean = sum(values) / len(values)
+    return width / abs(mean) * 100.0 if mean else 0.0
+
+
+def widen(rules: tuple[Rule, ...], repeats: dict[str, list[float]]) -> tuple[Rule, ...]:
+    """The rules with each limit raised to the spread its metric showed over repeated runs of the same job, where
+    that spread is larger (an engine or host that does not repeat a run exactly: a tolerance tighter than the
+    job's own repeat would fail the job against itself). The old limit is kept in `widened_from`."""
+    out = []
+    for rule in rules:
+        width = spread(rule, repeats.get(rule.metric, []))
+        out.append(replace(rule, limit=float(f"{width:.6g}"), widened_from=rule.limit) if width > rule.limit else rule)
+    return tuple(out)
+
+
 def rule_from_dict(d: dict[str, Any]) -> Rule:
+    widened = d.get("widened_from")
     return Rule(metric=d["metric"], kind=d["kind"], limit=float(d["limit"]), reduce=d.get("reduce", "window-mean"),
                 direction=d.get("direction", "both"), advisory=bool(d.get("advisory", False)),
-                why_advisory=d.get("why_advisory", ""))
+                why_advisory=d.get("why_advisory", ""), widened_from=None if widened is None else float(widened))
 
 
 def rule_to_dict(rule: Rule) -> dict[str, Any]:

@@ -34,6 +34,7 @@ class AcceptRequest:
     baseline: str | None = None  # a shipped id or a file
     run: str | None = None  # judge (or record from) this finished run instead of training
     record: bool = False
+    repeat: int = 1  # --record: runs of the job; limits widen to their spread where it is larger
     output: str | None = None  # --record: where to write (default $GSPO_HOME/baselines/<preset>.json)
     local: bool = False
     address: str | None = None
@@ -96,26 +97,37 @@ def record(req: AcceptRequest) -> Outcome:
     if req.baseline:
         raise ConfigError("--record writes a baseline; --baseline reads one", "drop one of them (--output FILE "
                           "says where --record writes)")
+    if req.repeat < 1 or (req.run and req.repeat != 1):
+        raise ConfigError(f"--repeat {req.repeat}: give a count of 1 or more, and no --run with it",
+                          "--repeat N runs the job N times (a finished --run is one run)")
     from gspo_cli.config.presets import load_preset
 
     sets = [*RECORD_SETS, *req.sets]
     loaded = load_preset(req.preset, sets)
-    run_dir = _finished_run(req.run) if req.run else _train(req.preset, sets, req, loaded)
-    by_step = _by_step(run_dir)
     rules = R.UPSTREAM_RULES
     if loaded.cluster.device == "cpu":
         rules = R.noisy_host(rules, NOISY_HOST)
-    run = R.reduce_run(by_step, rules)
-    if not run.window_steps:
-        raise ConfigError(f"run {run_dir.name} has no step in {R.WINDOW[0]}-{R.WINDOW[1]}: nothing to record",
-                          f"record from a run of at least {R.WINDOW[1]} steps (without --run, gspo runs {STEPS})")
+    runs: list[tuple[Path, R.RunValues]] = []
+    for _ in range(req.repeat):
+        run_dir = _finished_run(req.run) if req.run else _train(req.preset, sets, req, loaded)
+        got = R.reduce_run(_by_step(run_dir), rules)
+        if not got.window_steps:
+            raise ConfigError(f"run {run_dir.name} has no step in {R.WINDOW[0]}-{R.WINDOW[1]}: nothing to record",
+                              f"record from a run of at least {R.WINDOW[1]} steps (without --run, gspo runs "
+                              f"{STEPS})")
+        runs.append((run_dir, got))
+    run_dir, run = runs[0]
+    repeats: dict[str, list[float]] = {m: [v for _, r in runs if (v := r.values[m]) is not None] for m in run.values}
+    values: dict[str, float | None] = {m: (sum(v) / len(v) if v else None) for m, v in repeats.items()}
+    rules = R.widen(rules, repeats)
     b = baselines.Baseline(
         id=f"recorded:{req.preset}", title=f"{req.preset}, recorded on {platform.node()}",
-        values=run.values, rules=rules, preset=req.preset, sets=sets, machine=f"{platform.node()} "
+        values=values, rules=rules, preset=req.preset, sets=sets, machine=f"{platform.node()} "
         f"({loaded.cluster.nnodes} x {loaded.cluster.devices_per_node} {loaded.cluster.device})",
-        source={"run": str(run_dir), "what": "mean of steps 5-14 (memory: last step) of this run, as check_npu.py "
-                "reduces a log"},
+        source={"run": str(run_dir), "what": "mean of steps 5-14 (memory: last step) of the run, as check_npu.py "
+                "reduces a log; with --repeat N the mean over the N runs"},
         recorded={"run": str(run_dir), "host": platform.node(), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                  "repeats": [{"run": str(d), "values": r.values} for d, r in runs],
                   "window_steps": run.window_steps, "last_step": run.last_step,
                   "per_step": {m: {str(s): v for s, v in steps.items()} for m, steps in run.per_step.items()}})
     dest = Path(req.output).expanduser() if req.output else baselines.recorded_path(req.preset)

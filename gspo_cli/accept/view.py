@@ -44,6 +44,8 @@ def render(outcome: Any, console: Any) -> None:
                       highlight=False)
         for rule in b.rules:
             extra = "  (advisory: noisy host)" if rule.advisory else ""
+            if rule.widened_from is not None:
+                extra += f"  (widened to the spread of {len(b.recorded.get('repeats', []))} runs)"
             console.print(f"  {rule.metric:<38} {_num(b.values.get(rule.metric)):>12}  {rule.describe()}{extra}",
                           highlight=False)
         console.print(f"Judge a run against it: gspo accept --preset {outcome.preset} --baseline {outcome.recorded_to}",

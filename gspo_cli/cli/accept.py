@@ -17,6 +17,9 @@ def accept_command(
                                       "else the one recorded for it under $GSPO_HOME/baselines)."),
     record: bool = typer.Option(False, "--record", help="Run the preset's job (15 steps, no checkpoints, no "
                                 "validation) and store its values as this cluster's baseline instead of judging."),
+    repeat: int = typer.Option(1, "--repeat", metavar="N", help="With --record: run the job N times; the baseline "
+                               "is their mean, and a limit tighter than their spread widens to it (an engine or "
+                               "host that does not repeat a run exactly)."),
     output: str = typer.Option(None, "--output", "-o", metavar="FILE",
                                help="With --record: write here (default $GSPO_HOME/baselines/<preset>.json)."),
     run: str = typer.Option(None, "--run", metavar="RUN", help="Judge (or --record from) this finished run "
@@ -59,7 +62,7 @@ def accept_command(
             render_list(found, out)
         return
     outcome = service.accept(service.AcceptRequest(preset=preset, sets=list(sets or []), baseline=baseline, run=run,
-                                                   record=record, output=output, local=local, address=address))
+                                                   record=record, repeat=repeat, output=output, local=local, address=address))
     if json_out:
         from gspo_cli.console import print_json
 

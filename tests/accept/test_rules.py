@@ -129,3 +129,17 @@ def test_a_metric_the_baseline_lacks_is_skipped_not_failed():
     log = log_equal_to({k: v for k, v in BASE_8B.items() if k != rules.MEMORY})
     verdict = rules.compare(log, base)
     assert verdict.passed and verdict.metrics[0].status == "skipped"
+
+
+def test_repeats_widen_a_limit_only_where_their_spread_is_larger():
+    repeats = {rules.REWARD: [-0.35, -0.25], rules.PROBS_DIFF: [1.0e-7, 1.02e-7], rules.THROUGHPUT: [100.0]}
+    widened = {r.metric: r for r in rules.widen(rules.UPSTREAM_RULES, repeats)}
+    assert widened[rules.REWARD].limit == pytest.approx(0.1) and widened[rules.REWARD].widened_from == 0.05
+    assert widened[rules.PROBS_DIFF].limit == 5.0 and widened[rules.PROBS_DIFF].widened_from is None  # 1.98 % < 5 %
+    assert widened[rules.THROUGHPUT] == rules.UPSTREAM_RULES[1]  # one value: no spread
+    assert "widened from ±0.05" in widened[rules.REWARD].describe()
+    assert rules.rule_from_dict(rules.rule_to_dict(widened[rules.REWARD])) == widened[rules.REWARD]
+    base = {rules.REWARD: -0.30}
+    log = {s: {rules.REWARD: -0.21} for s in range(5, 15)}  # 0.09 off: beyond upstream's 0.05, inside the spread
+    assert not rules.compare(log, base, (rules.UPSTREAM_RULES[3],)).passed
+    assert rules.compare(log, base, (widened[rules.REWARD],)).passed
