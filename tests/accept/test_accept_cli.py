@@ -54,8 +54,13 @@ def test_errors_are_one_line(gspo):
 
 def test_tiny_native_record_pass_and_a_changed_setting_fails(gspo, gspo_home):
     assert gspo("prepare-data", "--preset", "tiny").returncode == 0
-    rec = gspo("accept", "--preset", "tiny", "--record", "--local")
+    rec = gspo("accept", "--preset", "tiny", "--record", "--local", "--repeat", "2")
     assert rec.returncode == 0, rec.stderr[-2000:]
+    saved = json.loads((gspo_home / "baselines" / "tiny.json").read_text())
+    first, second = (r["values"] for r in saved["recorded"]["repeats"])
+    # the native engine repeats a seeded CPU run exactly: no spread, so no limit widens (time metrics aside)
+    assert first[rules.REWARD] == second[rules.REWARD] and first[rules.PROBS_DIFF] == second[rules.PROBS_DIFF]
+    assert all(r["widened_from"] is None for r in saved["rules"] if r["metric"] in (rules.REWARD, rules.PROBS_DIFF))
     same = gspo("accept", "--preset", "tiny", "--local", "--json")
     assert same.returncode == 0, same.stderr[-2000:]
     out = json.loads(same.stdout)
