@@ -53,7 +53,7 @@ def test_errors_are_one_line(gspo):
 
 
 def test_tiny_native_record_pass_and_a_changed_setting_fails(gspo, gspo_home):
-    assert gspo("prepare-data", "--preset", "tiny").returncode == 0
+    assert gspo("prepare-data", "--preset", "tiny", "--local").returncode == 0  # no Ray head left behind
     rec = gspo("accept", "--preset", "tiny", "--record", "--local", "--repeat", "2")
     assert rec.returncode == 0, rec.stderr[-2000:]
     saved = json.loads((gspo_home / "baselines" / "tiny.json").read_text())
