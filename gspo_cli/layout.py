@@ -61,6 +61,11 @@ def user_presets_dir() -> Path:
     return gspo_home() / "presets"
 
 
+def baselines_dir() -> Path:
+    """Acceptance baselines recorded on this cluster (`gspo accept --record`): <preset>.json."""
+    return gspo_home() / "baselines"
+
+
 def ray_dir() -> Path:
     return gspo_home() / "ray"
 

@@ -20,13 +20,17 @@ def test_non_editable_install_finds_builtin_presets(tmp_path):
     )
     # presets/ at the repository root ships as the data package gspo_cli.builtin_presets (setup.py)
     assert (target / "gspo_cli" / "builtin_presets" / "qwen3-32b-4x16.yaml").is_file()
+    # the upstream acceptance baselines ship as package data (gspo_cli/**/*.json)
+    assert (target / "gspo_cli" / "accept" / "baselines" / "run_gspo_qwen3_8b_fsdp2_npu.json").is_file()
     code = (
-        "import json, gspo_cli, gspo_cli.config.catalog as c; "
-        "print(json.dumps({'file': gspo_cli.__file__, 'names': [r['name'] for r in c.catalog()]}))"
+        "import json, gspo_cli, gspo_cli.config.catalog as c, gspo_cli.accept.baselines as b; "
+        "print(json.dumps({'file': gspo_cli.__file__, 'names': [r['name'] for r in c.catalog()], "
+        "'baselines': [x.id for x in b.shipped()]}))"
     )
     env = dict(os.environ, PYTHONPATH=str(target), GSPO_HOME=str(tmp_path / "home"))
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=60, check=True)
     info = json.loads(proc.stdout)
     assert info["file"].startswith(str(target)), "imported the source tree, not the installed copy"
-    assert {"qwen3-32b-4x16", "tiny"} <= set(info["names"])
+    assert {"qwen3-32b-4x16", "tiny", "nightly-gspo-qwen3-8b-a2"} <= set(info["names"])
+    assert info["baselines"] == ["run_gspo_qwen3_30b_megatron_npu", "run_gspo_qwen3_8b_fsdp2_npu"]

@@ -12,6 +12,7 @@ import sys
 import typer
 
 from gspo_cli import __version__
+from gspo_cli.cli import accept as accept_cli
 from gspo_cli.cli import cluster as cluster_cli
 from gspo_cli.cli import data as data_cli
 from gspo_cli.cli import env as env_cli
@@ -77,6 +78,7 @@ app.command("eval", rich_help_panel=PIPELINE)(eval_cli.eval_command)
 app.command("report", rich_help_panel=PIPELINE)(report_cli.report_command)
 app.command("score", rich_help_panel=PIPELINE)(score_cli.score_command)
 app.command("export", rich_help_panel=PIPELINE)(export_cli.export_command)
+app.command("accept", rich_help_panel=PIPELINE)(accept_cli.accept_command)
 app.add_typer(runs_cli.app, name="runs", rich_help_panel=OPERATE)
 app.add_typer(cluster_cli.app, name="cluster", rich_help_panel=OPERATE)
 app.add_typer(jobs_cli.app, name="jobs", rich_help_panel=OPERATE)

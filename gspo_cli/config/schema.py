@@ -72,8 +72,9 @@ class ArithSpec(Section):
 class DataSection(Section):
     train: DatasetSpec
     val: DatasetSpec
-    # Prompt convention: `dapo` = "Answer: <int>" instruction, `boxed` = \boxed{} instruction, `plain` = bare.
-    prompt_style: Literal["dapo", "boxed", "plain"] = "dapo"
+    # Prompt convention: `dapo` = "Answer: <int>" instruction, `boxed` = \boxed{} instruction, `plain` = bare,
+    # `gsm8k` = verl's GSM8K instruction (final answer after "####", as verl's gsm8k preprocessing writes it).
+    prompt_style: Literal["dapo", "boxed", "plain", "gsm8k"] = "dapo"
     max_prompt_length: PositiveInt = 1024
     max_response_length: PositiveInt = 1024
     truncation: Literal["left", "right", "error", "middle"] = "error"

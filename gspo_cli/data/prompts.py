@@ -1,7 +1,8 @@
 """Prompt styles: how a raw problem becomes the user message, and how a styled prompt is undone.
 
 `dapo` is DAPO-Math-17k's own wrapper, byte for byte (the trained-on format; the reward parses "Answer: ..."),
-`boxed` the common `\\boxed{}` instruction, `plain` the bare problem. `strip_wrapper` removes any of these, so
+`boxed` the common `\\boxed{}` instruction, `plain` the bare problem, `gsm8k` verl's GSM8K instruction (answer after
+"####"). `strip_wrapper` removes any of these, so
 dedup keys and the raw problem kept in extra_info do not depend on the style a file was published in.
 Pure string code, no I/O.
 """
@@ -14,8 +15,10 @@ DAPO_PREFIX = (
 )
 DAPO_SUFFIX = '\n\nRemember to put your answer on its own line after "Answer:".'
 BOXED_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
+# verl's examples/data_preprocess/gsm8k.py (the GSM8K parquet of verl's nightly GSPO jobs): question + this.
+GSM8K_SUFFIX = " Let's think step by step and output the final answer after \"####\"."
 
-STYLES = ("dapo", "boxed", "plain")
+STYLES = ("dapo", "boxed", "plain", "gsm8k")
 
 
 def format_prompt(problem: str, style: str) -> str:
@@ -26,6 +29,8 @@ def format_prompt(problem: str, style: str) -> str:
         return problem + BOXED_SUFFIX
     if style == "plain":
         return problem
+    if style == "gsm8k":
+        return problem + GSM8K_SUFFIX
     raise ValueError(f"unknown prompt style {style!r}; known: {', '.join(STYLES)}")
 
 
@@ -37,6 +42,8 @@ def strip_wrapper(text: str) -> str:
             text = text[: -len(DAPO_SUFFIX)]
     elif text.endswith(BOXED_SUFFIX):
         text = text[: -len(BOXED_SUFFIX)]
+    elif text.endswith(GSM8K_SUFFIX):
+        text = text[: -len(GSM8K_SUFFIX)]
     return text.strip()
 
 

@@ -1,11 +1,12 @@
 """Dataset sources: one adapter per raw dataset, each stating the raw columns it expects.
 
 An adapter turns one raw input file (or nothing, for synthetic data) into verl-schema tables, one per split it
-writes, plus the counts that go into the manifest. Registered adapters: `dapo-math-17k`, `aime-2024`, `arith`.
+writes, plus the counts that go into the manifest. Registered adapters: `dapo-math-17k`, `aime-2024`, `arith`, `gsm8k`, `gsm8k-test`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -287,7 +288,66 @@ class Arith(Source):
         return Built(tables, {"rows_in": 0, "rows_out": sum(counts.values()), "generated": counts})
 
 
-SOURCES: dict[str, Source] = {s.name: s for s in (DapoMath17k(), Aime2024(), Arith())}
+class Gsm8k(Source):
+    """GSM8K (openai/gsm8k, config `main`): grade-school word problems whose answer field ends in `#### N`.
+
+    Rows as verl's examples/data_preprocess/gsm8k.py writes them (the parquet of verl's nightly GSPO jobs):
+    data_source `openai/gsm8k` (verl's default reward then scores with its gsm8k rule), ability `math`, the
+    ground truth the number after `#### ` with commas dropped, every row kept in file order (the nightly job
+    reads them unshuffled: order is part of the job). Two sources, one per published file: `gsm8k` (train) and
+    `gsm8k-test` (test, prepared as the val split).
+    """
+
+    name = "gsm8k"
+    description = "GSM8K (openai/gsm8k) train split: 7,473 word problems, answer after '####'"
+    default_splits = ("train",)
+    columns = {"question": "problem text", "answer": "worked solution ending in '#### <number>'"}
+    hub_repo = "openai/gsm8k"
+    hub_filename = "main/train-00000-of-00001.parquet"
+    DATA_SOURCE = "openai/gsm8k"
+    _FINAL = re.compile(r"#### (\-?[0-9\.\,]+)")  # verl's extract_solution
+
+    def build(self, raw: RawFile | None, opts: BuildOptions) -> Built:
+        assert raw is not None
+        raw.require(self.columns)
+        rows: list[tuple[str, str]] = []
+        rejected: dict[str, list[str]] = {}  # reason -> the questions (their first 80 characters)
+        for batch in raw.batches(["question", "answer"]):
+            questions, answers = batch.column("question").to_pylist(), batch.column("answer").to_pylist()
+            for question, answer in zip(questions, answers, strict=True):
+                m = self._FINAL.search(answer or "")
+                if not question or m is None:
+                    reason = "no question" if not question else "no '#### <number>' in answer"
+                    rejected.setdefault(reason, []).append(str(question or "")[:80])
+                    continue
+                rows.append((question, m.group(1).replace(",", "")))
+            if opts.progress:
+                opts.progress(len(rows), raw.num_rows)
+        if not rows:
+            raise DataError(f"{self.name}: no usable rows in {raw.path.name} (rejected: "
+                            f"{ {r: len(v) for r, v in rejected.items()} or 'none'})",
+                            "is this a GSM8K parquet (columns question, answer)?")
+        tables = {
+            split: vrows.to_table(
+                vrows.problem_row(q, a, prompt_style=opts.prompt_style, data_source=self.DATA_SOURCE, ability="math",
+                                  index=i, split=split)
+                for i, (q, a) in enumerate(rows)
+            )
+            for split in opts.splits
+        }
+        n_rejected = sum(len(v) for v in rejected.values())
+        return Built(tables, {"rows_in": len(rows) + n_rejected, "rows_out": len(rows), "rejected": {
+            "rows": n_rejected, "reasons": {r: {"rows": len(v), "examples": v[:3]} for r, v in rejected.items()}}})
+
+
+class Gsm8kTest(Gsm8k):
+    name = "gsm8k-test"
+    description = "GSM8K (openai/gsm8k) test split: 1,319 word problems, prepared as the val split"
+    default_splits = ("val",)
+    hub_filename = "main/test-00000-of-00001.parquet"
+
+
+SOURCES: dict[str, Source] = {s.name: s for s in (DapoMath17k(), Aime2024(), Arith(), Gsm8k(), Gsm8kTest())}
 
 
 def get(name: str) -> Source:
