@@ -12,7 +12,7 @@ TORCH_INDEX ?=
 TORCH_INDEX_ARGS := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: install test test-fast lint typecheck demo bench clean engine test-engine
+.PHONY: install test test-fast lint typecheck demo bench clean engine test-engine test-engine-long
 
 install: $(STAMP)
 
@@ -69,8 +69,13 @@ $(ENGINE_STAMP): pyproject.toml setup.py constraints-engine.txt
 
 # verl's real trainer on CPU (tests marked `engine`; `make test` deselects them). Per-test times and the tests'
 # printed figures (verl's timing_s, the restart record, the eval agreement) go to the log.
+# `engine_long` tests (several full verl runs each, e.g. `gspo accept` with a recorded baseline: ~15 min) would push
+# CI past its 50-minute budget: `make test-engine-long` runs them.
 test-engine: engine
-	$(ENGINE_VENV)/bin/pytest -p no:cacheprovider -o console_output_style=count -m engine --durations=0 -rP tests/engine
+	$(ENGINE_VENV)/bin/pytest -p no:cacheprovider -o console_output_style=count -m "engine and not engine_long" --durations=0 -rP tests/engine
+
+test-engine-long: engine
+	$(ENGINE_VENV)/bin/pytest -p no:cacheprovider -o console_output_style=count -m engine_long --durations=0 -rP tests/engine
 
 # ruff; the layer contracts of docs/architecture.md (import-linter, [tool.importlinter] in pyproject.toml); mypy
 lint: install

@@ -11,7 +11,8 @@ import json
 import pytest
 from conftest import gspo
 
-pytestmark = [pytest.mark.engine, pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(3600)]
+# Four 15-step verl runs (~15 min): outside the CI engine tier's budget, run by `make test-engine-long`.
+pytestmark = [pytest.mark.engine, pytest.mark.engine_long, pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 
 def test_tiny_verl_record_pass_and_a_changed_setting_fails(verl_home):
