@@ -58,6 +58,8 @@ class PlannerHooks:
     # the device profile's training MFU and fixed per-step seconds that were fitted on this engine's runs
     train_mfu: Callable[[Any], float]
     step_fixed_s: Callable[[Any], float]
+    # why the profile's factors for this engine predict nothing yet ("": they were fitted on this engine's runs)
+    unmeasured: Callable[[Any], str] = lambda profile: ""
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ class Profile:
     reward_s_per_response: float = 0.002  # rule-based verifier, one host process
     sources: dict[str, str] = field(default_factory=dict)
     caveat: str = ""  # what the calibration says about trusting this profile, shown with every prediction
+    # why verl's factors (mfu_train, step_fixed_s) predict no verl step on this profile ("": fitted on verl runs);
+    # `gspo train --dry-run` then says so instead of a step time (issue #33: tiny-verl's "0 s" against 2.2-3.7 s)
+    verl_unmeasured: str = ""
 
     @property
     def memory_bytes(self) -> float:
@@ -128,6 +131,10 @@ _CPU_SOURCES = {k: _FIT + " (native tiny runs tiny-a and tiny-c on this 2-core C
 _CPU_SOURCES.update({k: _PRIOR for k in ("decode_bw_eff", "comm_eff")})
 _CPU_SOURCES.update({k: _PRIOR + " (verl on CPU: no measured point yet)" for k in ("mfu_train", "step_fixed_s")})
 
+# verl on the host CPU: no verl run was fitted (its factors are priors; the model predicted 0.3 s for tiny-verl)
+VERL_ON_CPU = ("the cpu profile's verl factors are priors, fitted on no verl run; measured: tiny-verl steps take "
+               "2.2-3.7 s on a 2-core CPU after a verl start-up of minutes (docs/benchmarks.md \"tiny-verl learns\", "
+               "24 steps, 2026-12-03)")
 CPU = "cpu"  # the host-CPU profile (plan/service.py host_profile: presets on the CPU get it by default)
 
 BUILTIN: dict[str, Profile] = {
@@ -163,7 +170,8 @@ BUILTIN: dict[str, Profile] = {
     "cpu": Profile("cpu", "CPU (one process)", 16, 20 * GB, 50e9, 20 * GB, 1 * GB, 20 * GB,
                    **_CPU_FACTORS, sources={"hardware": "order of magnitude for one x86 core group (assumed)",
                                             **_CPU_SOURCES},
-                   caveat="fitted on the tiny model on a noisy shared 2-core machine: run-to-run spread is 2x"),
+                   caveat="fitted on the tiny model on a noisy shared 2-core machine: run-to-run spread is 2x",
+                   verl_unmeasured=VERL_ON_CPU),
 }
 # Names used elsewhere (cluster.profile in presets, preflight's DEVICE_PROFILES).
 ALIASES = {"a2-910b": "a2", "910b": "a2", "atlas-a3": "a3", "h100-sxm": "h100", "h200-sxm": "h200"}
@@ -204,8 +212,10 @@ def _load_user(path: Path) -> Profile:
         raise ConfigError(f"profile {path} is unreadable ({exc})", "delete it or save it again with "
                           "`gspo plan --calibrate RUN --save-profile NAME`") from exc
     sources = dict(base.sources) | {k: f"calibrated from {data.get('run', '?')} (saved {path.name})" for k in factors}
+    # calibrated on a verl run: its verl factors are measured now
+    unmeasured = "" if {"mfu_train", "step_fixed_s"} & set(factors) else base.verl_unmeasured
     return replace(base, name=path.stem, label=f"{base.label}, calibrated ({path.stem})", sources=sources,
-                   **cast(dict[str, Any], factors))
+                   verl_unmeasured=unmeasured, **cast(dict[str, Any], factors))
 
 
 def save_user(name: str, base: Profile, factors: dict[str, float], run: str) -> Path:

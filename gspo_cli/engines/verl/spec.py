@@ -27,6 +27,10 @@ def _verl_fixed(profile: Any) -> float:
     return float(profile.step_fixed_s)
 
 
+def _verl_unmeasured(profile: Any) -> str:
+    return str(getattr(profile, "verl_unmeasured", "") or "")
+
+
 class VerlSpec(EngineSpec):
     def launcher(self) -> Launcher:
         from gspo_cli.engines.verl.launch import launch_request
@@ -54,6 +58,6 @@ class VerlSpec(EngineSpec):
 SPEC = register_engine(VerlSpec(
     name=NAME,
     planner=PlannerHooks(sharded=True, syncs_weights=True, recomputes_old_log_prob=True, async_modes=True,
-                         train_mfu=_verl_mfu, step_fixed_s=_verl_fixed),
+                         train_mfu=_verl_mfu, step_fixed_s=_verl_fixed, unmeasured=_verl_unmeasured),
     job_kinds=("verl-train", "verl-export"),
 ))
