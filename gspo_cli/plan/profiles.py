@@ -88,7 +88,7 @@ _FIT = "fitted by benchmarks/plan_fit.py to the points marked 'fit' in gspo_cli/
 _PRIOR = "prior (not fitted: no measured point separates it); typical of published LLM serving/training runs"
 
 # Ascend factors are shared by A2 and A3 (same CANN / vllm-ascend stack): fitted on A3 points, A2 is held out.
-_ASCEND_FACTORS = dict(decode_bw_eff=0.771, mfu_prefill=0.4, mfu_train=0.148, native_mfu_train=0.148, comm_eff=0.6,
+_ASCEND_FACTORS: dict[str, Any] = dict(decode_bw_eff=0.771, mfu_prefill=0.4, mfu_train=0.148, native_mfu_train=0.148, comm_eff=0.6,
                        vllm_layer_overhead_s=5e-5, graph_overhead_factor=0.3, hf_layer_overhead_s=0.002,
                        train_layer_overhead_s=0.0005, step_fixed_s=10.0, reward_s_per_response=0.002)
 _ASCEND_SOURCES = {
@@ -105,13 +105,13 @@ _ASCEND_SOURCES = {
 # GSM8K responses of a 0.5B model on one 910B (~30 ms per decode step for 24 layers), sglang#23565 reports a 910B
 # TPOT 2-3x an H20's. The per-layer decode overhead is what separates A2 from A3 in the published points, so A2
 # gets its own, fitted on the verl#6747 rollout; bandwidth and MFU stay shared with A3.
-_A2_FACTORS = dict(vllm_layer_overhead_s=1.236e-3)
+_A2_FACTORS: dict[str, Any] = dict(vllm_layer_overhead_s=1.236e-3)
 _A2_SOURCES = {"vllm_layer_overhead_s": "fitted by benchmarks/plan_fit.py to verl#6747 (910B, Qwen2.5-0.5B GRPO, "
                "timing_s/gen 31.27 s); graph capture factor shared with A3"}
 _NV_H20 = ("NVIDIA H20: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS dense BF16, NVLink 900 GB/s (figures as widely reported; "
            "no public datasheet)")
 # GPU factors: fitted on the issue's H200 point (native engine, HF generate); vLLM ones are priors.
-_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.643, native_mfu_train=0.1136, comm_eff=0.75,
+_GPU_FACTORS: dict[str, Any] = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.643, native_mfu_train=0.1136, comm_eff=0.75,
                     vllm_layer_overhead_s=0.0002, graph_overhead_factor=0.25, hf_layer_overhead_s=0.00103,
                     train_layer_overhead_s=0.0002, step_fixed_s=5.0, reward_s_per_response=0.002)
 _GPU_SOURCES = {
@@ -122,7 +122,7 @@ _GPU_SOURCES = {
     "graph_overhead_factor": _PRIOR, "train_layer_overhead_s": _PRIOR, "step_fixed_s": _PRIOR,
     "reward_s_per_response": _PRIOR,
 }
-_CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.0970, mfu_train=0.336, native_mfu_train=0.3208, comm_eff=1.0, vllm_layer_overhead_s=0.0,
+_CPU_FACTORS: dict[str, Any] = dict(decode_bw_eff=0.5, mfu_prefill=0.0970, mfu_train=0.336, native_mfu_train=0.3208, comm_eff=1.0, vllm_layer_overhead_s=0.0,
                     graph_overhead_factor=1.0, hf_layer_overhead_s=0.01279, train_layer_overhead_s=0.001498,
                     step_fixed_s=0.0545, reward_s_per_response=1.84e-05)
 _CPU_SOURCES = {k: _FIT + " (native tiny runs tiny-a and tiny-c on this 2-core CPU, noisy shared machine)" for k in

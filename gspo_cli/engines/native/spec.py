@@ -33,7 +33,9 @@ class NativeSpec(EngineSpec):
             return Environment(NAME, needs, fix, None)
         python = python or sys.executable
         if probe is None:
-            from gspo_cli.env.stack_probe import probe_needs as probe
+            from gspo_cli.env.stack_probe import probe_needs
+
+            probe = probe_needs
         facts = probe(python, modules=MODULES)
         if facts.get("error"):
             missing: tuple[Missing, ...] = (Missing("a working interpreter", str(facts["error"]), fix),)

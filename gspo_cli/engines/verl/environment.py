@@ -58,7 +58,7 @@ def route_fix(preset: Preset) -> str:
 def request(preset: Preset) -> dict[str, tuple[str, ...]]:
     """What to ask the interpreter (probe_needs' keyword arguments)."""
     device = devices.of(preset)
-    modules = ("trl", "trl.experimental.ppo")
+    modules: tuple[str, ...] = ("trl", "trl.experimental.ppo")
     if cpu.applies(preset):
         modules += (_platform_module(), PLATFORM_API)
     return {"dists": ("verl", device.vllm_distribution, "vllm", "trl"), "modules": modules,
@@ -116,8 +116,11 @@ def probe(preset: Preset, python: str | None = "", run: Probe | None = None) -> 
         return Environment("verl", needs(preset), route_fix(preset), None, blocking=False)
     python = python or sys.executable
     if run is None:
-        from gspo_cli.env.stack_probe import probe_needs as run
-    facts = run(python, **request(preset))
+        from gspo_cli.env.stack_probe import probe_needs
+
+        run = probe_needs
+    asked = request(preset)
+    facts = run(python, dists=asked["dists"], modules=asked["modules"], exports=asked["exports"])
     missing = tuple(judge(preset, facts))
     fixes = list(dict.fromkeys(m.fix for m in missing)) or [route_fix(preset)]
     return Environment("verl", needs(preset), "; ".join(fixes), python, missing, blocking=blocking,
