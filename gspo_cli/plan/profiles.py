@@ -133,8 +133,8 @@ _CPU_SOURCES.update({k: _PRIOR + " (verl on CPU: no measured point yet)" for k i
 
 # verl on the host CPU: no verl run was fitted (its factors are priors; the model predicted 0.3 s for tiny-verl)
 VERL_ON_CPU = ("the cpu profile's verl factors are priors, fitted on no verl run; measured: tiny-verl steps take "
-               "2.2-3.7 s on a 2-core CPU after a verl start-up of minutes (docs/benchmarks.md \"tiny-verl learns\", "
-               "24 steps, 2026-12-03)")
+               "2.2-4.3 s on a 2-core CPU after a verl start-up of minutes (docs/benchmarks.md \"tiny-verl learns\" "
+               "and \"The README's verl route, timed\", 24 steps each, 2026-12-03)")
 CPU = "cpu"  # the host-CPU profile (plan/service.py host_profile: presets on the CPU get it by default)
 
 BUILTIN: dict[str, Profile] = {
