@@ -39,7 +39,10 @@ def doctor(
     from gspo_cli.env.doctor import diagnose
 
     loaded = _load(preset, sets)
-    result = diagnose(loaded, cluster=cluster, address=address)
+    from gspo_cli.engines import environment
+
+    result = diagnose(loaded, cluster=cluster, address=address,
+                      environment=(lambda: environment(loaded).to_json()) if loaded is not None else None)
     checks, code, seconds = result.checks, result.exit_code, result.seconds
     if json_out:
         from gspo_cli.console import print_json

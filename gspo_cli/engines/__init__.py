@@ -21,9 +21,11 @@ from gspo_cli.errors import ConfigError
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
+    from gspo_cli.engines.spec import Environment
     from gspo_cli.jobs.resources import NodeResources
 
-__all__ = ["ENGINES", "EngineSpec", "Launcher", "TrainRequest", "get_engine", "node_resources", "spec_for"]
+__all__ = ["ENGINES", "EngineSpec", "Launcher", "TrainRequest", "environment", "get_engine", "node_resources",
+           "spec_for"]
 
 
 def spec_for(preset: Preset) -> EngineSpec:
@@ -36,6 +38,11 @@ def node_resources(preset: Preset | None) -> NodeResources:
     from gspo_cli.jobs.resources import NodeResources
 
     return spec_for(preset).node_resources(preset) if preset is not None else NodeResources()
+
+
+def environment(preset: Preset, python: str | None = "") -> Environment:
+    """What the preset's engine needs of the interpreter its job runs with ("": this one), and what that lacks."""
+    return spec_for(preset).environment(preset, python=python)
 
 
 def get_engine(name: str) -> Launcher:

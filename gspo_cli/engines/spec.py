@@ -12,7 +12,7 @@ its answer or reads it from the job file) instead of comparing engine or device 
 | what it asks the cluster for               | `cluster_need(preset)`: Ray resource, nodes x slots, bundle, placement | the job file -> the job wrapper's capacity check (jobs/capacity.py) |
 | what a head / node start must offer        | `node_resources(preset)`                      | the embedded head (jobs/target.py), `cluster up/join` (env/raystart.py) |
 | the step-time model's view of it           | `planner` (`PlannerHooks`)                    | plan/ |
-| the environment it needs here              | `required_environment(preset)`                | the verl dry-run (launch.make_plan); not yet env doctor |
+| the environment it needs where its job runs | `environment(preset, python=)`: probed in a subprocess of the job's interpreter | `gspo train` (first), its dry-run, `env doctor --preset` |
 | how a `gspo train` request runs            | `launcher()`                                  | cli/train.py |
 | its jobs                                   | `job_kinds`                                   | job_kinds.py, docs |
 
@@ -21,7 +21,7 @@ Cheap to import: no torch, Ray or verl (a launcher is loaded only when asked for
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
     from gspo_cli.engines.request import Launcher
     from gspo_cli.jobs.capacity import Need
+
+
+# env/stack_probe.probe_needs's signature: (python, *, dists, modules, exports) -> facts
+Probe = Callable[..., dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,8 @@ class PlannerHooks:
     # the device profile's training MFU and fixed per-step seconds that were fitted on this engine's runs
     train_mfu: Callable[[Any], float]
     step_fixed_s: Callable[[Any], float]
+    # why the profile's factors for this engine predict nothing yet ("": they were fitted on this engine's runs)
+    unmeasured: Callable[[Any], str] = lambda profile: ""
 
 
 @dataclass(frozen=True)
@@ -63,14 +69,56 @@ class Missing:
     what: str
     why: str
     fix: str
+    dist: str = ""  # the distribution it is, when it is one (`env doctor` leaves out what its stack rows judge)
 
     def to_json(self) -> dict[str, str]:
-        return {"what": self.what, "why": self.why, "fix": self.fix}
+        return {"what": self.what, "why": self.why, "fix": self.fix, "dist": self.dist}
 
 
-def installed(module: str) -> bool:
-    """Whether `module` is importable here, without importing it."""
-    return importlib.util.find_spec(module) is not None
+@dataclass(frozen=True)
+class Environment:
+    """What a job of a preset needs of the interpreter it runs with, and what that interpreter lacks.
+
+    `needs` names the environment in words (for verl on a CPU: the engine venv and what it holds), `fix` is the one
+    command that gets all of it. `python` is the interpreter probed, None when the job runs on a named cluster
+    (its nodes' interpreters are `gspo env doctor --cluster`'s). `blocking`: the job runs with `python` on this
+    host, so a missing piece stops `gspo train` before anything is submitted and makes the dry-run not launchable;
+    otherwise (an accelerator preset judged on another host) the dry-run only says it."""
+
+    engine: str
+    needs: str
+    fix: str
+    python: str | None
+    missing: tuple[Missing, ...] = ()
+    blocking: bool = False
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing
+
+    @property
+    def blocks(self) -> bool:
+        return self.blocking and not self.ok
+
+    def short(self) -> str:
+        """What is needed and what `python` lacks, without the reasons (an error line; `line` has them)."""
+        return f"needs {self.needs}; {self.python} lacks {', '.join(m.what for m in self.missing)}"
+
+    def line(self) -> str:
+        """One line: what is needed, whether `python` has it, and the fix."""
+        if self.python is None:
+            return (f"needs {self.needs}; not checked here: the job runs on the named cluster (check its nodes: "
+                    "gspo env doctor --preset P --cluster)")
+        if self.ok:
+            return f"needs {self.needs}: all there ({self.python})"
+        lacks = "; ".join(f"{m.what} ({m.why})" for m in self.missing)
+        return f"needs {self.needs}; {self.python} lacks {lacks}; fix: {self.fix}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"engine": self.engine, "needs": self.needs, "python": self.python, "ok": self.ok,
+                "blocking": self.blocking, "missing": [m.to_json() for m in self.missing], "fix": self.fix,
+                "line": self.line(), "seconds": self.seconds}
 
 
 @dataclass(frozen=True)
@@ -103,9 +151,16 @@ class EngineSpec:
         """What a Ray node that runs this engine's jobs of `preset` must offer beyond its counted devices."""
         return NodeResources()
 
-    def required_environment(self, preset: Preset, *, have: Callable[[str], bool] = installed) -> list[Missing]:
+    def environment(self, preset: Preset, *, python: str | None = "", probe: Probe | None = None) -> Environment:
+        """What the job of `preset` needs of the interpreter it runs with (`python`; "": this one, `sys.executable`;
+        None: a named cluster's, not probed), probed in a subprocess of it (`probe`: env.stack_probe.probe_needs)."""
+        return Environment(self.name, "nothing beyond gspo", "", python=None if python is None else
+                           (python or sys.executable))
+
+    def required_environment(self, preset: Preset, *, python: str | None = "", probe: Probe | None = None
+                             ) -> list[Missing]:
         """What this host lacks to run the job of `preset` (empty: nothing), each with the fix command."""
-        return []
+        return list(self.environment(preset, python=python, probe=probe).missing)
 
 
 # trainer.engine -> its spec; filled by engines/native/spec.py and engines/verl/spec.py (imported by

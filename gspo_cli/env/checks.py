@@ -350,15 +350,34 @@ def memory_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
     return [Check("node.memory", OK, f"{have:g} GiB RAM, preset says {said:g} GiB per node")]
 
 
-def local_checks(facts: dict[str, Any], preset: Any = None) -> list[Check]:
-    """Every check that needs only this host's facts (and the preset)."""
+def engine_env_checks(environment: dict[str, Any] | None, judged: list[Check]) -> list[Check]:
+    """The preset's engine's environment (its spec's answer, `Environment.to_json()`, handed down by `cli/`: the
+    env layer does not import the engines) as one row `engine.<name>`; a distribution a `stack.<dist>` row already
+    judged is left to that row."""
+    if not environment or environment.get("python") is None:
+        return []
+    name, needs = f"engine.{environment['engine']}", environment["needs"]
+    stack = {c.name.removeprefix("stack.").replace("_", "-") for c in judged if c.name.startswith("stack.")}
+    missing = [m for m in environment["missing"] if not m.get("dist") or m["dist"] not in stack]
+    if not missing:
+        left = len(environment["missing"])
+        return [Check(name, OK, f"needs {needs}: " + (f"all there ({environment['python']})" if not left else
+                                                      "the stack rows judge what is missing"))]
+    fixes = list(dict.fromkeys(m["fix"] for m in missing))
+    return [Check(name, ERROR, f"needs {needs}; {environment['python']} lacks "
+                  + ", ".join(m["what"] for m in missing), fix="; ".join(fixes))]
+
+
+def local_checks(facts: dict[str, Any], preset: Any = None, environment: dict[str, Any] | None = None
+                 ) -> list[Check]:
+    """Every check that needs only this host's facts (and the preset, and its engine's environment)."""
     npu = expects_npu(facts, preset)
     checks = [
         *cann_checks(facts, npu), *driver_checks(facts, npu), *npu_checks(facts, preset, npu),
         *stack_checks(facts, preset, npu), *env_checks(facts, preset, npu), *home_checks(facts, preset),
         *nofile_checks(facts, preset), *memory_checks(facts, preset),
     ]
-    return checks
+    return checks + engine_env_checks(environment, checks)
 
 
 def by_name(checks: list[Check]) -> dict[str, str]:

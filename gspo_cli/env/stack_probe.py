@@ -81,3 +81,72 @@ def probe_python(host: Host, python: str | None = None, timeouts: dict[str, floa
     with ThreadPoolExecutor(max_workers=3) as pool:
         futures = {mode: pool.submit(_py_probe, host, python, mode, limit) for mode, limit in limits.items()}
         return {mode: fut.result() for mode, fut in futures.items()}
+
+
+# What an engine needs of an interpreter (engines/verl/environment.py asks; the judging is the engine's): installed
+# distributions' versions, where modules are (found as files: a dotted name's parents are not imported, so probing
+# `verl.plugin.platform.platform_manager` costs no `import verl`) and whether a module exports a name (the module is
+# imported: keep these to packages whose top level is lazy, like trl's).
+_NEEDS_PROBE = r'''
+import importlib, importlib.util, json, os, sys
+from importlib import metadata
+req = json.loads(sys.argv[1])
+out = {"python": sys.executable, "dists": {}, "modules": {}, "exports": {}}
+
+def locate(name):
+    top, _, rest = name.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except Exception:
+        return None
+    if spec is None:
+        return None
+    if not rest:
+        return spec.origin or "namespace package"
+    for base in spec.submodule_search_locations or []:
+        path = os.path.join(base, *rest.split("."))
+        for cand in (path + ".py", os.path.join(path, "__init__.py")):
+            if os.path.isfile(cand):
+                return cand
+    return None
+
+for dist in req.get("dists", []):
+    try:
+        out["dists"][dist] = metadata.version(dist)
+    except Exception:
+        out["dists"][dist] = None
+for name in req.get("modules", []):
+    out["modules"][name] = locate(name)
+for ref in req.get("exports", []):
+    mod, _, attr = ref.partition(":")
+    if locate(mod) is None:
+        out["exports"][ref] = None
+        continue
+    try:
+        out["exports"][ref] = attr in dir(importlib.import_module(mod))
+    except BaseException as exc:
+        out["exports"][ref] = False
+        out.setdefault("errors", {})[ref] = type(exc).__name__ + ": " + str(exc)[:300]
+sys.stdout.write("\nGSPO_PROBE " + json.dumps(out) + "\n")
+'''
+NEEDS_TIMEOUT = 60.0
+
+
+def probe_needs(python: str, *, dists: tuple[str, ...] = (), modules: tuple[str, ...] = (),
+                exports: tuple[str, ...] = (), host: Host | None = None, timeout: float = NEEDS_TIMEOUT
+                ) -> dict[str, Any]:
+    """Facts about `python`'s packages, in one subprocess of it: {"python", "dists": {name: version | None},
+    "modules": {dotted name: file | None}, "exports": {"module:name": bool | None (module absent)}}, or
+    {"error": ...} when the interpreter could not answer (missing, crashed, timed out)."""
+    request = json.dumps({"dists": list(dists), "modules": list(modules), "exports": list(exports)})
+    host = host or Host()
+    start = time.monotonic()
+    res = host.runner([python, "-c", _NEEDS_PROBE, request], host.env, timeout)
+    for line in reversed(res.out.splitlines()):
+        if line.startswith("GSPO_PROBE "):
+            data = json.loads(line[len("GSPO_PROBE "):])
+            data["seconds"] = round(time.monotonic() - start, 3)
+            return data
+    tail = (res.err or res.out).strip().splitlines()[-1:] or [f"exit code {res.rc}"]
+    kind = "timed out" if res.rc == 124 else f"crashed (exit {res.rc})"
+    return {"error": f"probe of {python} {kind}: {tail[0][:300]}", "python": python}

@@ -26,33 +26,10 @@ class Verdict:
 
 
 def facts(preset: Preset) -> ModelFacts | None:
-    """Preflight's ModelFacts of the preset's model (the built-in tiny model by its config), or None."""
+    """Preflight's ModelFacts of the preset's model (a built-in model by its own config), or None."""
     from gspo_cli.engines.verl import preflight
 
-    path = preset.model.path
-    if path.startswith("builtin:"):
-        from gspo_cli.models import builtin
-        from gspo_cli.models.loading import builtin_name
-
-        name = builtin_name(path)
-        folder = builtin.default_dir(name)
-        if (folder / "config.json").is_file():
-            return preflight.model_facts(str(folder))
-        return _tiny_facts(preflight, name)
-    return preflight.model_facts(path)
-
-
-def _tiny_facts(preflight, name: str = "tiny"):
-    """A built-in model's shape before it has been built once (its vocabulary: 37 word-level tokens)."""
-    from gspo_cli.models import builtin
-
-    s = builtin.shape(name)
-    return preflight.ModelFacts("tiny", s["hidden_size"], s["num_hidden_layers"], s["num_attention_heads"],
-                                s["num_key_value_heads"], s["head_dim"], s["intermediate_size"], 37, True, "builtin",
-                                num_experts=s.get("num_experts", 0), num_experts_per_tok=s.get("num_experts_per_tok", 0),
-                                moe_intermediate_size=s.get("moe_intermediate_size", 0),
-                                decoder_sparse_step=s.get("decoder_sparse_step", 1),
-                                mlp_only_layers=tuple(s.get("mlp_only_layers", ())))
+    return preflight.facts_for(preset.model.path)
 
 
 def with_profile(preset: Preset, profile_name: str | None) -> Preset:

@@ -63,6 +63,9 @@ class Profile:
     reward_s_per_response: float = 0.002  # rule-based verifier, one host process
     sources: dict[str, str] = field(default_factory=dict)
     caveat: str = ""  # what the calibration says about trusting this profile, shown with every prediction
+    # why verl's factors (mfu_train, step_fixed_s) predict no verl step on this profile ("": fitted on verl runs);
+    # `gspo train --dry-run` then says so instead of a step time (issue #33: tiny-verl's "0 s" against 2.2-3.7 s)
+    verl_unmeasured: str = ""
 
     @property
     def memory_bytes(self) -> float:
@@ -89,7 +92,7 @@ _FIT = "fitted by benchmarks/plan_fit.py to the points marked 'fit' in gspo_cli/
 _PRIOR = "prior (not fitted: no measured point separates it); typical of published LLM serving/training runs"
 
 # Ascend factors are shared by A2 and A3 (same CANN / vllm-ascend stack): fitted on A3 points, A2 is held out.
-_ASCEND_FACTORS = dict(decode_bw_eff=0.771, mfu_prefill=0.4, mfu_train=0.148, native_mfu_train=0.148, comm_eff=0.6,
+_ASCEND_FACTORS: dict[str, Any] = dict(decode_bw_eff=0.771, mfu_prefill=0.4, mfu_train=0.148, native_mfu_train=0.148, comm_eff=0.6,
                        vllm_layer_overhead_s=5e-5, graph_overhead_factor=0.3, hf_layer_overhead_s=0.002,
                        train_layer_overhead_s=0.0005, step_fixed_s=10.0, reward_s_per_response=0.002)
 _ASCEND_SOURCES = {
@@ -108,16 +111,16 @@ _ASCEND_SOURCES = {
 # GSM8K responses of a 0.5B model on one 910B (~30 ms per decode step for 24 layers), sglang#23565 reports a 910B
 # TPOT 2-3x an H20's. The per-layer decode overhead is what separates A2 from A3 in the published points, so A2
 # gets its own, fitted on the verl#6747 rollout; bandwidth and MFU stay shared with A3.
-_A2_FACTORS = dict(vllm_layer_overhead_s=1.236e-3)
+_A2_FACTORS: dict[str, Any] = dict(vllm_layer_overhead_s=1.236e-3)
 _A2_SOURCES = {"vllm_layer_overhead_s": "fitted by benchmarks/plan_fit.py to verl#6747 (910B, Qwen2.5-0.5B GRPO, "
                "timing_s/gen 31.27 s); graph capture factor shared with A3"}
 _NV_H20 = ("NVIDIA H20: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS dense BF16, NVLink 900 GB/s (figures as widely reported; "
            "no public datasheet)")
 # GPU factors: fitted on the issue's H200 point (native engine, HF generate); vLLM ones are priors.
-_GPU_FACTORS = dict(decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.8388, native_mfu_train=0.1136, comm_eff=0.75,
-                    vllm_layer_overhead_s=0.0002, graph_overhead_factor=0.25, hf_layer_overhead_s=0.00103,
-                    train_layer_overhead_s=0.0002, batch_move_s_per_token=1.632e-7, step_fixed_s=5.0,
-                    reward_s_per_response=0.002)
+_GPU_FACTORS: dict[str, Any] = dict(
+    decode_bw_eff=0.7, mfu_prefill=0.45, mfu_train=0.8388, native_mfu_train=0.1136, comm_eff=0.75,
+    vllm_layer_overhead_s=0.0002, graph_overhead_factor=0.25, hf_layer_overhead_s=0.00103,
+    train_layer_overhead_s=0.0002, batch_move_s_per_token=1.632e-7, step_fixed_s=5.0, reward_s_per_response=0.002)
 _GPU_SOURCES = {
     "hf_layer_overhead_s": _FIT + " (issue #17: Qwen3-0.6B shape, one H200, 15.6 s HF generation)",
     "native_mfu_train": _FIT + " (issue #17: same run, 2.5 s update; small-model MFU of the native engine)",
@@ -131,7 +134,7 @@ _GPU_SOURCES = {
     "graph_overhead_factor": _PRIOR, "train_layer_overhead_s": _PRIOR, "step_fixed_s": _PRIOR,
     "reward_s_per_response": _PRIOR,
 }
-_CPU_FACTORS = dict(decode_bw_eff=0.5, mfu_prefill=0.0970, mfu_train=0.336, native_mfu_train=0.3208, comm_eff=1.0, vllm_layer_overhead_s=0.0,
+_CPU_FACTORS: dict[str, Any] = dict(decode_bw_eff=0.5, mfu_prefill=0.0970, mfu_train=0.336, native_mfu_train=0.3208, comm_eff=1.0, vllm_layer_overhead_s=0.0,
                     graph_overhead_factor=1.0, hf_layer_overhead_s=0.01279, train_layer_overhead_s=0.001498,
                     step_fixed_s=0.0545, reward_s_per_response=1.84e-05)
 _CPU_SOURCES = {k: _FIT + " (native tiny runs tiny-a and tiny-c on this 2-core CPU, noisy shared machine)" for k in
@@ -140,6 +143,10 @@ _CPU_SOURCES = {k: _FIT + " (native tiny runs tiny-a and tiny-c on this 2-core C
 _CPU_SOURCES.update({k: _PRIOR for k in ("decode_bw_eff", "comm_eff", "batch_move_s_per_token")})
 _CPU_SOURCES.update({k: _PRIOR + " (verl on CPU: no measured point yet)" for k in ("mfu_train", "step_fixed_s")})
 
+# verl on the host CPU: no verl run was fitted (its factors are priors; the model predicted 0.3 s for tiny-verl)
+VERL_ON_CPU = ("the cpu profile's verl factors are priors, fitted on no verl run; measured: tiny-verl steps take "
+               "2.2-4.3 s on a 2-core CPU after a verl start-up of minutes (docs/benchmarks.md \"tiny-verl learns\" "
+               "and \"The README's verl route, timed\", 24 steps each, 2026-12-03)")
 CPU = "cpu"  # the host-CPU profile (plan/service.py host_profile: presets on the CPU get it by default)
 
 BUILTIN: dict[str, Profile] = {
@@ -175,7 +182,8 @@ BUILTIN: dict[str, Profile] = {
     "cpu": Profile("cpu", "CPU (one process)", 16, 20 * GB, 50e9, 20 * GB, 1 * GB, 20 * GB,
                    **_CPU_FACTORS, sources={"hardware": "order of magnitude for one x86 core group (assumed)",
                                             **_CPU_SOURCES},
-                   caveat="fitted on the tiny model on a noisy shared 2-core machine: run-to-run spread is 2x"),
+                   caveat="fitted on the tiny model on a noisy shared 2-core machine: run-to-run spread is 2x",
+                   verl_unmeasured=VERL_ON_CPU),
 }
 # Names used elsewhere (cluster.profile in presets, preflight's DEVICE_PROFILES).
 ALIASES = {"a2-910b": "a2", "910b": "a2", "atlas-a3": "a3", "h100-sxm": "h100", "h200-sxm": "h200"}
@@ -216,8 +224,10 @@ def _load_user(path: Path) -> Profile:
         raise ConfigError(f"profile {path} is unreadable ({exc})", "delete it or save it again with "
                           "`gspo plan --calibrate RUN --save-profile NAME`") from exc
     sources = dict(base.sources) | {k: f"calibrated from {data.get('run', '?')} (saved {path.name})" for k in factors}
+    # calibrated on a verl run: its verl factors are measured now
+    unmeasured = "" if {"mfu_train", "step_fixed_s"} & set(factors) else base.verl_unmeasured
     return replace(base, name=path.stem, label=f"{base.label}, calibrated ({path.stem})", sources=sources,
-                   **cast(dict[str, Any], factors))
+                   verl_unmeasured=unmeasured, **cast(dict[str, Any], factors))
 
 
 def save_user(name: str, base: Profile, factors: dict[str, float], run: str) -> Path:

@@ -159,8 +159,14 @@ def dry_run_line(preset: Preset, report: Report | None = None) -> str:
     facts = memory.facts(preset)
     if prof is None or facts is None:
         return "Predicted step: unknown (set cluster.profile and a model with a known shape; see `gspo plan`)"
+    from gspo_cli.engines import spec_for
+
+    unmeasured = spec_for(preset).planner.unmeasured(prof)
+    if unmeasured:
+        return f"Predicted step ({prof.name}): not predicted: {unmeasured}"
     kv = ((report.estimates.get("memory") or {}).get("kv_cache_tokens") if report is not None else None)
     pred = step_model.predict(from_preset(preset, facts, kv_capacity_tokens=kv), prof)
     phases = ", ".join(f"{k} {v:.0f}" if v >= 10 else f"{k} {v:.2g}" for k, v in pred.phases.items() if v > 0)
-    return (f"Predicted step ({prof.name}, assumed lengths): {pred.step_s:,.0f} s = {phases}; "
+    step = f"{pred.step_s:,.0f}" if pred.step_s >= 10 else f"{pred.step_s:.2g}"  # never "0 s"
+    return (f"Predicted step ({prof.name}, assumed lengths): {step} s = {phases}; "
             f"{pred.tokens_per_device_per_s:.0f} tokens/device/s; bottleneck {pred.bottleneck} (`gspo plan` for more)")

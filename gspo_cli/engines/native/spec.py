@@ -7,16 +7,17 @@ cluster need. The planner sees it as unsharded, generating with the trained mode
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
 from typing import TYPE_CHECKING, Any
 
-from gspo_cli.engines.spec import EngineSpec, Missing, PlannerHooks, installed, register_engine
+from gspo_cli.engines.spec import EngineSpec, Environment, Missing, PlannerHooks, Probe, register_engine
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
     from gspo_cli.engines.request import Launcher
 
 NAME = "native"
+MODULES = ("torch", "transformers")
 
 
 class NativeSpec(EngineSpec):
@@ -25,10 +26,24 @@ class NativeSpec(EngineSpec):
 
         return launch
 
-    def required_environment(self, preset: Preset, *, have: Callable[[str], bool] = installed) -> list[Missing]:
-        """torch and transformers (the `train` extra)."""
-        return [Missing(module, "the native engine trains with torch and HF transformers", "pip install 'gspo[train]'")
-                for module in ("torch", "transformers") if not have(module)]
+    def environment(self, preset: Preset, *, python: str | None = "", probe: Probe | None = None) -> Environment:
+        """torch and transformers (the `train` extra), probed in a subprocess of `python` (env/stack_probe.py)."""
+        needs, fix = "torch and transformers", "pip install 'gspo[train]'"
+        if python is None:
+            return Environment(NAME, needs, fix, None)
+        python = python or sys.executable
+        if probe is None:
+            from gspo_cli.env.stack_probe import probe_needs
+
+            probe = probe_needs
+        facts = probe(python, modules=MODULES)
+        if facts.get("error"):
+            missing: tuple[Missing, ...] = (Missing("a working interpreter", str(facts["error"]), fix),)
+        else:
+            missing = tuple(Missing(m, "the native engine trains with torch and HF transformers", fix, m)
+                            for m in MODULES if (facts.get("modules") or {}).get(m) is None)
+        return Environment(NAME, needs, fix, python, missing, blocking=True,
+                           seconds=float(facts.get("seconds") or 0.0))
 
 
 def _native_mfu(profile: Any) -> float:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from gspo_cli.config.devices import Resolved
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.spec import Missing
+    from gspo_cli.engines.spec import Environment, Missing
     from gspo_cli.engines.verl.compile import Compiled
     from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
@@ -57,6 +57,8 @@ class PlanView(Protocol):
     def need(self) -> Need | None: ...
     @property
     def missing(self) -> list[Missing]: ...
+    @property
+    def environment(self) -> Environment | None: ...
 
 
 def device_line(plan: PlanView) -> str | None:
@@ -71,6 +73,9 @@ def device_line(plan: PlanView) -> str | None:
 def all_checks(plan: PlanView) -> list[Check]:
     """The preflight checks plus the verl schema check as one more row."""
     checks = list(plan.report.checks)
+    env = plan.environment
+    if env is not None and env.blocks:  # first in the verdict: nothing else matters until the job can start
+        checks.insert(0, Check("environment", ERROR, f"this preset {env.short()}", [], env.fix))
     if plan.schema_error is not None:
         checks.append(Check("verl schema", ERROR, plan.schema_error.message, [], plan.schema_error.hint or ""))
     elif plan.schema is not None:
@@ -99,9 +104,10 @@ def render(plan: PlanView, plan_line: str | None = None, *, verbose: bool = Fals
     line = device_line(plan)
     if line:
         out.print(escape(line), highlight=False, soft_wrap=False)
-    for m in plan.missing:  # the engine spec's required_environment, asked of this host
-        out.print(f"[yellow]Missing here:[/] {escape(m.what)} ({escape(m.why)}); fix: {escape(m.fix)}",
-                  highlight=False, soft_wrap=False)
+    env = plan.environment  # the engine spec's environment, asked of the job's interpreter
+    if env is not None and not env.blocks:  # a blocking gap is the verdict's first error, with its fix
+        colour = "green" if env.ok else "yellow"
+        out.print(f"[{colour}]Environment:[/] {escape(env.line())}", highlight=False, soft_wrap=False)
     if plan_line:
         out.print(escape(plan_line), highlight=False, soft_wrap=False)
     if verbose:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from gspo_cli.config.presets import LoadedPreset
     from gspo_cli.config.schema import Preset
     from gspo_cli.engines.request import TrainRequest
-    from gspo_cli.engines.spec import Missing
+    from gspo_cli.engines.spec import Environment, Missing
     from gspo_cli.engines.verl.compile import Compiled
     from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
@@ -52,8 +52,13 @@ class Plan:
     # recorded in the job file with what the job needs of the cluster
     device: Resolved | None = None
     need: Need | None = None
-    # what this host lacks to run the job (the engine spec's required_environment): the dry-run says it with the fix
-    missing: list[Missing] = field(default_factory=list)
+    # what the job needs of the interpreter it runs with and what that lacks (the engine spec's environment; None:
+    # not asked): a blocking gap makes the plan not launchable, the dry-run says it with the fix
+    environment: Environment | None = None
+
+    @property
+    def missing(self) -> list[Missing]:
+        return list(self.environment.missing) if self.environment is not None else []
 
     @cached_property
     def preset(self) -> Preset:
@@ -62,7 +67,7 @@ class Plan:
 
     @property
     def ok(self) -> bool:
-        return self.report.ok and self.schema_error is None
+        return self.report.ok and self.schema_error is None and not (self.environment and self.environment.blocks)
 
     @property
     def total_steps(self) -> int | None:
@@ -105,6 +110,7 @@ class Plan:
             "device": self.device.to_json() if self.device is not None else None,
             "cluster_need": self.need.to_json() if self.need is not None else None,
             "missing_here": [m.to_json() for m in self.missing],
+            "environment": self.environment.to_json() if self.environment is not None else None,
             "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
         }
 
@@ -185,8 +191,11 @@ def make_plan(
     resume: str | None = None,
     schema: bool = True,
     python: str = "python3",
+    env_python: str | None = "",
+    env: Environment | None = None,
 ) -> Plan:
-    """Everything `gspo train` decides before launch. Never calls Ray."""
+    """Everything `gspo train` decides before launch. Never calls Ray. `env_python`: the interpreter the job runs
+    with, whose environment is probed ("": this one; None: a named cluster's, not probed), unless `env` is given."""
     from gspo_cli import layout
     from gspo_cli.engines.verl import preflight, schema_check
     from gspo_cli.engines.verl.compile import compile_preset
@@ -219,7 +228,7 @@ def make_plan(
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
                 entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
                 timings=timings, device=device, need=cluster.cluster_need(preset),
-                missing=environment.required(preset))
+                environment=env if env is not None else environment.probe(preset, env_python))
     if schema:
         t = time.perf_counter()
         try:
@@ -232,7 +241,14 @@ def make_plan(
     return plan
 
 
+def raise_if_missing(env: Environment | None) -> None:
+    """The job's interpreter lacks what the preset's engine needs: one line, and the command that gets it."""
+    if env is not None and env.blocks:
+        raise ConfigError(f"this preset {env.short()}", env.fix)
+
+
 def raise_if_blocked(plan: Plan) -> None:
+    raise_if_missing(plan.environment)
     if plan.schema_error is not None:
         raise plan.schema_error
     if plan.report.errors:
@@ -335,11 +351,14 @@ def saved_config(run: str) -> Path:
     return run_dir / "config.yaml"
 
 
+def _named_cluster(preset: Preset, address: str | None) -> bool:
+    """The job goes to a cluster named by --address, cluster.address or RAY_ADDRESS (its nodes' Python runs it)."""
+    return bool(address or preset.cluster.address or os.environ.get("RAY_ADDRESS"))
+
+
 def _entry_python(preset: Preset, address: str | None) -> str:
     """The interpreter the job will use, without contacting Ray: a named cluster runs `cluster.python`."""
-    if address or preset.cluster.address or os.environ.get("RAY_ADDRESS"):
-        return preset.cluster.python
-    return sys.executable
+    return preset.cluster.python if _named_cluster(preset, address) else sys.executable
 
 
 def launch_request(req: TrainRequest) -> int:
@@ -347,8 +366,17 @@ def launch_request(req: TrainRequest) -> int:
     from gspo_cli.console import err, print_json
 
     preset_ref = None if req.resume else req.preset_ref
+    # the environment first: what the job's interpreter lacks stops `gspo train` before anything else is done
+    # (issue #33: from .venv a tiny-verl job failed after 36 s of verl start-up on trl); the dry-run reports it
+    env_python = None if _named_cluster(req.preset, req.address) else sys.executable
+    env = None
+    if not req.dry_run:
+        from gspo_cli.engines.verl import environment
+
+        env = environment.probe(req.preset, env_python)
+        raise_if_missing(env)
     plan = make_plan(preset_ref, req.sets, run_name=req.run_name, resume=req.resume,
-                     python=_entry_python(req.preset, req.address))
+                     python=_entry_python(req.preset, req.address), env_python=env_python, env=env)
     if req.dry_run:
         if req.json_out:
             print_json(plan.to_json())

@@ -157,6 +157,42 @@ def _from_config(cfg_file: Path) -> ModelFacts | None:
         return None
 
 
+# The built-in models' vocabulary: the tiny tokenizer's word-level tokens (models/tiny.py; the built config.json's
+# vocab_size, tests/engines/verl/test_builtin_facts.py)
+TINY_VOCAB = 37
+
+
+def builtin_facts(name: str) -> ModelFacts:
+    """A built-in model's facts from its own config: its folder's config.json once built, else the shape it is
+    built with (models/builtin.shape), so nothing is built to answer and nothing asks to download it (issue #33)."""
+    from gspo_cli.models import builtin
+
+    cfg = builtin.default_dir(name) / "config.json"
+    if cfg.is_file():
+        facts = _from_config(cfg)
+        if facts is not None:
+            return facts
+    s = builtin.shape(name)
+    return ModelFacts(name, s["hidden_size"], s["num_hidden_layers"], s["num_attention_heads"],
+                      s["num_key_value_heads"], s["head_dim"], s["intermediate_size"], TINY_VOCAB, True,
+                      f"builtin:{name} (its build config)", num_experts=s.get("num_experts", 0),
+                      num_experts_per_tok=s.get("num_experts_per_tok", 0),
+                      moe_intermediate_size=s.get("moe_intermediate_size", 0),
+                      decoder_sparse_step=s.get("decoder_sparse_step", 1),
+                      mlp_only_layers=tuple(s.get("mlp_only_layers", ())))
+
+
+def facts_for(path: str) -> ModelFacts | None:
+    """The facts of a preset's `model.path`: a built-in model's own (`builtin_facts`), else `model_facts`."""
+    if path.startswith("builtin:"):
+        from gspo_cli.models import builtin
+
+        name = path[len("builtin:"):]
+        if name in builtin.names():
+            return builtin_facts(name)
+    return model_facts(path)
+
+
 def model_facts(path: str) -> ModelFacts | None:
     """Facts from `<path>/config.json` when the path is a local folder, else the Qwen3 table by name."""
     cfg_file = Path(path).expanduser() / "config.json"

@@ -25,6 +25,7 @@ from gspo_cli.engines.verl.model_facts import (  # noqa: F401 - re-exported: pre
     GiB,
     MiB,
     ModelFacts,
+    facts_for,
     model_facts,
 )
 from gspo_cli.shell import quote
@@ -72,14 +73,8 @@ def data_facts(preset: Preset) -> DataFacts:
 
 
 def gather(preset: Preset) -> tuple[ModelFacts | None, DataFacts]:
-    path = preset.model.path
-    if path.startswith("builtin:"):  # a built-in model's facts are its folder's config.json (built as compile does)
-        from gspo_cli.models import builtin
-
-        name = path[len("builtin:"):]
-        if name in builtin.names():
-            path = str(builtin.ensure(name))
-    return model_facts(path), data_facts(preset)
+    # a built-in model's facts are its own config (model_facts.builtin_facts): never "no config.json, download it"
+    return facts_for(preset.model.path), data_facts(preset)
 
 
 # ---------------------------------------------------------------- report

