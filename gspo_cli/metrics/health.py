@@ -156,7 +156,8 @@ def entropy_collapse(history: History, cfg, ctx: Context) -> Violation | None:
     if current is None:
         return None
     if current < cfg.floor:
-        return Violation(current, cfg.floor, f"entropy {current:.4g} below the floor {cfg.floor:g}")
+        return Violation(current, cfg.floor, f"entropy {current:.4g} below the floor {cfg.floor:g}: the group's "
+                                             "samples are near-identical" + _band_tail("entropy_collapse"))
     series = values(history, ENTROPY)
     if len(series) < cfg.window + cfg.smooth:
         return None
@@ -165,7 +166,7 @@ def entropy_collapse(history: History, cfg, ctx: Context) -> Violation | None:
     limit = (1 - cfg.max_drop) * before
     if recent < limit:
         return Violation(recent, limit, f"entropy fell {1 - recent / before:.0%} in {cfg.window} steps "
-                                        f"({before:.4g} -> {recent:.4g})")
+                                        f"({before:.4g} -> {recent:.4g})" + _band_tail("entropy_collapse"))
     return None
 
 
