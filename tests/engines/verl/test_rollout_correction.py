@@ -206,3 +206,24 @@ def test_legacy_trainer_bypass_replacing_gspo_is_refused(sets):
 
 def test_no_section_no_check():
     assert _rc(_preset()) == []
+
+
+# ------------------------------------------------------------------ what the user sees
+
+
+@pytest.mark.slow
+def test_dry_run_and_plan_show_the_setting_and_the_risk(gspo, gspo_home):
+    """`gspo train --dry-run` shows preflight's verdict (the compiled keys with --verbose); `gspo plan` prints the setting, or a
+    risk line when preflight warns."""
+    sets = ["--set", "rollout.calculate_log_probs=true", "--set", f"{RC}.rollout_rs=seq_mean_k1",
+            "--set", f"{RC}.rollout_rs_threshold=0.999_1.001"]
+    dry = gspo("train", "--preset", "qwen3-0.6b-1x1", "--dry-run", "--verbose", *sets, env={"COLUMNS": "300"})
+    text = " ".join((dry.stdout + dry.stderr).split())
+    assert f"{RC}.rollout_is=sequence" in text and f"{RC}.rollout_rs=seq_mean_k1" in text, text[-3000:]
+    assert "rollout correction" in text and "decoupled, rollout_is=sequence (threshold 2.0), rollout_rs=seq_mean_k1" in text
+    plan = gspo("plan", "--preset", "qwen3-0.6b-1x1", "--profile", "h100", *sets, env={"COLUMNS": "300"})
+    assert plan.returncode == 0, plan.stderr
+    assert "rollout correction: decoupled (old log-probs recomputed); sequence-level IS weights" in plan.stdout
+    risky = gspo("plan", "--preset", "qwen3-0.6b-1x1", "--profile", "h100", "--set", "rollout.calculate_log_probs=true",
+                 "--set", f"{RC}.rollout_is=token", env={"COLUMNS": "300"})
+    assert "risk rollout correction: decoupled, rollout_is=token" in " ".join(risky.stdout.split())
