@@ -52,14 +52,21 @@ CATALOG: tuple[Signature, ...] = (
          f"{VERL}/issues/957"),
         "gspo_cli.engines.verl.traps:loss_agg_checks"),
     Signature(
-        "gspo-bypass-mode", "preflight", "rollout-correction bypass mode replaces the GSPO loss",
-        "algorithm.rollout_correction.bypass_mode=true in overrides.verl with loss_mode gspo/gspo_token",
-        "verl's apply_bypass_mode sets policy_loss.loss_mode to bypass_mode (token-level PPO-clip or REINFORCE on "
-        "rollout log-probs): the GSPO loss is silently not used",
-        "remove algorithm.rollout_correction.bypass_mode (the old log-probs are then recomputed by the actor and "
-        "the GSPO loss runs); to monitor the train/rollout gap keep rollout.calculate_log_probs: true",
-        (f"{VERL_091}/verl/trainer/ppo/rollout_corr_helper.py (apply_bypass_mode)", f"{VERL}/pull/3694"),
-        "gspo_cli.engines.verl.traps:bypass_checks"),
+        "gspo-bypass-mode", "preflight", "rollout-correction bypass mode replaces the GSPO loss or drops the correction",
+        "algorithm.rollout_correction.bypass_mode true (the preset's section or overrides.verl) with loss_mode "
+        "gspo/gspo_token: with trainer.use_v1=false (verl's legacy trainer), or with rollout_is / rollout_rs set",
+        "verl's legacy trainer (ray_trainer.py) calls apply_bypass_mode, which sets policy_loss.loss_mode to "
+        "bypass_mode (token-level PPO-clip or REINFORCE on rollout log-probs): the GSPO loss is silently not used. "
+        "verl's V1 trainer (gspo's default) keeps the GSPO loss in bypass mode but skips the correction step "
+        "(trainer/ppo/v1/trainer_base.py _compute_advantage): rollout_is, rollout_rs and loss_type are silently ignored",
+        "keep verl's V1 trainer (no trainer.use_v1=false); for importance weights or rejection use decoupled mode "
+        "(bypass_mode: false, rollout.calculate_log_probs: true, rollout_is: sequence); to monitor the train/rollout "
+        "gap keep rollout.calculate_log_probs: true",
+        (f"{VERL_091}/verl/trainer/ppo/rollout_corr_helper.py (apply_bypass_mode)",
+         f"{VERL_091}/verl/trainer/ppo/ray_trainer.py (fit: apply_bypass_mode)",
+         f"{VERL_091}/verl/trainer/ppo/v1/trainer_base.py (_compute_old_log_prob, _compute_advantage)",
+         f"{VERL}/pull/3694"),
+        "gspo_cli.engines.verl.traps:rollout_correction_checks"),
     Signature(
         "gspo-ppo-clip", "preflight", "GRPO-style clip ratios under the GSPO loss",
         "loss_mode gspo/gspo_token with clip_ratio_low or clip_ratio_high above 0.01",
@@ -121,7 +128,7 @@ CATALOG: tuple[Signature, ...] = (
         "the rollout engine's log-probs drift away from the trainer's for the same tokens; reports tie a growing "
         "gap to a later collapse (reward and entropy fall)",
         "look at the rollout/trainer numerics first (dtype, vLLM graph mode, kernels); lower the lr; consider "
-        "verl's rollout correction (importance weights, not bypass mode)",
+        "verl's rollout correction (algorithm.rollout_correction: rollout_is: sequence, decoupled, not bypass mode)",
         (f"{VERL}/pull/3694", f"{VERL_091}/verl/utils/debug/metrics.py (training/rollout_probs_diff_*)",
          "https://github.com/vllm-project/vime/issues/64", "https://github.com/allenai/open-instruct/issues/1473"),
         "gspo_cli.metrics.health:mismatch", action="warn"),

@@ -90,12 +90,28 @@ def _render_plan(result, written) -> None:
               f"({escape(result.verdict.memory)})", soft_wrap=True)
     if prof.caveat:
         out.print(f"[yellow]Profile {prof.name}:[/] {escape(prof.caveat)}", soft_wrap=True)
+    _render_rollout_correction(result)
     if result.search:
         _render_layouts(result)
     if written:
         from gspo_cli.shell import command
 
         out.print(f"Wrote {written}: {command('gspo', 'train', '--preset', written, '--dry-run')}", markup=False)
+
+
+def _render_rollout_correction(result) -> None:
+    """algorithm.rollout_correction as preflight judged it (engines/verl/traps.py): its problems as risk lines,
+    else the setting itself."""
+    from rich.markup import escape
+
+    from gspo_cli.console import out
+
+    risks = [p for p in result.verdict.problems if p.startswith("rollout correction")]
+    for risk in risks:
+        out.print(f"  [yellow]risk[/] {escape(risk)}", soft_wrap=True)
+    section = result.preset.algorithm.rollout_correction
+    if section is not None and not risks:
+        out.print(f"  rollout correction: {escape(section.summary())}", soft_wrap=True)
 
 
 def _render_layouts(result) -> None:

@@ -71,6 +71,8 @@ ENGINES: dict[str, EngineSupport] = {
         ignored={
             "algorithm.use_kl_in_reward": _KL, "algorithm.kl_coef": _KL,
             "algorithm.use_kl_loss": _KL, "algorithm.kl_loss_coef": _KL,
+            "algorithm.rollout_correction": "the native engine samples with the policy it trains (no separate "
+                                            "rollout engine, no train/rollout gap to correct); use trainer.engine: verl",
             "rollout.calculate_log_probs": "the native engine recomputes old log-probs with the policy (or reuses "
                                            "the update's forward); use trainer.engine: verl",
             "actor.use_dynamic_bsz": _DYN, "actor.ppo_max_token_len_per_device": _DYN,

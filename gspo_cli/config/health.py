@@ -68,6 +68,34 @@ class TruncationRule(_Rule):
     patience: int = Field(default=5, ge=1)
 
 
+class RolloutGapRule(_Rule):
+    """training/rollout_probs_diff_mean (verl: mean |p_train - p_rollout| over response tokens) above `high`: the
+    absolute band of a healthy stack (metrics/bands.py ROLLOUT_GAP: verl's nightly GSPO baselines on Ascend hold
+    0.0045 and 0.0056; 0.02 is ~4x). The `mismatch` rule judges the same metric's growth over the run's start."""
+
+    high: float = Field(default=0.02, gt=0)
+    patience: int = Field(default=3, ge=1)
+
+
+class EntropyRisingRule(_Rule):
+    """actor/entropy above `high` and above `rise` x its early level (median of its first `baseline_steps` values
+    after warm-up): entropy climbing toward noise (metrics/bands.py ENTROPY_CEILING: rllm#116, fine below 1)."""
+
+    high: float = Field(default=1.0, gt=0)
+    rise: float = Field(default=1.5, gt=1)
+    baseline_steps: int = Field(default=10, ge=1)
+    patience: int = Field(default=5, ge=1)
+
+
+class ResponseShrinkRule(_Rule):
+    """response_length/mean below `min_ratio` x its early level (median of its first `baseline_steps` values after
+    warm-up): responses shrinking (metrics/bands.py RESPONSE_SHRINK: healthy math RL runs lengthen them)."""
+
+    min_ratio: float = Field(default=0.5, gt=0, lt=1)
+    baseline_steps: int = Field(default=10, ge=1)
+    patience: int = Field(default=5, ge=1)
+
+
 class RewardFlatRule(_Rule):
     """critic/score/mean moved less than `tolerance` (max - min) over the last `window` steps."""
 
@@ -173,6 +201,9 @@ class HealthSection(BaseModel):
     entropy_collapse: EntropyCollapseRule = Field(default_factory=EntropyCollapseRule)
     clip_fraction: ClipFractionRule = Field(default_factory=ClipFractionRule)
     truncation: TruncationRule = Field(default_factory=TruncationRule)
+    rollout_gap: RolloutGapRule = Field(default_factory=RolloutGapRule)
+    entropy_rising: EntropyRisingRule = Field(default_factory=EntropyRisingRule)
+    response_shrink: ResponseShrinkRule = Field(default_factory=ResponseShrinkRule)
     reward_flat: RewardFlatRule = Field(default_factory=RewardFlatRule)
     no_signal_yet: NoSignalYetRule = Field(default_factory=NoSignalYetRule)
     val_drop: ValDropRule = Field(default_factory=ValDropRule)

@@ -16,6 +16,7 @@ from pydantic import Field, field_validator, model_validator
 from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
 from gspo_cli.config.eval_schema import EvalSection
 from gspo_cli.config.health import HealthSection, RestartSection
+from gspo_cli.config.rollout_correction import RolloutCorrection
 from gspo_cli.config.section import NonNegInt, OneLine, PositiveFloat, PositiveInt, Probability, Section
 
 
@@ -123,6 +124,9 @@ class AlgorithmSection(Section):
     kl_loss_coef: float = Field(default=0.0, ge=0)
     entropy_coeff: float = Field(default=0.0, ge=0)
     overlong_penalty: OverlongPenalty = Field(default_factory=OverlongPenalty)
+    # verl's train/rollout mismatch correction (importance weights, rejection, bypass mode); null = off (verl then
+    # only logs rollout_corr/* with rollout.calculate_log_probs). config/rollout_correction.py; verl engine only.
+    rollout_correction: RolloutCorrection | None = None
 
     @field_validator("loss_mode")
     @classmethod

@@ -20,11 +20,11 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gspo_cli.metrics import gap_rules
+from gspo_cli.metrics import bands, gap_rules
 from gspo_cli.registry import Registry
 
 History = list[tuple[int, dict[str, Any]]]
@@ -35,6 +35,8 @@ GRAD_NORM = "actor/grad_norm"
 ENTROPY = "actor/entropy"
 CLIPFRAC = "actor/pg_clipfrac"
 TRUNCATION = "response_length/clip_ratio"
+RESPONSE_LENGTH = "response_length/mean"
+ROLLOUT_GAP = "training/rollout_probs_diff_mean"  # verl/utils/debug/metrics.py: mean |p_train - p_rollout|
 REWARD = "critic/score/mean"
 REWARD_MAX, REWARD_MIN = "critic/score/max", "critic/score/min"
 THROUGHPUT = "perf/throughput"
@@ -44,8 +46,10 @@ ROUTING_FLIP = "moe/routing_flip_frac"  # engines/native/routing_probe.py; algo/
 # `no_signal_yet` is about the first steps themselves.
 NO_WARMUP = ("nonfinite", "reward_errors", "reward_error_rate", "no_signal_yet")
 
-# loss mode -> (low, high) default clip-fraction band (docs/health.md derives these from the GSPO paper).
-CLIP_BANDS = {"gspo": (0.02, 0.5), "gspo_token": (0.02, 0.5), "vanilla": (0.0, 0.05)}
+# loss mode -> (low, high) default clip-fraction band (metrics/bands.py CLIP_FRACTION for GSPO, with its sources;
+# vanilla: the GSPO paper's GRPO figure, 0.0013, x40).
+_GSPO_CLIP = (bands.CLIP_FRACTION.low or 0.0, bands.CLIP_FRACTION.high or 1.0)
+CLIP_BANDS = {"gspo": _GSPO_CLIP, "gspo_token": _GSPO_CLIP, "vanilla": (0.0, 0.05)}
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class Context:
     off_policy: bool = False  # more than one policy update per step (ppo_epochs > 1 or several mini-batches)
     rollout: str = "vllm"  # rollout.name, "" in an async trainer.mode (gen_share: vLLM's levers, sync steps)
     preset: str = "PRESET"
+    warmup_steps: int = 0  # trainer.health.warmup_steps (the Monitor sets it): early baselines start after it
 
     @classmethod
     def from_preset(cls, preset) -> Context:
@@ -153,7 +158,8 @@ def entropy_collapse(history: History, cfg, ctx: Context) -> Violation | None:
     if current is None:
         return None
     if current < cfg.floor:
-        return Violation(current, cfg.floor, f"entropy {current:.4g} below the floor {cfg.floor:g}")
+        return Violation(current, cfg.floor, f"entropy {current:.4g} below the floor {cfg.floor:g}: the group's "
+                                             "samples are near-identical" + _band_tail("entropy_collapse"))
     series = values(history, ENTROPY)
     if len(series) < cfg.window + cfg.smooth:
         return None
@@ -162,7 +168,7 @@ def entropy_collapse(history: History, cfg, ctx: Context) -> Violation | None:
     limit = (1 - cfg.max_drop) * before
     if recent < limit:
         return Violation(recent, limit, f"entropy fell {1 - recent / before:.0%} in {cfg.window} steps "
-                                        f"({before:.4g} -> {recent:.4g})")
+                                        f"({before:.4g} -> {recent:.4g})" + _band_tail("entropy_collapse"))
     return None
 
 
@@ -183,11 +189,26 @@ def clip_fraction(history: History, cfg, ctx: Context) -> Violation | None:
     low, high = clip_band(cfg, ctx)
     if current > high:
         return Violation(current, high, f"clip fraction {current:.4g} above {high:g} ({ctx.loss_mode}): "
-                                        "updates run far off-policy (too many mini-batches, or lr too high)")
+                                        "updates run far off-policy (too many mini-batches, or lr too high)"
+                                        + _band_tail("clip_fraction", ctx))
     if current < low:
         return Violation(current, low, f"clip fraction {current:.4g} below {low:g} ({ctx.loss_mode}): the clip "
-                                       "range is too wide for this loss mode's ratio")
+                                       "range is too wide for this loss mode's ratio" + _band_tail("clip_fraction", ctx))
     return None
+
+
+def _band_tail(name: str, ctx: Context | None = None) -> str:
+    """"; check: ...; source: ..." of a GSPO band (metrics/bands.py); nothing for a non-GSPO clip band."""
+    if name == "clip_fraction" and ctx is not None and ctx.loss_mode not in ("gspo", "gspo_token"):
+        return ""
+    band = bands.BANDS[name]
+    return f"; check: {band.check} ({band.cite()})"
+
+
+def early_baseline(history: History, key: str, ctx: Context, steps: int) -> float | None:
+    """Median of `key` over its first `steps` values after warm-up, None until that many exist (before the newest)."""
+    early = [float(d[key]) for s, d in history[:-1] if s > ctx.warmup_steps and _finite(d.get(key))][:steps]
+    return statistics.median(early) if len(early) >= steps else None
 
 
 @health_rule("truncation")
@@ -196,6 +217,44 @@ def truncation(history: History, cfg, ctx: Context) -> Violation | None:
     if current is not None and current > cfg.max_ratio:
         return Violation(current, cfg.max_ratio, f"{current:.0%} of responses hit max_response_length")
     return None
+
+
+@health_rule("rollout_gap")
+def rollout_gap(history: History, cfg, ctx: Context) -> Violation | None:
+    """The train/rollout probability gap above its absolute band (bands.ROLLOUT_GAP: verl's nightly GSPO baselines
+    hold 0.0045-0.0056); `mismatch` judges its growth against the run's own start."""
+    current = _newest(history, ROLLOUT_GAP)
+    if current is None or current <= cfg.high:
+        return None
+    return Violation(current, cfg.high, f"{ROLLOUT_GAP} {current:.3g} above {cfg.high:g}: verl's nightly GSPO runs "
+                                        "hold 0.0045-0.0056 (a healthy bf16 stack: a few 1e-3); rollout and trainer "
+                                        "disagree on the tokens' probabilities" + _band_tail("rollout_gap"))
+
+
+@health_rule("entropy_rising")
+def entropy_rising(history: History, cfg, ctx: Context) -> Violation | None:
+    """Entropy above `high` and above `rise` x its early level (bands.ENTROPY_CEILING)."""
+    current = _newest(history, ENTROPY)
+    base = early_baseline(history, ENTROPY, ctx, cfg.baseline_steps)
+    if current is None or base is None or current <= cfg.high or current <= cfg.rise * base:
+        return None
+    return Violation(current, max(cfg.high, cfg.rise * base), (
+        f"entropy {current:.3g} rose above {cfg.high:g} and {current / base:.1f}x its early level {base:.3g}: the "
+        "policy drifts toward noise (rllm#116: fine below 1; a run that climbed to 2.0 lost accuracy)"
+        + _band_tail("entropy_rising")))
+
+
+@health_rule("response_shrink")
+def response_shrink(history: History, cfg, ctx: Context) -> Violation | None:
+    """response_length/mean below `min_ratio` x its early level (bands.RESPONSE_SHRINK)."""
+    current = _newest(history, RESPONSE_LENGTH)
+    base = early_baseline(history, RESPONSE_LENGTH, ctx, cfg.baseline_steps)
+    if current is None or not base or current >= cfg.min_ratio * base:
+        return None
+    return Violation(current, cfg.min_ratio * base, (
+        f"mean response length {current:.4g} fell to {current / base:.0%} of its early level {base:.4g}: healthy "
+        "math RL runs lengthen their responses; shrinking ones give up reasoning (shorter guesses, or a collapse)"
+        + _band_tail("response_shrink")))
 
 
 @health_rule("reward_flat")
@@ -344,7 +403,7 @@ class Monitor:
 
     def __init__(self, cfg, ctx: Context | None = None):
         self.cfg = cfg
-        self.ctx = ctx or Context()
+        self.ctx = replace(ctx or Context(), warmup_steps=cfg.warmup_steps)
         self.history: History = []
         self.streak: dict[str, int] = {}
         self.clear: dict[str, int] = {}

@@ -47,7 +47,8 @@ def verdict(preset: Preset, model_facts: ModelFacts) -> Verdict:
     from gspo_cli.engines.verl import preflight
 
     report = preflight.evaluate(preset, model_facts, None)
-    problems = [f"{c.name}: {c.message}" for c in report.checks if c.status in ("error", "warn")]
+    # errors first: the layout search names a rejected layout by its first problem
+    problems = [f"{c.name}: {c.message}" for status in ("error", "warn") for c in report.checks if c.status == status]
     status = "error" if report.errors else ("warn" if report.warnings else "ok")
     mem_checks = [c for c in report.checks if "memory" in c.name]
     memory = "; ".join(f"{c.name} {c.status}" for c in mem_checks)

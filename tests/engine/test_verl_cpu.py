@@ -188,12 +188,20 @@ def _records(home: Path, run: str, steps: int) -> list[dict]:
     return records
 
 
+# algorithm.rollout_correction (sequence-level truncated IS + whole-response rejection, verl's
+# decoupled_geo_rs_seq_tis): carried by the sync-off control, whose rollout really departs from the trainer, so
+# verl's correction has something to weigh and reject (its train/rollout gap is measured before the correction).
+ROLLOUT_CORRECTION = ("algorithm.rollout_correction.rollout_is=sequence",
+                      "algorithm.rollout_correction.rollout_rs=seq_mean_k1",
+                      "algorithm.rollout_correction.rollout_rs_threshold=0.999_1.001")
+
+
 @pytest.fixture(scope="module")
 def frozen(story, home):
     """Control for the weight-sync check: the same run with every sync after the first skipped (vLLM keeps the
-    warm-start weights while FSDP trains)."""
+    warm-start weights while FSDP trains); it also carries the rollout correction (ROLLOUT_CORRECTION)."""
     return _control(home, "control-frozen", 4, "trainer.val_before_train=false", "trainer.test_freq=-1",
-                    env={FREEZE: "1"})
+                    *ROLLOUT_CORRECTION, env={FREEZE: "1"})
 
 
 @pytest.fixture(scope="module")
@@ -351,6 +359,23 @@ def test_vllm_generates_with_the_weights_fsdp_trained(story, frozen):
     fails = semantics.sync_failures(frozen)
     assert len(fails) == len(semantics.train_steps(frozen)) - 1, (fails, _table(frozen))
     assert min(diff[s] for s in sorted(diff)[1:]) > 100 * semantics.SYNC_TOL
+
+
+def test_rollout_correction_reaches_verl(story, frozen):
+    """algorithm.rollout_correction compiled by gspo and applied by verl's V1 trainer: on the sync-off run (vLLM's
+    log-probs depart from the trainer's after the first update) verl logs its IS weights and rejection every step,
+    the sequence weights leave 1 and responses are rejected. Control: the faulted run has no section (verl's yaml
+    defaults: diagnostics only), and logs no IS weights."""
+    for r in frozen:
+        assert {"rollout_corr/rollout_is_mean", "rollout_corr/rollout_rs_seq_mean_k1_masked_fraction"} <= set(r["data"])
+    later = [r["data"] for r in frozen[1:]]
+    deviation = [d["rollout_corr/rollout_is_seq_max_deviation"] for d in later]
+    rejected = [d["rollout_corr/rollout_rs_masked_fraction"] for d in later]
+    print(f"\nrollout correction on the sync-off run, steps 2..: IS max deviation {deviation}, rejected {rejected}")
+    assert max(deviation) > 1e-3 and max(rejected) > 0
+    assert not any("rollout_corr/rollout_is_mean" in r["data"] for r in story.records)
+    trained = [r for r in story.records if "actor/pg_loss" in r["data"]]  # not the validation-only step 0
+    assert trained and all("rollout_corr/kl" in r["data"] for r in trained)  # verl's diagnostics, no section
 
 
 def test_the_policy_learns(story, still):

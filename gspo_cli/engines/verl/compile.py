@@ -135,6 +135,9 @@ def _algorithm(t: _Table, p: Preset) -> None:
     t.put("algorithm.norm_adv_by_std_in_grpo", alg.norm_adv_by_std_in_grpo, "algorithm.norm_adv_by_std_in_grpo")
     t.put("algorithm.use_kl_in_reward", alg.use_kl_in_reward, "algorithm.use_kl_in_reward")
     t.put("algorithm.kl_ctrl.kl_coef", alg.kl_coef, "algorithm.kl_coef")
+    if alg.rollout_correction is not None:  # config/rollout_correction.py; what verl makes of it: traps.py
+        for key, value in alg.rollout_correction.verl_items().items():
+            t.put(f"algorithm.rollout_correction.{key}", value, f"algorithm.rollout_correction.{key}")
     if alg.overlong_penalty.enable:
         from gspo_cli.errors import ConfigError
 

@@ -3,7 +3,8 @@
 Part of preflight (`preflight.evaluate`), so `gspo train` refuses and `--dry-run` shows them, and of
 `gspo presets show`. Each check names its failure signature (gspo_cli/signatures.py, docs/failures.md):
   gspo-token-mean   GSPO aggregated with token-mean (verl 0.9.1's default) unless the preset asks for it
-  gspo-bypass-mode  algorithm.rollout_correction.bypass_mode swaps the GSPO loss for token-level PPO-clip
+  gspo-bypass-mode  algorithm.rollout_correction: bypass mode in verl's legacy trainer swaps the GSPO loss for
+                    token-level PPO-clip; in the V1 trainer it keeps GSPO but ignores the IS / rejection settings
   gspo-ppo-clip     GRPO-sized clip ratios (> 0.01) under the GSPO loss
   verl-inert-key    keys verl accepts but does not read on this path, with the key it reads instead
 The values judged are the ones verl will get: the preset's, with `overrides.verl` (which compile appends last,
@@ -80,15 +81,117 @@ def loss_agg_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
                   "0.9.1's default is token-mean)", keys)]
 
 
-def bypass_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
-    key = "algorithm.rollout_correction.bypass_mode"
-    if preset.algorithm.loss_mode not in GSPO_LOSSES or not _is_true(over.get(key, False)):
+RC = "algorithm.rollout_correction"
+# verl 0.9.1's yaml defaults of algorithm.rollout_correction (trainer/config/algorithm/rollout_correction.yaml):
+# with no section in the preset verl still builds the config, so rollout_corr/* metrics are logged (no weights)
+# whenever the rollout returns its log-probs.
+RC_YAML_DEFAULTS: dict[str, object] = {"rollout_is": None, "rollout_is_threshold": 2.0, "rollout_rs": None,
+                                       "rollout_rs_threshold": None, "bypass_mode": False, "loss_type": "ppo_clip",
+                                       "rollout_is_batch_normalize": False}
+
+
+def rollout_correction_setting(preset: Preset, over: dict[str, object] | None = None) -> dict[str, object]:
+    """What verl's algorithm.rollout_correction will hold: its yaml defaults, the preset's section, then
+    overrides.verl (which compile appends last). Values from overrides.verl stay raw text."""
+    over = verl_overrides(preset) if over is None else over
+    out = dict(RC_YAML_DEFAULTS)
+    section = preset.algorithm.rollout_correction
+    if section is not None:
+        out.update(section.verl_items())
+    for key, value in over.items():
+        if key.startswith(RC + "."):
+            name = key[len(RC) + 1:]
+            out[name] = RC_YAML_DEFAULTS.get(name) if value is _DELETED else value
+    for name in ("rollout_is", "rollout_rs"):
+        if str(out[name]).strip().lower() in ("none", "null", ""):
+            out[name] = None
+    out["bypass_mode"] = _is_true(out["bypass_mode"])
+    return out
+
+
+def legacy_trainer(over: dict[str, object]) -> bool:
+    """trainer.use_v1=false in overrides.verl: verl's legacy RayPPOTrainer (main_ppo_v0) instead of the V1 trainer
+    gspo compiles for (verl 0.9.1's default, trainer/config/ppo_trainer.yaml use_v1: true)."""
+    return "trainer.use_v1" in over and not _is_true(over["trainer.use_v1"])
+
+
+def rollout_correction_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
+    """What verl 0.9.1 does with algorithm.rollout_correction under this preset's loss and trainer (read in verl's
+    code, tests/engines/verl/test_rollout_correction_semantics.py keeps the reading honest):
+
+    - V1 trainer (gspo's), decoupled: trainer/ppo/v1/trainer_base.py `_compute_advantage` calls
+      `compute_rollout_correction_and_add_to_batch` when the batch holds rollout_log_probs: the IS weights reach the
+      loss (workers/utils/losses.py `ppo_loss` passes rollout_is_weights; core_algos.py `compute_policy_loss_gspo`
+      multiplies its per-token losses by them) and rejection rewrites response_mask. GSPO is kept.
+    - V1 trainer, bypass: `_compute_old_log_prob` copies rollout_log_probs into old_log_probs and returns; the
+      correction step is skipped (`not bypass_recomputing_logprobs`), so rollout_is / rollout_rs / loss_type are
+      never read, and no training/rollout_probs_diff_* or rollout_corr/* is logged. The GSPO loss is kept (its
+      ratio anchored on the rollout's log-probs).
+    - legacy trainer (trainer.use_v1=false), bypass: ray_trainer.py calls `apply_bypass_mode`, which sets
+      policy_loss.loss_mode = "bypass_mode" (token-level PPO-clip or REINFORCE): the GSPO loss is silently replaced.
+    - any mode without rollout.calculate_log_probs: decoupled silently skips the correction (no rollout_log_probs
+      in the batch); bypass fails at its first step (nothing to copy).
+    """
+    alg, keys = preset.algorithm, ["algorithm.rollout_correction", "overrides.verl"]
+    rc = rollout_correction_setting(preset, over)
+    asked = alg.rollout_correction is not None or any(k.startswith(RC + ".") for k in over)
+    if not asked:
         return []
-    return [Check("rollout-correction bypass", ERROR, tagged("gspo-bypass-mode", (
-        f"overrides.verl sets {key}=true: verl's apply_bypass_mode then replaces policy_loss.loss_mode with "
-        f"bypass_mode (token-level PPO-clip on rollout log-probs), so the {preset.algorithm.loss_mode} loss is "
-        "never used")), ["overrides.verl", "algorithm.loss_mode"],
-        f"remove {key} from overrides.verl (keep rollout.calculate_log_probs: true to log the train/rollout gap)")]
+    gspo = alg.loss_mode in GSPO_LOSSES
+    name = "rollout correction"
+    setting = (f"{'bypass' if rc['bypass_mode'] else 'decoupled'}, rollout_is={rc['rollout_is']} "
+               f"(threshold {rc['rollout_is_threshold']}), rollout_rs={rc['rollout_rs']}"
+               + (f" (threshold {rc['rollout_rs_threshold']})" if rc["rollout_rs"] else ""))
+    if not preset.rollout.calculate_log_probs:
+        what = ("fails at its first step (no rollout_log_probs to copy into old_log_probs)" if rc["bypass_mode"] else
+                "is silently skipped: verl applies it only when the batch holds rollout_log_probs")
+        return [Check(name, ERROR, f"{setting}: rollout.calculate_log_probs is false, so verl's correction {what}",
+                      keys + ["rollout.calculate_log_probs"], "set rollout.calculate_log_probs: true")]
+    if rc["bypass_mode"] and legacy_trainer(over):
+        if not gspo:
+            return [Check(name, WARN, f"{setting}: verl's legacy trainer replaces {alg.loss_mode} with its "
+                          f"bypass_mode loss ({rc['loss_type']})", keys)]
+        return [Check(name, ERROR, tagged("gspo-bypass-mode", (
+            f"bypass_mode with trainer.use_v1=false: verl's legacy trainer calls apply_bypass_mode, which sets "
+            f"policy_loss.loss_mode to bypass_mode (token-level {rc['loss_type']} on rollout log-probs), so the "
+            f"{alg.loss_mode} loss is never used")), keys,
+            "remove trainer.use_v1=false (verl's V1 trainer keeps the GSPO loss in bypass mode), or set "
+            "algorithm.rollout_correction.bypass_mode: false")]
+    if rc["bypass_mode"]:
+        ignored = [k for k in ("rollout_is", "rollout_rs") if rc[k] is not None]
+        if rc["loss_type"] != "ppo_clip":
+            ignored.append(f"loss_type={rc['loss_type']}")
+        head = (f"bypass: verl's V1 trainer copies the rollout log-probs into old_log_probs and keeps the "
+                f"{alg.loss_mode} loss (its ratio is then pi / pi_rollout); training/rollout_probs_diff_* and "
+                "rollout_corr/* are no longer logged (the mismatch health rule goes quiet)")
+        if ignored:
+            return [Check(name, WARN, tagged("gspo-bypass-mode", (
+                f"{head}; {', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} silently ignored: V1 skips the "
+                "correction step in bypass mode")), keys,
+                "drop bypass_mode to apply the IS weights / rejection, or drop them to say what runs")]
+        return [Check(name, INFO, tagged("gspo-bypass-mode", head), keys)]
+    out: list[Check] = []
+    if gspo and rc["rollout_is"] == "token":
+        out.append(Check(name, WARN, (
+            f"{setting}: token-level IS weights multiply each token's share of the {alg.loss_mode} loss by its own "
+            "pi_old / pi_rollout, so one response is weighted unevenly inside a sequence-level objective"), keys,
+            "set algorithm.rollout_correction.rollout_is: sequence (one weight per response, as GSPO's ratio)"))
+    token_rs = [o for o in str(rc["rollout_rs"] or "").split(",") if o.strip().startswith("token_")]
+    if gspo and token_rs:
+        out.append(Check(name, WARN, (
+            f"{setting}: token-level rejection ({', '.join(token_rs)}) masks single tokens out of a response, which "
+            f"changes the length-normalised sequence ratio {alg.loss_mode} clips"), keys,
+            "use a seq_* rejection option (seq_mean_k1 / seq_mean_k3 judge the whole response)"))
+    if out:
+        return out
+    if rc["rollout_is"] is None and rc["rollout_rs"] is None:
+        return [Check(name, INFO, f"{setting}: metrics only (rollout_corr/*); no weights, no rejection", keys)]
+    return [Check(name, OK, (
+        f"{setting}: verl's V1 trainer computes the weights once per batch from the recomputed old log-probs and "
+        f"the rollout's, the {alg.loss_mode} loss multiplies its per-token losses by them"
+        + (" (a sequence weight is exp of the summed token log-ratios, not GSPO's length-normalised mean: long "
+           "responses reach the threshold first)" if rc["rollout_is"] == "sequence" else "")
+        + "; metrics rollout_corr/*"), keys)]
 
 
 def clip_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
@@ -145,5 +248,5 @@ def checks(preset: Preset) -> list[Check]:
     if preset.trainer.engine != "verl":
         return []
     over = verl_overrides(preset)
-    return [*loss_agg_checks(preset, over), *bypass_checks(preset, over), *clip_checks(preset, over),
+    return [*loss_agg_checks(preset, over), *rollout_correction_checks(preset, over), *clip_checks(preset, over),
             *inert_checks(preset, over)]

@@ -56,8 +56,10 @@ def test_token_mean_is_fine_for_the_vanilla_loss():
     assert _by_status(preset, "error") == []
 
 
-def test_bypass_mode_with_gspo_is_refused():
-    preset = load_preset("qwen3-0.6b-1x1", ["overrides.verl=[algorithm.rollout_correction.bypass_mode=true]"])
+def test_bypass_mode_in_the_legacy_trainer_with_gspo_is_refused():
+    preset = load_preset("qwen3-0.6b-1x1", ["rollout.calculate_log_probs=true",
+                                            "overrides.verl=[algorithm.rollout_correction.bypass_mode=true,"
+                                            "trainer.use_v1=false]"])
     (err,) = _by_status(preset, "error")
     assert "[gspo-bypass-mode]" in err.message and "apply_bypass_mode" in err.message
 
