@@ -23,8 +23,8 @@ def train_command(
                                  "and creates nothing (exit 2 on errors)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="With --dry-run: every detail (verl: the full "
                                  "preflight table, overrides, env and entrypoint)."),
-    resume: str = typer.Option(None, "--resume", metavar="RUN", help="verl engine: continue RUN from its newest "
-                               "global_step_N with its saved config (--set changes are applied and shown)."),
+    resume: str = typer.Option(None, "--resume", metavar="RUN", help="Continue RUN from its newest global_step_N "
+                               "with its saved config (--set changes are applied and shown)."),
 ) -> None:
     """Train a policy with GSPO using the preset's engine (native on one device, or verl on a cluster)."""
     from gspo_cli.config.presets import load_preset
