@@ -9,11 +9,11 @@ import pytest
 
 from gspo_cli.config.benchmarks import source_of
 from gspo_cli.config.presets import load_preset
+from gspo_cli.data.manifest import split_path
 from gspo_cli.errors import ConfigError, DataError
 from gspo_cli.eval import benchmarks
 from gspo_cli.eval.request import EvalRequest, read_request, write_request
 from gspo_cli.eval.settings import benchmark_settings, resolve_settings
-from gspo_cli.layout import split_path
 
 
 def test_layering(eval_home):
