@@ -156,7 +156,8 @@ def _render_show(info: dict) -> None:
         p("  (none)")
     p("\n[bold]Evals[/]")
     for e in info["evals_all"] or []:
-        p(f"  {e['benchmark']} step {e['step']}: avg@{e['n']} {_num(e['accuracy'], True)} on {e['device']}, "
+        p(f"  {e['benchmark']} step {e['step']}: avg@{e['n']} {_num(e['accuracy'], True)} of {e.get('problems') or '?'} "
+          f"problems on {e['device']}, "
           f"{e['settings']}  [dim]{escape(e['dir'].rsplit('/', 1)[-1])}[/]", highlight=False)
     if not info["evals_all"]:
         p("  (none)")

@@ -73,8 +73,11 @@ class JobView:
     """Feed it log text (`feed`) or events (`handle_event`); use as a context manager around the run."""
 
     def __init__(self, title: str = "", quiet: bool = False, console: Console | None = None,
-                 hold_errors: bool = False) -> None:
+                 hold_errors: bool = False, replay: bool = False) -> None:
         self.title = title
+        # a finished log read back at once (`gspo jobs logs` without --follow): no elapsed time or ETA, which would
+        # be measured on this replay's clock, not the job's
+        self.replay = replay
         self.quiet = quiet
         # A live follower prints the job's `Error:` / `Hint:` lines once, in its summary (`follow._finish`).
         self.hold_errors = hold_errors
@@ -145,10 +148,10 @@ class JobView:
 
     def _on_progress(self, event: dict[str, Any]) -> None:
         if self._progress is None:
+            clock = () if self.replay else (TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
             self._progress = _ProgressWithHealth(
                 TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
-                TextColumn("{task.fields[metrics]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                console=self.console, transient=False,
+                TextColumn("{task.fields[metrics]}"), *clock, console=self.console, transient=False,
             )
             if self.health:
                 self._progress.health_line = health_text(self.health[-1])

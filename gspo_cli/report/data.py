@@ -51,7 +51,9 @@ def read_evals(run: Path) -> list[dict[str, Any]]:
         res["_step"] = step
         res["_dir"] = path.parent.name
         found.append(res)
-    return sorted(found, key=lambda r: (r.get("benchmark", ""), r["_step"] if r["_step"] is not None else -1))
+    # of two evals of one step (other settings or data), the newer last
+    return sorted(found, key=lambda r: (r.get("benchmark", ""), r["_step"] if r["_step"] is not None else -1,
+                                        str(r.get("created") or "")))
 
 
 def load_run(path: Path) -> RunData:

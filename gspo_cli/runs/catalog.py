@@ -59,7 +59,8 @@ def total_steps(run: Path, config: dict[str, Any]) -> int | None:
 
 
 def read_evals(run: Path) -> list[dict[str, Any]]:
-    """Finished evals (results.json present) as small rows, sorted by (benchmark, step)."""
+    """Finished evals (results.json present) as small rows, sorted by (benchmark, step, when written): of two evals
+    of one step (other settings or data) the newer is last, the one `runs list` shows."""
     rows = []
     for path in sorted((run / "eval").glob("*/results.json")):
         try:
@@ -69,13 +70,17 @@ def read_evals(run: Path) -> list[dict[str, Any]]:
         m, s = res.get("metrics") or {}, res.get("settings") or {}
         rows.append({"benchmark": res.get("benchmark"), "step": (res.get("model") or {}).get("step"),
                      "accuracy": res.get("accuracy"), "n": m.get("n"), "dir": str(path.parent),
-                     "device": s.get("device"), "settings": sampling_text(s)})
-    return sorted(rows, key=lambda r: (str(r["benchmark"]), r["step"] if r["step"] is not None else -1))
+                     "device": s.get("device"), "settings": sampling_text(s), "created": str(res.get("created") or ""),
+                     "problems": (res.get("data") or {}).get("problems"),
+                     "data_sha256": s.get("data_sha256") or None})
+    return sorted(rows, key=lambda r: (str(r["benchmark"]), r["step"] if r["step"] is not None else -1, r["created"]))
 
 
 def sampling_text(s: dict[str, Any]) -> str:
     """What tells two evals of one step apart: `T=1.0 top_p=1.0 max 8 tok` (+ limit, prompt style when set)."""
     parts = [f"T={s.get('temperature')}", f"top_p={s.get('top_p')}", f"max {s.get('max_tokens')} tok"]
+    if s.get("data_sha256"):
+        parts.append(f"data {s['data_sha256'][:8]}")
     if s.get("limit"):
         parts.append(f"limit {s['limit']}")
     if s.get("prompt_style"):
