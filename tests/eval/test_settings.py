@@ -192,20 +192,18 @@ def test_eval_device_follows_the_accelerator_not_the_training_device(monkeypatch
     assert service.choose_device(EvalRequest(benchmark="arith"), tiny) == "cpu"
 
 
-def test_other_data_is_another_result_and_never_overwrites_one(gspo_home, tmp_path):
+def test_other_data_is_another_result_and_never_overwrites_one(gspo_home, tmp_path, arith_writer):
     """Issue #33: `gspo eval arith --preset tiny --model RUN:600 --force` scored 32 problems (tiny-verl's set in
     the shared folder) instead of 200 and wrote over the earlier result. The data's sha256 is now one of the eval's
     settings: other data is another result folder, and a folder holding a result of other data is never written."""
     import json
-
-    from conftest import write_arith_fixture
 
     from gspo_cli.errors import ConfigError
     from gspo_cli.eval import service
     from gspo_cli.eval.request import EvalRequest
     from gspo_cli.runs.refs import ModelRef
 
-    data = write_arith_fixture(tmp_path / "val.parquet", rows=24)
+    data = arith_writer(tmp_path / "val.parquet", rows=24)
     run = gspo_home / "runs" / "r"
     ref = ModelRef(run / "checkpoints" / "global_step_600", run, 600)
     req = EvalRequest(benchmark="arith", model="r:600", data=str(data))
@@ -215,7 +213,7 @@ def test_other_data_is_another_result_and_never_overwrites_one(gspo_home, tmp_pa
     (folder / "results.json").write_text(json.dumps({"settings": first, "data": {"problems": 24}}))
     assert service.evaluated_dir(req, None, ref) == folder
 
-    write_arith_fixture(data, rows=8)  # the same path, other problems
+    arith_writer(data, rows=8)  # the same path, other problems
     second = service.wanted_settings(req)
     assert second["data_sha256"] != first["data_sha256"] and second["data"] == first["data"]
     assert service.output_dir(req, None, ref) != folder  # another folder: both results are kept
