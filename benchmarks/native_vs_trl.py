@@ -44,7 +44,7 @@ def prepare(home: Path, steps: int):
 
     from gspo_cli.config.presets import load_preset
     from gspo_cli.data.arith import make_arith_rows
-    from gspo_cli.layout import train_file
+    from gspo_cli.data.manifest import train_file
 
     preset = load_preset("tiny", [f"trainer.total_training_steps={steps}", "trainer.test_freq=-1",
                                   "trainer.save_freq=-1", "trainer.val_before_train=false"])

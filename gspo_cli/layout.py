@@ -2,10 +2,11 @@
 
 ```
 presets/<name>.yaml                                  user presets (found by name)
-data/<source>/{train,val}.parquet, manifest.json     prepared datasets (`paths.data_dir` overrides the root)
+data/<source>/<key>/{train,val}.parquet, manifest.json  prepared datasets, one folder per data key (data/manifest.py;
+                                                     `paths.data_dir` overrides the root); data/<source>/raw/: downloads
 runs/<run>/config.yaml, metrics.jsonl                a run (`paths.runs_dir` overrides the root)
 runs/<run>/checkpoints/global_step_<N>/              verl layout, or HF save_pretrained for the native engine
-runs/<run>/eval/<benchmark>-<step>/                  eval results
+runs/<run>/eval/<benchmark>-<step>-<digest>/         eval results (the digest names settings and data)
 ray/                                                 the embedded head's record, log and temp dir
 jobs/<command>-<time>-<id>.json                      the request of a job that has no run folder (prepare-data, export)
 ```
@@ -96,24 +97,15 @@ def data_dir(preset=None) -> Path:
     return gspo_home() / "data"
 
 
-def source_dir(source: str, preset=None) -> Path:
+def source_root(source: str, preset=None) -> Path:
+    """`<data_dir>/<source>/`: the source's prepared sets (one folder per data key) and its raw-input cache."""
     return data_dir(preset) / source
 
 
-def split_path(source: str, split: str, preset=None) -> Path:
-    return source_dir(source, preset) / f"{split}.parquet"
-
-
-def manifest_path(source: str, preset=None) -> Path:
-    return source_dir(source, preset) / "manifest.json"
-
-
-def train_file(preset) -> Path:
-    return split_path(preset.data.train.source, "train", preset)
-
-
-def val_file(preset) -> Path:
-    return split_path(preset.data.val.source, "val", preset)
+def keyed_dir(source: str, key: str, preset=None) -> Path:
+    """`<data_dir>/<source>/<key>/`: one prepared set; the key (data/manifest.py `data_key`) names the settings
+    that shape it, so presets that generate different data never write over each other's files."""
+    return source_root(source, preset) / key
 
 
 # ---- runs and checkpoints -------------------------------------------------------------------------------------

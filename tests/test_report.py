@@ -243,3 +243,44 @@ def test_report_and_runs_show_flag_a_metrics_file_two_jobs_wrote(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "gspo_cli", "runs", "show", "twice"], capture_output=True,
                           text=True, env=env, cwd=ROOT, timeout=300)
     assert proc.returncode == 0 and f"{expected} in metrics.jsonl: two jobs wrote" in proc.stdout
+
+
+def test_short_runs_get_whole_step_ticks_and_compare_legends_no_plus_more(tmp_path, monkeypatch):
+    """Issue #33: a 4-step run's charts put ticks at 1.5 and 2.5; compare legends said '+29 more' in every label.
+    Steps are whole numbers on every chart; the labels name the first differing settings and one line under the
+    legend says how many more differ (summary.md lists them all)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from gspo_cli.report.data import label_runs, load_run, more_settings_note
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    write_demo_run(a, steps=4, seed=1)
+    write_demo_run(b, steps=4, seed=2)
+    keys = {f"k{i}": i for i in range(6)}
+    (a / "config.yaml").write_text("name: tiny\nalgorithm:\n  loss_mode: gspo\nextra:\n"
+                                   + "".join(f"  {k}: {v}\n" for k, v in keys.items()))
+    (b / "config.yaml").write_text("name: tiny\nalgorithm:\n  loss_mode: vanilla\nextra:\n"
+                                   + "".join(f"  {k}: {v + 1}\n" for k, v in keys.items()))
+    ticks: list[list[float]] = []
+    saved = plt.Figure.savefig
+
+    def keep_ticks(fig, *args, **kwargs):
+        for ax in fig.axes:
+            lo, hi = ax.get_xlim()
+            ticks.append([t for t in ax.get_xticks() if lo <= t <= hi])
+        return saved(fig, *args, **kwargs)
+
+    monkeypatch.setattr(plt.Figure, "savefig", keep_ticks)
+    report.make_report([a], tmp_path / "one")
+    assert ticks and all(t == int(t) for axis in ticks for t in axis), ticks
+    assert any(len(axis) >= 3 for axis in ticks)
+    runs = [load_run(a), load_run(b)]
+    assert len(label_runs(runs)) == 7
+    assert all("more" not in r.label for r in runs) and "loss_mode=gspo" in runs[0].label
+    assert more_settings_note(runs) == ("4 more settings differ between these runs than the labels name: "
+                                        "summary.md lists every one")
+    report.make_report([a, b], tmp_path / "cmp")
+    assert "extra.k5" in (tmp_path / "cmp" / "summary.md").read_text()  # every differing key is in summary.md

@@ -126,7 +126,7 @@ def test_runs_list_show_rm(gspo_home, gspo):
         assert {"key": "algorithm.loss_mode", "base": "gspo", "run": "vanilla"} in info["preset_diff"]["changes"]
         assert [(c["step"], c["complete"]) for c in info["checkpoints"]] == [(10, True), (20, True), (99, False)]
         assert info["commands"]["evaluate"] == "gspo eval arith --preset tiny --model done:all"
-        assert "--set trainer.total_training_steps=40" in info["commands"]["resume"]
+        assert "--set trainer.total_training_steps=40" in info["commands"]["extend"]
         shown = gspo("runs", "show", "done")
         assert shown.returncode == 0 and "algorithm.loss_mode: 'gspo' -> 'vanilla'" in shown.stdout
         assert "partial (not usable)" in shown.stdout and "gspo report done" in shown.stdout
@@ -151,3 +151,96 @@ def test_a_job_stopped_by_sigterm_is_recorded_as_stopped(tmp_path):
     with pytest.raises(SystemExit):
         state.run_tracked(tmp_path, "native", stopped)
     assert state.read(tmp_path)["status"] == "stopped"
+    assert state.read(tmp_path)["error"].startswith("terminated (SIGTERM")  # not "stopped: stopped"
+
+
+def test_the_wrappers_verdict_is_kept_in_the_final_record(tmp_path):
+    """The job wrapper's (kind, cause) of a failure stays in job_state.json after the job writes how it ended."""
+    from gspo_cli.runs import state
+
+    def fails():
+        state.note_failure(tmp_path, "config", "Error: prepared data missing: x.parquet\nmore")
+        return 2
+
+    assert state.run_tracked(tmp_path, "native", fails) == 2
+    record = state.read(tmp_path)
+    assert (record["status"], record["exit_code"], record["failure_kind"]) == ("failed", 2, "config")
+    assert record["error"] == "Error: prepared data missing: x.parquet"
+    assert state.run_tracked(tmp_path, "native", lambda: 0) == 0  # a later success clears the verdict
+    assert "failure_kind" not in state.read(tmp_path) and "error" not in state.read(tmp_path)
+
+
+def test_runs_show_of_a_failed_run_says_why_and_suggests_only_what_can_work(gspo_home, gspo):
+    """Issue #33: a failed run showed no reason and suggested `--resume` (which hit the same error) and an eval
+    of a run with no checkpoints."""
+    from gspo_cli.runs import catalog
+
+    root = layout.runs_dir()
+    cfg = make_run(root, "cfg", [])  # failed before any checkpoint, of a cause that repeats
+    _config(cfg)
+    _metrics(cfg, range(1, 4))
+    _state(cfg, "failed", 1, exit_code=2, failure_kind="config", error="Error: prepared data missing")
+    info = catalog.show(cfg)
+    assert set(info["commands"]) == {"check", "report"}, info["commands"]  # no resume, no eval
+    assert info["commands"]["check"] == f"gspo train --preset {cfg}/config.yaml --dry-run"
+    shown = gspo("runs", "show", "cfg", env={"COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    assert "failed: Error: prepared data missing" in shown.stdout
+    assert "config failure" in shown.stdout and "repeats it" in shown.stdout
+    assert "--resume" not in shown.stdout and "gspo eval" not in shown.stdout
+
+    lost = make_run(root, "lost", [10])  # a transient failure with a checkpoint: resume can work
+    _config(lost)
+    _state(lost, "failed", 1, exit_code=1, failure_kind="transient", error="NCCL timeout")
+    info = catalog.show(lost)
+    assert info["commands"]["resume"] == "gspo train --resume lost"
+    assert info["commands"]["evaluate"] == "gspo eval arith --preset tiny --model lost:all"
+
+    early = make_run(root, "early", [])  # transient, but nothing saved: start it again, nothing to evaluate
+    _config(early)
+    _state(early, "failed", 1, exit_code=1, failure_kind="transient", error="NCCL timeout")
+    info = catalog.show(early)
+    assert "resume" not in info["commands"] and "evaluate" not in info["commands"]
+    assert info["commands"]["restart"] == f"gspo train --preset {early}/config.yaml --run-name early"
+
+    old = make_run(root, "old", [])  # an older record: exit code, no cause
+    _config(old)
+    _state(old, "failed", 1, exit_code=1)
+    assert "exit code 1; no cause recorded" in gspo("runs", "show", "old", env={"COLUMNS": "200"}).stdout
+    _state(old, "stopped", 1, error="stopped")  # what older gspo wrote on Ctrl-C
+    assert "stopped: stopped" not in gspo("runs", "show", "old", env={"COLUMNS": "200"}).stdout
+
+
+def test_checkpoints_are_listed_in_step_order_in_messages(gspo_home):
+    run = make_run(layout.runs_dir(), "order", [])
+    for step in (100, 50, 150):
+        (run / "checkpoints" / f".global_step_{step}.tmp").mkdir()
+    with pytest.raises(ConfigError) as exc:
+        refs.resolve_model("order")
+    listed = exc.value.message[exc.value.message.index("partial saves"):]
+    assert listed.index("_50.") < listed.index("_99.") < listed.index("_100.") < listed.index("_150.")
+    assert refs.describe_folder(run / "checkpoints").startswith(".global_step_50.tmp/, .global_step_99.tmp/")
+    assert sorted(["global_step_100", "global_step_50"], key=refs.natural_key) == ["global_step_50",
+                                                                                   "global_step_100"]
+
+
+def test_native_resume_continues_the_named_run(gspo_home):
+    """`gspo train --resume RUN` of a native run: the run's name with its config (it said '--resume is for the
+    verl engine' while runs show suggested it)."""
+    from gspo_cli.config.presets import load_preset
+    from gspo_cli.engines.native.launch import resumed
+    from gspo_cli.engines.request import TrainRequest
+
+    root = layout.runs_dir()
+    saved = make_run(root, "saved", [50])
+    _config(saved, total=100)
+    preset = load_preset(str(saved / "config.yaml"))
+    req = resumed(TrainRequest(preset=preset, preset_ref=str(saved / "config.yaml"), resume="saved"))
+    assert (req.run_name, req.resume) == ("saved", None)
+    bare = make_run(root, "bare", [])
+    _config(bare, total=100)
+    with pytest.raises(ConfigError, match="has no complete global_step_N") as exc:
+        resumed(TrainRequest(preset=preset, preset_ref="x", resume="bare"))
+    assert "--run-name bare" in exc.value.hint
+    with pytest.raises(ConfigError, match="name two runs"):
+        resumed(TrainRequest(preset=preset, preset_ref="x", resume="saved", run_name="other"))

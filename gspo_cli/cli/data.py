@@ -44,19 +44,22 @@ def prepare_data_command(
 
 
 def render(data_dir, rows: list[dict]) -> None:
+    """One row per source x split, then each source's folder (its keyed set) on a line of its own: whole words
+    and whole paths at 80 columns (a file column as wide as `dapo-math-17k/<key>/train.parquet` made the
+    numbers' headers wrap mid-word)."""
+    from rich import box
     from rich.table import Table
 
     from gspo_cli.console import out
 
-    table = Table(title=f"prepared data in {data_dir}", title_justify="left")
-    columns = (("file", "file"), ("rows in", "rows_in"), ("dupes", "duplicates"),
+    table = Table(title=f"prepared data in {data_dir}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    columns = (("source", "source"), ("split", "split"), ("rows in", "rows_in"), ("dupes", "duplicates"),
                ("conflicts", "conflicts"), ("rejected", "rejected"), ("rows out", "rows_out"))
-    widest = max((len(row["file"]) for row in rows), default=4)
     for title, key in columns:
-        if key == "file":  # whole file names: the numbers' headers wrap first at 80 columns
-            table.add_column(title, no_wrap=True, min_width=widest)
-        else:
-            table.add_column(title, justify="right")
+        table.add_column(title, no_wrap=True, justify="left" if key in ("source", "split") else "right")
     for row in rows:
         table.add_row(*[str(row[key]) if row[key] not in (None, "") else "-" for _, key in columns])
     out.print(table)
+    folders = dict.fromkeys((row["source"], row["folder"]) for row in rows)
+    for source, folder in folders:
+        out.print(f"{source}: {folder}", highlight=False, soft_wrap=True)

@@ -94,7 +94,9 @@ def _eval_one(req, loaded, ref, *, force: bool, address, local: bool, json_out: 
     from gspo_cli.eval import request, service
     from gspo_cli.jobs import client as jobs
 
-    done = None if force or req.out else service.evaluated_dir(req, loaded, ref)
+    done = None if force else service.evaluated_dir(req, loaded, ref)
+    if done is None:  # a folder holding another result (--out) is refused here, before any job
+        service.check_replace(service.output_dir(req, loaded, ref), service.wanted_settings(req, loaded))
     if done is not None:
         err.print(f"Already evaluated with these settings (--force redoes it): {done}", highlight=False)
         out_dir = done

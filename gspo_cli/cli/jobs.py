@@ -20,14 +20,25 @@ def list_cmd(address: str | None = options.address(), json_out: bool = options.j
 
         print_json(rows)
         return
+    from gspo_cli.console import out
+
+    out.print(jobs_table(rows, out.width))
+
+
+# Ray's job statuses (ray.job_submission.JobStatus): the status column is as wide as the longest, never "SUCCEED…"
+STATUS_WIDTH = max(len(s) for s in ("PENDING", "RUNNING", "STOPPED", "SUCCEEDED", "FAILED"))
+
+
+def jobs_table(rows: list[dict], width: int):
+    """The `gspo jobs list` table for a terminal `width` columns wide: at 80 the job id folds, whole statuses."""
     from rich.table import Table
 
-    from gspo_cli.console import out, styled
+    from gspo_cli.console import styled
 
-    wide = out.width >= 120  # command and preset are also in the job id: shown as columns only where they fit
+    wide = width >= 120  # command and preset are also in the job id: shown as columns only where they fit
     table = Table(title="Ray jobs", title_justify="left", pad_edge=False)
-    table.add_column("job id", no_wrap=True)
-    table.add_column("status", no_wrap=True)
+    table.add_column("job id", overflow="fold")
+    table.add_column("status", no_wrap=True, min_width=STATUS_WIDTH)
     if wide:
         table.add_column("command")
         table.add_column("run")  # the job id starts with it too; two runs of one preset are told apart
@@ -40,7 +51,7 @@ def list_cmd(address: str | None = options.address(), json_out: bool = options.j
         started = row["start_time"] or "-"
         table.add_row(row["job_id"], styled(row["status"]), *extra,
                       started if wide else started[5:16], _took(row["start_time"], row["end_time"]))
-    out.print(table)
+    return table
 
 
 def _took(start: str | None, end: str | None) -> str:
@@ -98,7 +109,7 @@ def logs_cmd(
     from gspo_cli.jobs.view import JobView
 
     # the same rendering as --follow (messages as lines, progress events as the bars' final state), on stdout
-    with JobView(title=job_id, console=out) as view:
+    with JobView(title=job_id, console=out, replay=True) as view:  # no live ETA for a log read back
         view.feed(text)
 
 

@@ -132,6 +132,8 @@ def _render_show(info: dict) -> None:
       f"{_status(info)}" + (f": {escape(info['error'])}" if info.get("error") else ""), highlight=False)
     p(f"  folder   {escape(info['path'])} ({_size(info['size_bytes'])}, active {_ago(info['last_activity'])})",
       highlight=False)
+    if info["status"] in ("failed", "killed", "stopped"):
+        p(f"  why      {escape(_why(info))}", highlight=False)
     if info.get("job_id"):
         p(f"  job      {escape(info['job_id'])} on {escape(str(info.get('job_host') or '?'))} (writes this run)",
           highlight=False)
@@ -154,7 +156,8 @@ def _render_show(info: dict) -> None:
         p("  (none)")
     p("\n[bold]Evals[/]")
     for e in info["evals_all"] or []:
-        p(f"  {e['benchmark']} step {e['step']}: avg@{e['n']} {_num(e['accuracy'], True)} on {e['device']}, "
+        p(f"  {e['benchmark']} step {e['step']}: avg@{e['n']} {_num(e['accuracy'], True)} of {e.get('problems') or '?'} "
+          f"problems on {e['device']}, "
           f"{e['settings']}  [dim]{escape(e['dir'].rsplit('/', 1)[-1])}[/]", highlight=False)
     if not info["evals_all"]:
         p("  (none)")
@@ -166,6 +169,24 @@ def _render_show(info: dict) -> None:
     p("\n[bold]Next[/]")
     for what, cmd in info["commands"].items():
         p(f"  {what:<9} {escape(cmd)}", highlight=False)
+
+
+def _why(info: dict) -> str:
+    """Why the run ended and whether running it again can help (the job wrapper's verdict in job_state.json)."""
+    from gspo_cli.runs.catalog import REPEATS
+
+    kind = info.get("failure_kind")
+    if info["status"] == "killed":
+        return "the job ended without a word (killed, or its node lost); resume continues from the newest checkpoint"
+    if kind in REPEATS:
+        return f"{kind} failure: {REPEATS[kind]}; running it again repeats it: fix the cause first"
+    if kind:
+        return f"{kind} failure: the job wrapper's restarts did not get past it"
+    if info["status"] == "stopped":
+        return "stopped by hand"
+    code = info.get("exit_code")
+    return (f"exit code {code}; " if code is not None else "") + "no cause recorded: the job's log has it " \
+        "(gspo jobs list; gspo jobs logs ID)"
 
 
 @app.command("rm")

@@ -25,8 +25,8 @@ def train_command(
                                  "preflight table, overrides, env and entrypoint). verl run: also stream verl's "
                                  "and vLLM's own output (by default it goes to the job log only: "
                                  "`gspo jobs logs ID`)."),
-    resume: str = typer.Option(None, "--resume", metavar="RUN", help="verl engine: continue RUN from its newest "
-                               "global_step_N with its saved config (--set changes are applied and shown)."),
+    resume: str = typer.Option(None, "--resume", metavar="RUN", help="Continue RUN from its newest global_step_N "
+                               "with its saved config (--set changes are applied and shown)."),
 ) -> None:
     """Train a policy with GSPO using the preset's engine (native on one device, or verl on a cluster)."""
     from gspo_cli.config.presets import load_preset

@@ -99,6 +99,7 @@ ENGINES: dict[str, EngineSupport] = {
             "cluster.host_memory_gib": _FSDP,
         },
         packages=("torch", "transformers"),
+        resume_flag=True,  # the run's name with its config (engines/native/launch.resumed)
     ),
 }
 

@@ -40,14 +40,16 @@ def prepared_rows(preset, req: dict[str, Any]) -> tuple[Path, list[dict[str, Any
     data_dir = Path(req["out"]) if req["out"] else layout.data_dir(preset)
     rows = []
     for item in prepare.plan(preset, req["datasets"] or None):
-        m = manifest.read(item.source, data_dir=data_dir)
+        folder = manifest.prepared_dir(item.source, preset, data_dir=data_dir)
+        m = manifest.read(item.source, preset, data_dir=data_dir)
         if m is None:
             continue
         conflicts = m.get("conflicts") or {}
         for split, written in m.get("outputs", {}).items():
             # A generated source (arith) reads no input rows: say so rather than "0 rows in".
             rows_in = "generated" if m.get("generated") else m.get("rows_in")
-            rows.append({"source": item.source, "split": split, "file": f"{item.source}/{written['path']}",
+            rows.append({"source": item.source, "split": split, "folder": str(folder),
+                         "file": str((folder / written["path"]).relative_to(data_dir)),
                          "rows_in": rows_in,
                          "duplicates": m.get("duplicates_removed"), "conflicts": conflicts.get("problems"),
                          "rejected": (m.get("rejected") or {}).get("rows", 0), "rows_out": written["rows"]})

@@ -1,15 +1,23 @@
 """`manifest.json`: what a prepared dataset was made from, with which settings, and the hashes that prove it.
 
-`<data_dir>/<source>/manifest.json` records the input (path, size, sha256, hub repo/revision), the settings
+`<data_dir>/<source>/<key>/manifest.json` records the input (path, size, sha256, hub repo/revision), the settings
 (prompt style, dedup, conflict policy, language, arith parameters), the counts (rows in/out, duplicates,
 conflicts, rejected rows by reason) and each output split (rows, sha256). `check_prepared(preset)` is the
 preflight of `gspo train`: it refuses a missing or stale dataset with the command that fixes it.
+
+Keyed sets: a preset's prepared set of a source lives in `<data_dir>/<source>/<key>/`, the key (`data_key`) being
+a digest of what shapes the output (`settings_for`: prompt style, arith sizes and seed, dedup, ...; and for a
+downloaded source the input the preset names). Two presets that generate different data (tiny: val 200; tiny-verl:
+val 32) get two folders and never write over each other; presets with the same data settings share one. A home
+prepared before keys (`<data_dir>/<source>/{train,val}.parquet`) keeps working: that folder is read when its
+manifest matches the preset's settings (`legacy` in `prepared_dir`'s answer), never when it does not.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +25,7 @@ from gspo_cli import layout
 from gspo_cli.errors import DataError
 from gspo_cli.shell import quote
 
+_KEY = re.compile(r"^[0-9a-f]{8}$")  # a keyed set's folder name
 FORMAT = 1  # bump when the output rows change for the same input and settings: forces a re-prepare
 
 
@@ -42,14 +51,102 @@ def settings_for(source: str, data) -> dict[str, Any]:
     return settings
 
 
-def read(source: str, preset=None, *, data_dir: Path | None = None) -> dict[str, Any] | None:
-    path = (data_dir / source / "manifest.json") if data_dir else layout.manifest_path(source, preset)
-    if not path.exists():
+def spec_of(source: str, preset):
+    """The preset's dataset spec that names `source` (train first, as prepare-data's plan), else None (a source
+    only an eval benchmark reads)."""
+    for split in ("train", "val"):
+        spec = getattr(preset.data, split)
+        if spec.source == source:
+            return spec
+    return None
+
+
+def data_key(source: str, preset) -> str:
+    """8 hex characters naming what shapes `source`'s prepared set under this preset: `settings_for`, and for a
+    source read from an input file the input the preset names (file, hub repo and file, pinned revision)."""
+    ident: dict[str, Any] = {"source": source, "settings": settings_for(source, preset.data)}
+    spec = spec_of(source, preset)
+    if source != "arith" and spec is not None:
+        ident["input"] = {
+            "path": str(Path(spec.input).expanduser().resolve()) if spec.input else None,
+            "hub_repo": spec.hub_repo, "hub_filename": spec.hub_filename, "revision": spec.revision,
+        }
+    blob = json.dumps(ident, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:8]
+
+
+def load(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
+    return data if isinstance(data, dict) else None
+
+
+def _settings_match(manifest: dict[str, Any], source: str, preset) -> bool:
+    have = manifest.get("settings") or {}
+    return manifest.get("format") == FORMAT and all(
+        have.get(key) == value for key, value in settings_for(source, preset.data).items())
+
+
+def legacy_dir(source: str, preset=None, *, data_dir: Path | None = None) -> Path:
+    """Where gspo before keyed sets wrote `source` (`<data_dir>/<source>/`)."""
+    return (data_dir / source) if data_dir is not None else layout.source_root(source, preset)
+
+
+def prepared_dir(source: str, preset, *, data_dir: Path | None = None) -> Path:
+    """The folder of `source`'s prepared set for `preset`: its keyed folder, or the pre-key folder
+    `<data_dir>/<source>/` when only that holds a set, with a manifest of the preset's settings (`is_legacy`)."""
+    root = data_dir if data_dir is not None else layout.data_dir(preset)
+    keyed = root / source / data_key(source, preset)
+    if (keyed / "manifest.json").is_file():
+        return keyed
+    old = legacy_dir(source, data_dir=root)
+    if (old / "manifest.json").exists():
+        manifest = load(old / "manifest.json")
+        return old if manifest is not None and _settings_match(manifest, source, preset) else keyed
+    if any((old / f"{split}.parquet").is_file() for split in ("train", "val")):
+        return old  # parquet put there by hand, no manifest: trusted as given (as before keyed folders)
+    return keyed
+
+
+def is_legacy(folder: Path) -> bool:
+    """Whether `folder` is a pre-key set (`<data_dir>/<source>/` itself, not `<source>/<key>/`)."""
+    manifest = load(folder / "manifest.json")
+    return manifest is not None and "key" not in manifest and manifest.get("source") == folder.name
+
+
+def split_path(source: str, split: str, preset) -> Path:
+    return prepared_dir(source, preset) / f"{split}.parquet"
+
+
+def manifest_path(source: str, preset) -> Path:
+    return prepared_dir(source, preset) / "manifest.json"
+
+
+def train_file(preset) -> Path:
+    return split_path(preset.data.train.source, "train", preset)
+
+
+def val_file(preset) -> Path:
+    return split_path(preset.data.val.source, "val", preset)
+
+
+def sets_of(source: str, data_dir: Path) -> list[Path]:
+    """Every prepared set of `source` under `data_dir` (keyed folders and a pre-key one), for a reader with no
+    preset to pick the key (`gspo eval --data`-less without a preset)."""
+    root = data_dir / source
+    found = [root] if any((root / name).is_file() for name in ("manifest.json", "train.parquet", "val.parquet")) \
+        else []
+    if root.is_dir():
+        found += sorted(p for p in root.iterdir() if _KEY.match(p.name) and (p / "manifest.json").is_file())
+    return found
+
+
+def read(source: str, preset=None, *, data_dir: Path | None = None) -> dict[str, Any] | None:
+    return load(prepared_dir(source, preset, data_dir=data_dir) / "manifest.json")
 
 
 def val_rows(preset) -> int | None:
@@ -77,11 +174,17 @@ def check_prepared(preset) -> None:
     name = preset.name
     fix = f"run: gspo prepare-data --preset {quote(name)}"
     for source, (spec, splits) in _roles(preset).items():
-        mpath = layout.manifest_path(source, preset)
-        manifest = read(source, preset)
+        folder = prepared_dir(source, preset)
+        mpath = folder / "manifest.json"
+        manifest = load(mpath)
         if manifest is None:
+            other = load(legacy_dir(source, preset) / "manifest.json")
+            note = ""
+            if other is not None:
+                note = (f"; {legacy_dir(source, preset)} holds a set prepared before keyed folders, with other "
+                        f"settings ({_differences(other, source, preset)}), which is not used")
             raise DataError(
-                f"dataset {source} is not prepared: {mpath} is missing or unreadable", fix
+                f"dataset {source} is not prepared for preset {name}: {mpath} is missing or unreadable{note}", fix
             )
         want = settings_for(source, preset.data)
         have = manifest.get("settings", {})
@@ -112,10 +215,20 @@ def check_prepared(preset) -> None:
         outputs = manifest.get("outputs", {})
         for split in splits:
             out = outputs.get(split)
-            path = layout.split_path(source, split, preset)
+            path = folder / f"{split}.parquet"
             if out is None:
                 raise DataError(f"prepared {source} has no {split} split ({mpath} lists {', '.join(outputs)})", fix)
             if not path.exists():
                 raise DataError(f"prepared {source}: {path} is missing", fix)
             if sha256_file(path) != out.get("sha256"):
                 raise DataError(f"prepared {source}: {path} does not match its manifest (sha256 differs)", fix)
+
+
+def _differences(manifest: dict[str, Any], source: str, preset) -> str:
+    """`key: have there, want here` for each setting that differs (the reason a set is not this preset's)."""
+    have = manifest.get("settings") or {}
+    parts = [f"{key} {have.get(key)!r} there, {value!r} here" for key, value in settings_for(source, preset.data).items()
+             if have.get(key) != value]
+    if manifest.get("format") != FORMAT:
+        parts.append(f"format {manifest.get('format')!r} there, {FORMAT} here")
+    return "; ".join(parts) or "none"

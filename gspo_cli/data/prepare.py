@@ -192,14 +192,16 @@ def prepare_one(
     force: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Build one source into `<data_dir>/<source>/`; returns its manifest plus `status` (written | unchanged).
+    """Build one source into `<data_dir>/<source>/<key>/` (the key names the preset's data settings, so another
+    preset's set is never written over); returns its manifest plus `status` (written | unchanged).
 
     An unchanged input with unchanged settings and intact outputs is a no-op (`--force` rebuilds)."""
-    source_dir = data_dir / item.source
+    source_dir = data_dir / item.source / mf.data_key(item.source, preset)
     settings = mf.settings_for(item.source, preset.data)
-    previous = mf.read(item.source, data_dir=data_dir)
+    previous = mf.load(source_dir / "manifest.json")
     t0 = time.perf_counter()
-    input_info, revision = _locate_input(item, source_dir, input_path, previous)
+    # downloads are cached per source (`<source>/raw/`), shared by every keyed set
+    input_info, revision = _locate_input(item, data_dir / item.source, input_path, previous)
     fingerprint = _fingerprint(item.source, item.splits, settings, input_info and input_info["sha256"], revision)
     if (
         not force
@@ -213,6 +215,7 @@ def prepare_one(
     outputs = _write_splits(source_dir, built.tables)
     manifest = {
         "source": item.source,
+        "key": source_dir.name,
         "format": mf.FORMAT,
         "gspo_version": __version__,
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -176,7 +176,7 @@ def evaluate_model(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path) 
                      "preset": preset.name if preset is not None else None, "sets": list(req.sets)},
         "model": {"ref": req.model, "path": str(model_dir), "run": str(model_ref.run) if model_ref.run else None,
                   "run_name": model_ref.run.name if model_ref.run else None, "step": model_ref.step},
-        "data": {"path": str(settings.data), "problems": len(ctx.problems)},
+        "data": {"path": str(settings.data), "problems": len(ctx.problems), "sha256": settings.data_sha256},
         "timing": {**{k: round(v, 3) for k, v in timing.items()}, "total_s": round(time.time() - started, 3),
                    "response_tokens": total_tokens,
                    "tokens_per_s": round(total_tokens / gen_s, 2) if gen_s > 0 else None},

@@ -107,9 +107,39 @@ def choose_device(req: EvalRequest, preset) -> str:
 
 
 def same_settings(results: dict[str, Any], wanted: dict[str, Any]) -> bool:
-    """Whether finished results were produced with these sampling/data settings (device and backend aside)."""
+    """Whether finished results were produced with these sampling/data settings (device and backend aside).
+    A result of a gspo that recorded no data digest is never the same: its data cannot be told."""
+    return not differences(results, wanted)
+
+
+def differences(results: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    """`KEY: THERE -> HERE` for each setting (data digest included) in which a finished result differs."""
     have = results.get("settings") or {}
-    return all(have.get(key) == value for key, value in wanted.items())
+    out = []
+    for key, value in wanted.items():
+        if have.get(key) != value:
+            there, here = have.get(key), value
+            if key == "data_sha256":
+                there = f"{there[:12]} ({(results.get('data') or {}).get('problems')} problems)" if there else \
+                    f"not recorded ({(results.get('data') or {}).get('problems')} problems)"
+                here = here[:12]
+            out.append(f"{key}: {there} there, {here} now")
+    return out
+
+
+def check_replace(folder: Path, wanted: dict[str, Any]) -> None:
+    """Refuse to write an eval into a folder that holds the finished result of other settings or data: a result
+    is replaced only by one of the same settings on the same data (`--force`), never by another's."""
+    path = folder / RESULTS
+    if not path.is_file():
+        return
+    try:
+        diff = differences(read_results(path), wanted)
+    except (OSError, ValueError):
+        return  # unreadable: no result to keep
+    if diff:
+        raise ConfigError(f"{folder} holds an eval of other settings or data ({'; '.join(diff)}); it is kept",
+                          "drop --out (each settings and data digest gets its own folder) or name another folder")
 
 
 def wanted_settings(req: EvalRequest, preset=None) -> dict[str, Any]:
@@ -127,11 +157,19 @@ def run_evals(req: EvalRequest) -> list[dict[str, Any]]:
     refs = resolve_all(req, preset)
     problems = benchmarks.load_problems(settings.data, req.limit)
     ctx = EvalContext(req=req, preset=preset, settings=settings, problems=problems, device=choose_device(req, preset))
+    from gspo_cli.data.manifest import is_legacy
+
+    if is_legacy(settings.data.parent):
+        events.message(f"data: {settings.data} (a set prepared before keyed folders; its manifest matches the "
+                       "preset's settings)")
+    wanted = wanted_settings(req, preset)
     results = []
     for i, ref in enumerate(refs):
         if len(refs) > 1:
             events.message(f"checkpoint {i + 1}/{len(refs)}: step {ref.step}")
-        results.append(evaluate_model(ctx, ref, output_dir(req, preset, ref), hf_folder(ref)))
+        folder = output_dir(req, preset, ref)
+        check_replace(folder, wanted)
+        results.append(evaluate_model(ctx, ref, folder, hf_folder(ref)))
     return results
 
 

@@ -8,6 +8,7 @@ built-in and not in the preset gets the plain `EvalBenchmark()` defaults (with `
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -36,10 +37,14 @@ class EvalSettings:
     batch_size: int  # hf backend: sequences per generate call
     seed: int
     data: Path
+    # sha256 of the parquet read: two evals of one checkpoint are of the same problems only when this agrees (a
+    # path can hold other data after a prepare-data of other settings, or a file replaced by hand)
+    data_sha256: str = ""
 
     @classmethod
     def of(cls, benchmark: str, config: EvalBenchmark, data: Path) -> EvalSettings:
-        return cls(benchmark=benchmark, **config.model_dump(exclude={"data"}), data=data)
+        return cls(benchmark=benchmark, **config.model_dump(exclude={"data"}), data=data,
+                   data_sha256=file_digest(data))
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "data": str(self.data)}
@@ -78,14 +83,18 @@ def benchmark_settings(benchmark: str, preset=None, flags: dict[str, Any] | None
 def data_path(benchmark: str, config: EvalBenchmark, preset=None) -> Path:
     """The parquet eval reads: the benchmark's `data`, else the prepare-data output of its source (checked)."""
     from gspo_cli.config.benchmarks import source_of
-    from gspo_cli.layout import split_path
+    from gspo_cli.data.manifest import split_path
 
     if config.data:
         data = Path(config.data).expanduser()
         if not data.is_file():  # a file named by --data or the preset: prepare-data would not create it
             raise DataError(f"benchmark data not found: {data}", "check the path given by --data / eval.benchmarks")
         return data
-    data = split_path(source_of(benchmark), "val", preset)
+    source = source_of(benchmark)
+    if preset is not None:
+        data = split_path(source, "val", preset)
+    else:
+        data = _only_set(source)
     if data.is_file():
         return data
     known = benchmark in BUILTIN_BENCHMARKS or (preset is not None and benchmark in preset.eval.benchmarks)
@@ -94,6 +103,33 @@ def data_path(benchmark: str, config: EvalBenchmark, preset=None) -> Path:
                           f"known: {', '.join(BUILTIN_BENCHMARKS)}; or pass --data PATH to a verl-schema parquet")
     hint = f"run: gspo prepare-data --preset {quote(preset.name)}" if preset is not None else "run gspo prepare-data"
     raise DataError(f"benchmark data not found: {data}", f"{hint}, or pass --data PATH")
+
+
+def _only_set(source: str) -> Path:
+    """Without a preset there is no data key: the source's one prepared set under $GSPO_HOME/data; several (two
+    presets' sets) are refused rather than guessed between."""
+    from gspo_cli.data.manifest import sets_of
+    from gspo_cli.layout import data_dir
+
+    found = sets_of(source, data_dir())
+    if len(found) > 1:
+        raise ConfigError(f"{len(found)} prepared sets of {source} in {data_dir() / source} "
+                          f"({', '.join(p.name for p in found)}), made by presets with different data settings",
+                          "name the preset whose set to read: --preset NAME (or --data PATH)")
+    return (found[0] if found else data_dir() / source) / "val.parquet"
+
+
+@functools.lru_cache(maxsize=32)
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    from gspo_cli.data.manifest import sha256_file
+
+    return sha256_file(path)
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a data file (cached per path, size and mtime: one eval asks once per checkpoint)."""
+    st = Path(path).stat()
+    return _digest(str(path), st.st_size, st.st_mtime_ns)
 
 
 def resolve_settings(benchmark: str, preset=None, flags: dict[str, Any] | None = None) -> EvalSettings:

@@ -67,9 +67,11 @@ class Supervisor:
     # cannot make a normal step look stalled; the restart backoff and kill grace periods stay real sleeps.
     clock: Callable[[], float] = staticmethod(time.monotonic)
 
-    def __init__(self, child: Child, preset: Preset) -> None:
+    def __init__(self, child: Child, preset: Preset,
+                 on_failure: Callable[[str, str], None] | None = None) -> None:
         trainer = preset.trainer
         self.child = child
+        self.on_failure = on_failure  # (kind, cause) of the attempt that ended the job: the run's job state
         self.max_restarts = trainer.max_restarts
         self.restart_cfg = trainer.restart
         self.monitor = Monitor(trainer.health, Context.from_preset(preset))
@@ -132,6 +134,8 @@ class Supervisor:
         code = attempt.code if attempt.code and attempt.code > 0 else 1
         if attempt.kind == "capacity":
             code = attempt.code = NO_CAPACITY_EXIT
+        if self.on_failure is not None:
+            self.on_failure(attempt.kind, attempt.cause)
         if len(self.attempts) > 1 or attempt.kind in ("transient", "capacity"):
             reason = "restart budget spent" if attempt.kind == "transient" else f"{attempt.kind} failure"
             self.record(Event(attempt.last_step or 0, "restart", "fail", len(self.attempts), self.max_restarts,
@@ -325,12 +329,13 @@ def _exit_on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def supervise(child: Child, preset: Preset) -> int:
-    """Run the training process under the wrapper until it finishes, fails for good, or a rule stops it."""
+def supervise(child: Child, preset: Preset, on_failure: Callable[[str, str], None] | None = None) -> int:
+    """Run the training process under the wrapper until it finishes, fails for good, or a rule stops it;
+    `on_failure(kind, cause)` hears why it failed (`failures.classify`'s kind and cause line)."""
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if main else None  # `ray job stop`
     try:
-        return Supervisor(child, preset).run()
+        return Supervisor(child, preset, on_failure).run()
     finally:
         if main:
             signal.signal(signal.SIGTERM, previous)

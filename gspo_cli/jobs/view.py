@@ -74,8 +74,12 @@ class JobView:
     """Feed it log text (`feed`) or events (`handle_event`); use as a context manager around the run."""
 
     def __init__(self, title: str = "", quiet: bool = False, console: Console | None = None,
-                 hold_errors: bool = False, step_lines: bool = False) -> None:
+                 hold_errors: bool = False, step_lines: bool = False,
+                 replay: bool = False) -> None:
         self.title = title
+        # a finished log read back at once (`gspo jobs logs` without --follow): no elapsed time or ETA, which would
+        # be measured on this replay's clock, not the job's
+        self.replay = replay
         self.quiet = quiet
         # one plain line per progress event (jobs/steps.py) instead of a bar: every terminal, log file and CI shows
         # it as it comes (a bar is redrawn only on a TTY; elsewhere it shows once, at the end)
@@ -152,10 +156,10 @@ class JobView:
             self._print(escape(self.steps.line(event)))
             return
         if self._progress is None:
+            clock = () if self.replay else (TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
             self._progress = _ProgressWithHealth(
                 TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
-                TextColumn("{task.fields[metrics]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                console=self.console, transient=False,
+                TextColumn("{task.fields[metrics]}"), *clock, console=self.console, transient=False,
             )
             if self.health:
                 self._progress.health_line = health_text(self.health[-1])

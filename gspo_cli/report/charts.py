@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gspo_cli.metrics.names import VAL_KEY, val_keys
-from gspo_cli.report.data import RunData
+from gspo_cli.report.data import RunData, more_settings_note
 
 FIG_W, FIG_H = 7.5, 4.4
 SEVERITY_COLOR = {"error": "#d62728", "warn": "#ff7f0e", "info": "#7f7f7f"}
@@ -141,9 +141,12 @@ def mark_health(ax, runs: list[RunData]) -> None:
 
 def finish(fig, axes, title: str, runs: list[RunData], path: Path, smoothed: bool = True) -> None:
     """Axis labels, legend (below the plot when comparing), title naming the run(s), tight layout, save."""
+    from matplotlib.ticker import MaxNLocator
+
     compare = len(runs) > 1
     for ax in axes:
         ax.set_xlabel("training step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole: no tick at 1.5 on a 4-step run
         if not compare and ax.get_legend_handles_labels()[0]:
             ax.legend(loc="best")
     bottom = 0.03
@@ -159,6 +162,8 @@ def finish(fig, axes, title: str, runs: list[RunData], path: Path, smoothed: boo
         fig.legend([handles[x] for x in labels], labels, loc="lower left", ncol=ncol, fontsize=8.5,
                    bbox_to_anchor=(0.01, 0.0), frameon=False)
         bottom = min(0.55, 0.04 + 0.2 * lines / fig.get_figheight())
+        if (note := more_settings_note(runs)) is not None:
+            fig.text(0.01, 0.003, note, ha="left", va="bottom", fontsize=8, color="0.4")
     name = runs[0].name if not compare else f"{len(runs)} runs"
     fig.suptitle(f"{title} — {name}", fontsize=13, fontweight="bold", y=0.985)
     if smoothed:

@@ -12,7 +12,7 @@ from typing import Any
 
 from gspo_cli.metrics.jsonl import Series, describe_order_problems, order_problems, read_series
 
-# Settings named in a compare legend: at most this many, the rest summarised as "+N more" (all of them are in
+# Settings named in a compare legend: at most this many; one line under the legend says how many more differ (all
 # summary.md); the ones that most often explain a difference come first.
 LEGEND_KEYS = 3
 FIRST_KEYS = ("algorithm.loss_mode", "algorithm.adv_estimator", "model.path", "trainer.engine", "actor.lr",
@@ -51,7 +51,9 @@ def read_evals(run: Path) -> list[dict[str, Any]]:
         res["_step"] = step
         res["_dir"] = path.parent.name
         found.append(res)
-    return sorted(found, key=lambda r: (r.get("benchmark", ""), r["_step"] if r["_step"] is not None else -1))
+    # of two evals of one step (other settings or data), the newer last
+    return sorted(found, key=lambda r: (r.get("benchmark", ""), r["_step"] if r["_step"] is not None else -1,
+                                        str(r.get("created") or "")))
 
 
 def load_run(path: Path) -> RunData:
@@ -84,6 +86,15 @@ def differing(runs: list[RunData]) -> list[str]:
     return differing_keys([r.config for r in runs]) if len(runs) > 1 else []
 
 
+def more_settings_note(runs: list[RunData]) -> str | None:
+    """The line under a compare legend when more settings differ than the labels name (None: they name all)."""
+    more = len(differing(runs)) - LEGEND_KEYS
+    if more <= 0:
+        return None
+    return (f"{more} more setting{'s' if more > 1 else ''} differ between these runs than the labels name: "
+            "summary.md lists every one")
+
+
 def label_runs(runs: list[RunData]) -> list[str]:
     """Set each run's legend label, `name (key=value, ...)` with the settings that differ; returns those keys."""
     from gspo_cli.config.diff import flatten
@@ -91,9 +102,8 @@ def label_runs(runs: list[RunData]) -> list[str]:
     keys = sorted(differing(runs), key=lambda k: (FIRST_KEYS.index(k) if k in FIRST_KEYS else len(FIRST_KEYS), k))
     for run in runs:
         flat = flatten(run.config)
+        # the rest are one note under the legend (`more_settings_note`), not "+29 more" in every label
         parts = [f"{k.rsplit('.', 1)[-1]}={_short(flat.get(k))}" for k in keys[:LEGEND_KEYS]]
-        if len(keys) > LEGEND_KEYS:
-            parts.append(f"+{len(keys) - LEGEND_KEYS} more")
         label = f"{run.name} ({', '.join(parts)})" if parts else run.name
         run.label = "\n".join(textwrap.wrap(label, LABEL_WIDTH, subsequent_indent="  ")) or run.name
     return keys

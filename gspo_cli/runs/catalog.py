@@ -59,7 +59,8 @@ def total_steps(run: Path, config: dict[str, Any]) -> int | None:
 
 
 def read_evals(run: Path) -> list[dict[str, Any]]:
-    """Finished evals (results.json present) as small rows, sorted by (benchmark, step)."""
+    """Finished evals (results.json present) as small rows, sorted by (benchmark, step, when written): of two evals
+    of one step (other settings or data) the newer is last, the one `runs list` shows."""
     rows = []
     for path in sorted((run / "eval").glob("*/results.json")):
         try:
@@ -69,13 +70,17 @@ def read_evals(run: Path) -> list[dict[str, Any]]:
         m, s = res.get("metrics") or {}, res.get("settings") or {}
         rows.append({"benchmark": res.get("benchmark"), "step": (res.get("model") or {}).get("step"),
                      "accuracy": res.get("accuracy"), "n": m.get("n"), "dir": str(path.parent),
-                     "device": s.get("device"), "settings": sampling_text(s)})
-    return sorted(rows, key=lambda r: (str(r["benchmark"]), r["step"] if r["step"] is not None else -1))
+                     "device": s.get("device"), "settings": sampling_text(s), "created": str(res.get("created") or ""),
+                     "problems": (res.get("data") or {}).get("problems"),
+                     "data_sha256": s.get("data_sha256") or None})
+    return sorted(rows, key=lambda r: (str(r["benchmark"]), r["step"] if r["step"] is not None else -1, r["created"]))
 
 
 def sampling_text(s: dict[str, Any]) -> str:
     """What tells two evals of one step apart: `T=1.0 top_p=1.0 max 8 tok` (+ limit, prompt style when set)."""
     parts = [f"T={s.get('temperature')}", f"top_p={s.get('top_p')}", f"max {s.get('max_tokens')} tok"]
+    if s.get("data_sha256"):
+        parts.append(f"data {s['data_sha256'][:8]}")
     if s.get("limit"):
         parts.append(f"limit {s['limit']}")
     if s.get("prompt_style"):
@@ -122,7 +127,11 @@ def status_of(run: Path, steps_done: int, total: int | None) -> dict[str, Any]:
         status = "finished"
     if status is None:
         status = "finished" if total and steps_done >= total else "incomplete"
-    return {"status": status, "error": None if holder else (record or {}).get("error"),
+    error = None if holder else (record or {}).get("error")
+    if error == status:  # "stopped: stopped" (a record of an older gspo) says nothing more than the status
+        error = None
+    return {"status": status, "error": error, "failure_kind": None if holder else (record or {}).get("failure_kind"),
+            "exit_code": None if holder else (record or {}).get("exit_code"),
             "job_host": (holder or {}).get("job_host") or (holder or record or {}).get("host"),
             "job_id": (holder or {}).get("job_id"), "job_address": (holder or {}).get("dashboard_url")}
 
@@ -193,35 +202,54 @@ def _same_path(a: Any, b: Any) -> bool:
     return Path(a).expanduser().resolve() == Path(b)
 
 
+# failure kinds (jobs/failures.py) that a rerun of the same run repeats: fix the cause first
+REPEATS = {"config": "a configuration or data error", "fatal": "an error that is not known to be transient",
+           "stopped": "a health rule with action stop"}
+
+
 def commands(info: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
-    """The commands `runs show` suggests ("Next"), each argument shell-quoted (gspo_cli/shell.py): a run name,
-    preset name, job id or path from a run folder never runs as code when the line is pasted into a shell."""
+    """The commands `runs show` suggests ("Next"), only those that can work: no eval without a checkpoint, no
+    resume of a failure that would repeat (a check of the run's config instead), `--resume` only for a run with a
+    checkpoint. Each argument shell-quoted (gspo_cli/shell.py): a run name, preset name, job id or path from a run
+    folder never runs as code when the line is pasted into a shell."""
     from gspo_cli.shell import command
 
     name, preset = info["name"], config.get("name") or "PRESET"
+    has_ckpt = any(c["complete"] for c in info.get("checkpoints") or [])
     # the benchmark of the run's validation data (data.val.source `aime-2024` -> aime2024) when the preset has it
     val = str(((config.get("data") or {}).get("val") or {}).get("source") or "").replace("-", "")
     default = val if val in ((config.get("eval") or {}).get("benchmarks") or {}) else \
         "arith" if preset == "tiny" else "aime2024"
     evals = sorted({e["benchmark"] for e in info["evals"]}) or [default]
-    evaluate = command("gspo", "eval", evals[0], "--preset", preset, "--model", f"{name}:all")
-    report = command("gspo", "report", name)
+    out: dict[str, str] = {}
+    evaluate = command("gspo", "eval", evals[0], "--preset", preset, "--model", f"{name}:all") if has_ckpt else None
+    report = command("gspo", "report", name) if info.get("steps_done") else None
     if info["status"] == "running" and info.get("job_id"):
         # never suggest a second writer: follow or stop the one there is
         where = ["--address", info["job_address"]] if info.get("job_address") else []
-        return {"follow": command("gspo", "jobs", "logs", info["job_id"], "--follow", *where),
-                "stop": command("gspo", "jobs", "stop", info["job_id"], *where),
-                "evaluate": evaluate, "report": report}
-    from gspo_cli.config import engine_support
-
-    support = engine_support.of(info.get("engine"))
-    if support is not None and support.resume_flag:
-        resume = command("gspo", "train", "--resume", name)
+        out = {"follow": command("gspo", "jobs", "logs", info["job_id"], "--follow", *where),
+               "stop": command("gspo", "jobs", "stop", info["job_id"], *where)}
     else:
-        extend = (["--set", f"trainer.total_training_steps={(info['total_steps'] or 0) * 2}"]
-                  if info["status"] == "finished" else [])
-        resume = command("gspo", "train", "--preset", f"{info['path']}/config.yaml", "--run-name", name, *extend)
-    return {"resume": resume, "evaluate": evaluate, "report": report}
+        from gspo_cli.config import engine_support
+
+        config_file = f"{info['path']}/config.yaml"
+        support = engine_support.of(info.get("engine"))
+        if info["status"] in ("failed", "stopped") and info.get("failure_kind") in REPEATS:
+            # running it again repeats the failure: check the config, fix the cause, then start it again
+            out["check"] = command("gspo", "train", "--preset", config_file, "--dry-run")
+        elif info["status"] == "finished":
+            more = ["--set", f"trainer.total_training_steps={(info['total_steps'] or 0) * 2}"]
+            out["extend"] = (command("gspo", "train", "--resume", name, *more) if support and support.resume_flag
+                             else command("gspo", "train", "--preset", config_file, "--run-name", name, *more))
+        elif has_ckpt and support is not None and support.resume_flag:
+            out["resume"] = command("gspo", "train", "--resume", name)
+        else:  # no checkpoint to continue from (or an engine without --resume): the run from its start
+            out["restart"] = command("gspo", "train", "--preset", config_file, "--run-name", name)
+    if evaluate:
+        out["evaluate"] = evaluate
+    if report:
+        out["report"] = report
+    return out
 
 
 def show(run: Path) -> dict[str, Any]:

@@ -80,10 +80,15 @@ def _step_of(path: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def natural_key(name: str) -> list:
+    """Sort key that orders numbers by value: global_step_50 before global_step_100 (text order puts 100 first)."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name) if part]
+
+
 def describe_folder(path: Path) -> str:
-    """A few names of what a folder holds, for an error message."""
+    """A few names of what a folder holds, for an error message (numbers in order: global_step_50 before _100)."""
     try:
-        names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
+        names = sorted((p.name + ("/" if p.is_dir() else "") for p in path.iterdir()), key=natural_key)
     except OSError as exc:
         return f"unreadable ({exc.strerror})"
     if not names:
@@ -120,7 +125,7 @@ def checkpoint_ref(path: Path, ref: str) -> ModelRef:
 def _run_steps(run: Path, ref: str) -> list[int]:
     steps = layout.list_steps(run)
     if not steps:
-        partial = sorted(p.name for p in layout.checkpoints_dir(run).glob("*global_step_*")) \
+        partial = sorted((p.name for p in layout.checkpoints_dir(run).glob("*global_step_*")), key=natural_key) \
             if layout.checkpoints_dir(run).is_dir() else []
         found = f" (only partial saves: {', '.join(partial)})" if partial else ""
         raise ConfigError(f"--model {ref!r}: run {run.name} has no complete checkpoint{found}",

@@ -1,7 +1,9 @@
 """`runs/<run>/job_state.json`: what the training job says about itself, for `gspo runs list` without Ray.
 
 The job writes `running` (with its pid and host) when it starts and `succeeded` / `failed` (with the error line)
-when it ends. A job killed outright (SIGKILL, a lost node) never writes its end: a `running` state whose pid is
+when it ends; the job wrapper's verdict on a failed attempt (`note_failure`: kind `config` / `fatal` / `stopped` /
+`transient` / `capacity` of jobs/failures.py, and the cause line) is kept in the final record, so `gspo runs show`
+says why a run failed and whether running it again can help. A job killed outright (SIGKILL, a lost node) never writes its end: a `running` state whose pid is
 gone on this host reads as `killed`. On another host the pid cannot be checked, and the state is shown as the
 job left it.
 """
@@ -35,6 +37,13 @@ def read(run_dir: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def note_failure(run_dir: Path, kind: str, cause: str) -> None:
+    """Record why the job is failing (the wrapper's classification), kept when the job writes how it ended."""
+    record = read(run_dir) or {}
+    record.pop("updated", None)
+    _write(run_dir, **{**record, "failure_kind": kind, "error": (cause or "").splitlines()[0][:300] if cause else ""})
+
+
 def run_tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
     """Run the training function, recording running -> succeeded / failed (exit code or error) around it.
 
@@ -58,11 +67,18 @@ def _tracked(run_dir: Path, engine: str, fn: Callable[[], int]) -> int:
     except BaseException as exc:
         # Ctrl-C, or SIGTERM (`gspo jobs stop`), which the job wrapper turns into SystemExit(128 + 15)
         stopped = isinstance(exc, KeyboardInterrupt) or (isinstance(exc, SystemExit) and exc.code in (130, 143))
-        message = "stopped" if stopped else getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        if stopped:  # say by what: the status already says "stopped"
+            message = ("interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt)
+                       else "terminated (SIGTERM: gspo jobs stop, or ray job stop)")
+        else:
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         status = "stopped" if stopped else "failed"
         _write(run_dir, status=status, error=message.splitlines()[0][:300] if message else "", **base)
         raise
-    _write(run_dir, status="succeeded" if code == 0 else "failed", exit_code=code, **base)
+    noted = {}
+    if code != 0:  # the wrapper's verdict (note_failure), if it gave one
+        noted = {k: v for k, v in (read(run_dir) or {}).items() if k in ("failure_kind", "error") and v}
+    _write(run_dir, status="succeeded" if code == 0 else "failed", exit_code=code, **noted, **base)
     return code
 
 

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 from raw_factories import dapo_fixture_rows, dapo_row, write_dapo
 
-from gspo_cli.data import prepare
+from gspo_cli.data import manifest, prepare
 from gspo_cli.errors import DataError
 
 
@@ -32,11 +32,10 @@ def prepared(qwen_preset, dapo_file):
 
 def _assert_untouched(preset, report):
     import json
-    from pathlib import Path
 
     from gspo_cli.data.manifest import sha256_file
 
-    d = Path(preset.paths.data_dir) / "dapo-math-17k"
+    d = manifest.prepared_dir("dapo-math-17k", preset)
     assert sorted(p.name for p in d.iterdir()) == ["manifest.json", "train.parquet"]  # no temp files left
     assert sha256_file(d / "train.parquet") == report["outputs"]["train"]["sha256"]
     assert json.loads((d / "manifest.json").read_text())["fingerprint"] == report["fingerprint"]

@@ -21,7 +21,7 @@ def test_local_tiny_then_noop(gspo, gspo_home):
     payload = json.loads(first.stdout)
     (report,) = payload["datasets"]
     assert report["source"] == "arith" and report["status"] == "written"
-    assert (gspo_home / "data" / "arith" / "train.parquet").exists()
+    assert (gspo_home / "data" / "arith" / report["key"] / "train.parquet").exists()  # the preset's keyed set
 
     again = gspo("prepare-data", "--preset", "tiny", "--local")
     assert again.returncode == 0, again.stderr
@@ -29,7 +29,8 @@ def test_local_tiny_then_noop(gspo, gspo_home):
     assert "rows out" in again.stdout and "2000" in again.stdout  # the table
     # The table names the real files and says arith is generated (no "<source>" placeholders, no "rows in 0")
     assert f"prepared data in {gspo_home / 'data'}" in " ".join(again.stdout.split())
-    assert "arith/train.parquet" in again.stdout and "generated" in again.stdout and "<source>" not in again.stdout
+    assert f"arith: {gspo_home / 'data' / 'arith' / report['key']}" in again.stdout
+    assert "train" in again.stdout and "generated" in again.stdout and "<source>" not in again.stdout
 
 
 def test_local_dapo_table(gspo, dapo_file, tmp_path):
@@ -37,7 +38,7 @@ def test_local_dapo_table(gspo, dapo_file, tmp_path):
                 "--input", f"dapo-math-17k={dapo_file}", "--out", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
     assert "dapo-math-17k: wrote train 11 rows; from 65 rows in; 49 duplicates removed; 1 conflicting" in proc.stderr
-    assert (tmp_path / "out" / "dapo-math-17k" / "manifest.json").exists()
+    assert len(list((tmp_path / "out" / "dapo-math-17k").glob("*/manifest.json"))) == 1
 
 
 @pytest.mark.parametrize(
@@ -136,4 +137,4 @@ def test_runs_as_a_ray_job(ray_head, gspo, gspo_home):
     (report,) = json.loads(proc.stdout)["datasets"]
     assert report["outputs"]["train"]["rows"] == 40
     # The job wrote into this test's $GSPO_HOME (the submitting side's, passed through the job's env).
-    assert Path(gspo_home / "data" / "arith" / "manifest.json").exists()
+    assert Path(gspo_home / "data" / "arith" / report["key"] / "manifest.json").exists()

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 from raw_factories import aime_problems, write_aime_h4, write_aime_maxwell, write_aime_verl
 
-from gspo_cli.data import prepare, readers
+from gspo_cli.data import manifest, prepare, readers
 from gspo_cli.data.prompts import format_prompt, strip_wrapper
 from gspo_cli.errors import ConfigError, DataError
 
@@ -46,8 +46,8 @@ def test_dapo_counts_dedup_conflicts_rejections(qwen_preset, dapo_file, batch_ro
     assert report["language_filter"] is None
     assert report["rows_out"] == 11 == report["outputs"]["train"]["rows"]
 
-    rows = _rows(tmp := preset.paths.data_dir + "/dapo-math-17k/train.parquet")
-    assert tmp.endswith("train.parquet")
+    rows = _rows(tmp := manifest.split_path("dapo-math-17k", "train", preset))
+    assert tmp.name == "train.parquet"
     problems = [r["extra_info"]["problem"] for r in rows]
     assert len(set(problems)) == len(problems) == 11
     assert "Conflict problem C." not in problems
@@ -70,7 +70,7 @@ def test_dapo_output_order_is_first_appearance(qwen_preset, dapo_file):
     seen = [p for p in seen if not p.startswith("Conflict")]
     preset = qwen_preset()
     _prepare(preset, "dapo-math-17k", dapo_file)
-    out = _rows(f"{preset.paths.data_dir}/dapo-math-17k/train.parquet")
+    out = _rows(manifest.split_path("dapo-math-17k", "train", preset))
     assert [" ".join(r["extra_info"]["problem"].split()) for r in out] == seen
 
 
@@ -79,7 +79,7 @@ def test_keep_first_and_error_policies(qwen_preset, dapo_file):
                    if r["prompt"][0]["content"] == format_prompt("Conflict problem C.", "dapo"))
     report = _prepare(qwen_preset("data.conflict_policy=keep-first"), "dapo-math-17k", dapo_file)
     assert report["rows_out"] == 12 and report["conflicts"]["policy"] == "keep-first"
-    out = _rows(f"{qwen_preset().paths.data_dir}/dapo-math-17k/train.parquet")
+    out = _rows(manifest.split_path("dapo-math-17k", "train", qwen_preset("data.conflict_policy=keep-first")))
     (c,) = [r for r in out if r["extra_info"]["problem"] == "Conflict problem C."]
     assert c["reward_model"]["ground_truth"] == first_c["reward_model"]["ground_truth"]
 
@@ -106,7 +106,7 @@ def test_no_dedup_keeps_every_valid_row(qwen_preset, dapo_file):
 def test_prompt_styles(qwen_preset, dapo_file, style):
     preset = qwen_preset(f"data.prompt_style={style}")
     _prepare(preset, "dapo-math-17k", dapo_file)
-    for r in _rows(f"{preset.paths.data_dir}/dapo-math-17k/train.parquet"):
+    for r in _rows(manifest.split_path("dapo-math-17k", "train", preset)):
         content = r["prompt"][0]["content"]
         assert content == format_prompt(r["extra_info"]["problem"], style)
         assert ("\\boxed{}" in content) == (style == "boxed")
@@ -125,7 +125,7 @@ def test_three_aime_shapes_give_the_same_30_rows(qwen_preset, tmp_path):
         preset = qwen_preset(f"paths.data_dir={tmp_path / shape}")
         report = _prepare(preset, "aime-2024", path)
         assert report["rows_out"] == 30
-        outputs[shape] = (report["outputs"]["val"]["sha256"], _rows(tmp_path / shape / "aime-2024" / "val.parquet"))
+        outputs[shape] = (report["outputs"]["val"]["sha256"], _rows(manifest.split_path("aime-2024", "val", preset)))
     assert outputs["verl"][1] == outputs["maxwell"][1] == outputs["h4"][1]
     assert outputs["verl"][0] == outputs["maxwell"][0] == outputs["h4"][0]  # byte-identical files
     rows = outputs["verl"][1]
@@ -164,7 +164,7 @@ def test_arith_writes_both_splits(qwen_preset):
                                   "data.arith.val_size=10"])
     (report,) = prepare.prepare(preset)
     assert report["source"] == "arith" and set(report["outputs"]) == {"train", "val"}
-    rows = _rows(f"{preset.paths.data_dir}/arith/train.parquet")
+    rows = _rows(manifest.split_path("arith", "train", preset))
     assert rows == make_arith_rows("train", 50, 9, ["+"], 0, "plain")
     assert report["outputs"]["val"]["rows"] == 10
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from raw_factories import write_aime_maxwell
 
-from gspo_cli import layout
-from gspo_cli.data import prepare
+from gspo_cli.data import manifest, prepare
 
 
 @pytest.mark.slow
@@ -21,8 +20,8 @@ def test_verl_reads_and_scores_prepared_rows(qwen_preset, dapo_file, tmp_path):
                                     "aime-2024": str(write_aime_maxwell(tmp_path / "aime.parquet"))})
     config = OmegaConf.create({"prompt_key": "prompt", "max_prompt_length": 2048, "filter_overlong_prompts": False,
                                "cache_dir": str(tmp_path / "verl-cache")})
-    for path, count, source_prefix in ((layout.train_file(preset), 11, "math_dapo"),
-                                       (layout.val_file(preset), 30, "aime")):
+    for path, count, source_prefix in ((manifest.train_file(preset), 11, "math_dapo"),
+                                       (manifest.val_file(preset), 30, "aime")):
         dataset = RLHFDataset(data_files=[str(path)], tokenizer=None, config=config)
         assert len(dataset) == count
         for i in range(len(dataset)):

@@ -9,11 +9,11 @@ import pytest
 
 from gspo_cli.config.benchmarks import source_of
 from gspo_cli.config.presets import load_preset
+from gspo_cli.data.manifest import split_path
 from gspo_cli.errors import ConfigError, DataError
 from gspo_cli.eval import benchmarks
 from gspo_cli.eval.request import EvalRequest, read_request, write_request
 from gspo_cli.eval.settings import benchmark_settings, resolve_settings
-from gspo_cli.layout import split_path
 
 
 def test_layering(eval_home):
@@ -190,3 +190,42 @@ def test_eval_device_follows_the_accelerator_not_the_training_device(monkeypatch
     assert service.choose_device(EvalRequest(benchmark="arith"), pinned) == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert service.choose_device(EvalRequest(benchmark="arith"), tiny) == "cpu"
+
+
+def test_other_data_is_another_result_and_never_overwrites_one(gspo_home, tmp_path, arith_writer):
+    """Issue #33: `gspo eval arith --preset tiny --model RUN:600 --force` scored 32 problems (tiny-verl's set in
+    the shared folder) instead of 200 and wrote over the earlier result. The data's sha256 is now one of the eval's
+    settings: other data is another result folder, and a folder holding a result of other data is never written."""
+    import json
+
+    from gspo_cli.errors import ConfigError
+    from gspo_cli.eval import service
+    from gspo_cli.eval.request import EvalRequest
+    from gspo_cli.runs.refs import ModelRef
+
+    data = arith_writer(tmp_path / "val.parquet", rows=24)
+    run = gspo_home / "runs" / "r"
+    ref = ModelRef(run / "checkpoints" / "global_step_600", run, 600)
+    req = EvalRequest(benchmark="arith", model="r:600", data=str(data))
+    first = service.wanted_settings(req)
+    folder = service.output_dir(req, None, ref)
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps({"settings": first, "data": {"problems": 24}}))
+    assert service.evaluated_dir(req, None, ref) == folder
+
+    arith_writer(data, rows=8)  # the same path, other problems
+    second = service.wanted_settings(req)
+    assert second["data_sha256"] != first["data_sha256"] and second["data"] == first["data"]
+    assert service.output_dir(req, None, ref) != folder  # another folder: both results are kept
+    assert service.evaluated_dir(req, None, ref) is None  # and not "already evaluated"
+    with pytest.raises(ConfigError, match=r"holds an eval of other settings or data \(data_sha256: \w+ \(24 "
+                                          r"problems\) there, \w+ now\); it is kept"):
+        service.check_replace(folder, second)  # --out naming the first result's folder
+    service.check_replace(folder, first)  # the same settings on the same data may replace it (--force)
+
+    # a result of a gspo that recorded no data digest is never taken for this data's
+    legacy = run / "eval" / "arith-600"
+    legacy.mkdir(parents=True)
+    old = {k: v for k, v in second.items() if k != "data_sha256"}
+    (legacy / "results.json").write_text(json.dumps({"settings": old, "data": {"problems": 8}}))
+    assert service.evaluated_dir(req, None, ref) is None

@@ -53,3 +53,23 @@ def test_unexpected_exception_in_a_job_is_one_line_with_a_hint_and_a_traceback_w
     assert lines == ["Error: KeyError: 'sets'",
                      "Hint: an unexpected failure inside the job; rerun with --debug for the traceback"]
     assert "Traceback" in debug.stderr and "KeyError: 'sets'" in debug.stderr
+
+
+def test_a_log_read_back_shows_no_live_eta():
+    """`gspo jobs logs` without --follow reads the whole log at once: elapsed time and ETA would be measured on
+    the replay's clock (issue #33 saw a live ETA for a finished job); the follower keeps them."""
+    import json
+
+    from gspo_cli.jobs import events
+
+    log = "".join(events.PREFIX + json.dumps({"kind": "progress", "step": s, "total": 10, "task": "train"}) + "\n"
+                  for s in (1, 5, 10))
+
+    def shown(replay: bool) -> str:
+        buf = io.StringIO()
+        with JobView(console=Console(file=buf, width=200, no_color=True), replay=replay) as view:
+            view.feed(log)
+        return buf.getvalue()
+
+    assert "train" in shown(True) and "100%" in shown(True) and "ETA" not in shown(True)
+    assert "ETA" in shown(False)  # the control: a live follower shows it

@@ -118,13 +118,13 @@ def test_the_native_engine_refuses_async_modes():
 def test_validation_size_comes_from_the_prepared_manifest(gspo_home):
     import json
 
-    from gspo_cli import layout
+    from gspo_cli.data.manifest import manifest_path
     from gspo_cli.plan.workload import from_preset
 
     preset = presets.load_preset("qwen3-32b-4x16")
     facts = QWEN3_TABLE["32b"]
     assert from_preset(preset, facts).val_trajectories == 0  # not prepared yet: validation not counted
-    path = layout.manifest_path(preset.data.val.source, preset)
+    path = manifest_path(preset.data.val.source, preset)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"outputs": {"val": {"rows": 30}}}))
     assert from_preset(preset, facts).val_trajectories == 30 * preset.rollout.val.n

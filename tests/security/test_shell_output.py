@@ -268,6 +268,9 @@ def test_runs_show_next_commands_pass_a_hostile_run_name_as_one_word(engine, gsp
     run.mkdir(parents=True)
     (run / "config.yaml").write_text(yaml.safe_dump({"name": "p$(touch p)", "trainer":
                                                       {"engine": engine, "total_training_steps": 4}}))
+    # a checkpoint and a logged step: runs show suggests resume, eval and report only when they can work
+    (run / "checkpoints" / "global_step_2").mkdir(parents=True)
+    (run / "metrics.jsonl").write_text('{"step": 2, "data": {"critic/score/mean": 0.5}}\n')
     proc = gspo_at("runs", "show", name, "--json")
     assert proc.returncode == 0, proc.stderr
     import json

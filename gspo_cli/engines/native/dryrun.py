@@ -30,9 +30,11 @@ def _data_check(req) -> Check:
         check_inputs(req)
     except GspoError as exc:
         return Check("data", ERROR, exc.message, ["paths.data_dir", "data.train.source"], exc.hint or "")
-    from gspo_cli.layout import train_file
+    from gspo_cli.data.manifest import is_legacy, train_file
 
-    return Check("data", OK, f"prepared: {train_file(req.preset)}")
+    path = train_file(req.preset)
+    old = " (a set prepared before keyed folders; its manifest matches this preset)" if is_legacy(path.parent) else ""
+    return Check("data", OK, f"prepared: {path}{old}")
 
 
 def _model_config(path: str) -> tuple[Check, Path | None]:

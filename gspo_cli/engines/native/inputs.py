@@ -23,7 +23,7 @@ def run_name_for(req: TrainRequest) -> str:
 
 def check_inputs(req: TrainRequest) -> None:
     """Prepared data present and prepared with this preset's settings (what the job would read first)."""
-    from gspo_cli.layout import train_file, val_file
+    from gspo_cli.data.manifest import train_file, val_file
 
     preset = req.preset
     needed = [train_file(preset)]
@@ -44,9 +44,8 @@ def run_path(req: TrainRequest) -> Path:
 def _check_manifests(preset: Preset) -> None:
     """Refuse data prepared with other settings (e.g. after --set data.arith.*). Parquet written without
     prepare-data (no manifest at all) is trusted as given."""
-    from gspo_cli import layout
     from gspo_cli.data import manifest
 
     sources = {preset.data.train.source, preset.data.val.source}
-    if all(layout.manifest_path(source, preset).is_file() for source in sources):
+    if all(manifest.manifest_path(source, preset).is_file() for source in sources):
         manifest.check_prepared(preset)

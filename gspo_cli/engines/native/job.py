@@ -68,7 +68,8 @@ def main(argv: list[str]) -> int:
     from gspo_cli.runs import state
 
     # job_state.json: running, then how it ended (`gspo runs list`)
-    return state.run_tracked(run_dir, "native", lambda: supervise(child, preset))
+    return state.run_tracked(run_dir, "native", lambda: supervise(
+        child, preset, on_failure=lambda kind, cause: state.note_failure(run_dir, kind, cause)))
 
 
 def attempt_main(argv: list[str]) -> int:

@@ -71,8 +71,7 @@ def launch(req: TrainRequest) -> int:
 
     faults.check_env()  # a malformed GSPO_FAULT: one line here, not a failed job and a trailer to no files
     if req.resume:
-        raise ConfigError("--resume is for the verl engine", "the native engine resumes automatically "
-                          "(trainer.resume_mode: auto): rerun with the same --run-name")
+        req = resumed(req)
     if _already_complete(req):
         return 0
     if req.dry_run:
@@ -110,6 +109,38 @@ def _check_model(path: str) -> None:
     from gspo_cli.models.reachable import require_hub_id
 
     require_hub_id(path, "model.path")
+
+
+def resumed(req: TrainRequest) -> TrainRequest:
+    """`--resume RUN`: the request that continues RUN from its newest complete checkpoint. The native engine
+    resumes a run by its name (trainer.resume_mode: auto), so this is the run's name with the preset the CLI
+    loaded (the run's config.yaml, unless --preset named another), after the checks that make it work."""
+    from dataclasses import replace
+
+    from gspo_cli import layout
+    from gspo_cli.runs.names import existing_run
+    from gspo_cli.shell import command
+
+    try:
+        run_dir = existing_run(req.resume or "", req.preset)
+    except ConfigError as exc:
+        raise ConfigError(f"--resume: {exc.message}", exc.hint) from None
+    if req.run_name and req.run_name != run_dir.name:
+        raise ConfigError(f"--resume {req.resume!r} and --run-name {req.run_name!r} name two runs",
+                          "drop --run-name: --resume continues the run it names")
+    if run_dir_for(run_dir.name, req.preset).resolve() != run_dir.resolve():
+        raise ConfigError(f"--resume {req.resume!r}: the preset writes its runs to "
+                          f"{run_dir_for(run_dir.name, req.preset).parent}, not {run_dir.parent}",
+                          "drop --preset: --resume reads the run's own config.yaml")
+    if req.preset.trainer.resume_mode == "disable":
+        raise ConfigError("--resume with trainer.resume_mode: disable would start the run over",
+                          "drop the --set of trainer.resume_mode (auto resumes from the newest checkpoint)")
+    if not layout.list_steps(run_dir):
+        start = command("gspo", "train", "--preset", str(run_dir / "config.yaml"), "--run-name", run_dir.name)
+        raise ConfigError(f"--resume {req.resume!r}: {layout.checkpoints_dir(run_dir)} has no complete "
+                          "global_step_N checkpoint", f"the run saved none yet (trainer.save_freq); start it "
+                          f"again: {start}")
+    return replace(req, run_name=run_dir.name, resume=None)
 
 
 def _already_complete(req) -> bool:

@@ -51,6 +51,7 @@ import torch
 from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
 from gspo_cli.algo.aggregation import agg_loss
 from gspo_cli.algo.losses import PolicyLossOutput, compute_policy_loss
+from gspo_cli.data.manifest import train_file, val_file
 from gspo_cli.engines.native import checkpoint
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
 from gspo_cli.engines.native.rollout import RolloutBatch, Sampling, generate, response_log_probs
@@ -58,7 +59,7 @@ from gspo_cli.engines.native.routing_probe import RoutingProbe
 from gspo_cli.engines.native.step_metrics import data_metrics, rollout_probs_diff
 from gspo_cli.errors import ConfigError
 from gspo_cli.jobs import events
-from gspo_cli.layout import metrics_file, train_file, val_file
+from gspo_cli.layout import metrics_file
 from gspo_cli.metrics.jsonl import MetricsWriter
 from gspo_cli.models.device import resolve_device
 from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path

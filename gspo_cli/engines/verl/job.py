@@ -125,7 +125,8 @@ def job_main(argv: list[str]) -> int:
     from gspo_cli.runs import state
 
     # job_state.json: running, then how it ended (`gspo runs list`)
-    return state.run_tracked(run_dir, "verl", lambda: supervise(child, preset))
+    return state.run_tracked(run_dir, "verl", lambda: supervise(
+        child, preset, on_failure=lambda kind, cause: state.note_failure(run_dir, kind, cause)))
 
 
 def _capacity(spec: dict, preset: Preset, run_name: str) -> dict:

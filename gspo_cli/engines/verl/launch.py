@@ -196,7 +196,7 @@ def make_plan(
 ) -> Plan:
     """Everything `gspo train` decides before launch. Never calls Ray. `env_python`: the interpreter the job runs
     with, whose environment is probed ("": this one; None: a named cluster's, not probed), unless `env` is given."""
-    from gspo_cli import layout
+    from gspo_cli.data import manifest as prepared
     from gspo_cli.engines.verl import preflight, schema_check
     from gspo_cli.engines.verl.compile import compile_preset
     from gspo_cli.jobs.client import entrypoint
@@ -219,7 +219,7 @@ def make_plan(
     timings["preflight"] = time.perf_counter() - t
 
     compiled = compile_preset(
-        preset, run_dir=run_dir, train_file=layout.train_file(preset), val_file=layout.val_file(preset),
+        preset, run_dir=run_dir, train_file=prepared.train_file(preset), val_file=prepared.val_file(preset),
         resume_from=resume_from,
         experiment_name=preset.trainer.experiment_name or run_name,
         model_path=_builtin_model_folder(preset.model.path),

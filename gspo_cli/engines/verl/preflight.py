@@ -47,8 +47,7 @@ class DataFacts:
 
 def data_facts(preset: Preset) -> DataFacts:
     """Rows of the prepared train/val splits from their manifests; the prepare-data check when available."""
-    from gspo_cli import layout
-    from gspo_cli.data.manifest import check_prepared
+    from gspo_cli.data.manifest import check_prepared, manifest_path
     from gspo_cli.errors import GspoError
 
     facts = DataFacts()
@@ -57,7 +56,7 @@ def data_facts(preset: Preset) -> DataFacts:
     except GspoError as exc:
         facts.error, facts.fix = exc.message, exc.hint
     for split, spec in (("train", preset.data.train), ("val", preset.data.val)):
-        mpath = layout.manifest_path(spec.source, preset)
+        mpath = manifest_path(spec.source, preset)
         try:
             manifest = json.loads(mpath.read_text(encoding="utf-8"))
             rows = manifest["outputs"][split]["rows"]
