@@ -38,6 +38,7 @@ def run_summary(run: Path, *, wall_s: float | None = None) -> dict[str, Any]:
     from gspo_cli.runs import catalog
 
     info = catalog.run_info(run, size=False)
+    info["checkpoints"] = catalog.checkpoints(run)  # what `commands` suggests depends on them (as in `runs show`)
     series = read_series(layout.metrics_file(run))
     val_key = (info.get("best_val") or {}).get("key")
     health = catalog.read_health(run)
@@ -49,7 +50,7 @@ def run_summary(run: Path, *, wall_s: float | None = None) -> dict[str, Any]:
         "health": [{"step": h.get("step"), "rule": h.get("rule")} for h in health
                    if h.get("rule") not in ("restart",)],
         "health_file": str(run / HEALTH_FILE),
-        "checkpoints": [c["step"] for c in catalog.checkpoints(run) if c["complete"]],
+        "checkpoints": [c["step"] for c in info["checkpoints"] if c["complete"]],
         "checkpoints_dir": str(layout.checkpoints_dir(run)),
         "metrics": str(layout.metrics_file(run)),
         "commands": catalog.commands(info, catalog.load_config(run)),

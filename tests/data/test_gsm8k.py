@@ -38,12 +38,13 @@ def test_rows_are_verls_gsm8k_rows_and_verl_scores_them(gspo, gspo_home, tmp_pat
     assert proc.returncode == 0, proc.stderr
     by_source = {d["source"]: d for d in json.loads(proc.stdout)["datasets"]}
     assert by_source["gsm8k"]["rows_out"] == 3 and by_source["gsm8k"]["rejected"]["rows"] == 1
-    rows = pq.read_table(gspo_home / "data" / "gsm8k" / "train.parquet").to_pylist()
+    keyed = {source: gspo_home / "data" / source / d["key"] for source, d in by_source.items()}  # data/manifest.py
+    rows = pq.read_table(keyed["gsm8k"] / "train.parquet").to_pylist()
     assert [r["prompt"] for r in rows] == [[{"role": "user", "content": q["question"] + " " + INSTRUCTION}]
                                           for q in ROWS[:3]]  # file order kept, no dedup
     assert [r["reward_model"] for r in rows] == [{"ground_truth": g, "style": "rule"} for g in ("72", "2400", "-3")]
     assert {r["data_source"] for r in rows} == {"openai/gsm8k"} and {r["ability"] for r in rows} == {"math"}
-    assert pq.read_table(gspo_home / "data" / "gsm8k-test" / "val.parquet").num_rows == 2
+    assert pq.read_table(keyed["gsm8k-test"] / "val.parquet").num_rows == 2
 
     from verl.utils.reward_score import default_compute_score  # the oracle: what the nightly job trains with
 
