@@ -160,6 +160,10 @@ def test_embedded_head_is_started_reused_and_torn_down(gspo, gspo_home):
     assert local_head.read_record() is None
     # Nothing of that process group is left running (zombies of an exited parent may linger until reaped).
     assert not procs.group_alive(record.pid)
+    # Ray stopped its node at once: no SIGTERM drain (up to 30 s; procs.no_drain_env), which Ray logs when it runs
+    # ("Node ... received SIGTERM. Draining for up to 30.0 seconds": every stop on the code before it)
+    log = Path(record.log_file).read_text()
+    assert "Ray runtime started" in log and "Draining for up to" not in log
     again = gspo("cluster", "down")
     assert again.returncode == 0 and "nothing to stop" in again.stderr
     assert Path(record.temp_dir).is_dir()  # `cluster down` never deletes Ray's temp dir...

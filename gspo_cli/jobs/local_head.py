@@ -199,8 +199,9 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, node: NodeResourc
         record = _start_new(num_cpus, wanted)
         from gspo_cli.console import err
 
-        err.print(f"Restarted the embedded Ray head with {_spell(wanted.resources)} for {node.why or 'this job'}; "
-                  "it ran no job.", highlight=False)
+        why = f" ({node.why})" if node.why else ""
+        err.print(f"Restarted the embedded Ray head with {_spell(wanted.resources)}{why}; it ran no job.",
+                  highlight=False)
         return record
     return _start_new(num_cpus, node)
 

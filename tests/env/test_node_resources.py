@@ -106,8 +106,8 @@ def test_one_embedded_head_serves_native_then_verl_restarted_only_while_idle(gsp
         verl = target.resolve_target(None, tiny_verl, node=wants)  # idle now: restarted with the slot
         said = capfd.readouterr().err
         print(said)
-        assert "Restarted the embedded Ray head with GPU=1 for a verl CPU run of tiny-verl" in said
-        assert "it ran no job" in said
+        assert ("Restarted the embedded Ray head with GPU=1 (a verl CPU run of tiny-verl places its 1 CPU device(s) "
+                "on Ray GPU slots); it ran no job.") in said
         second = local_head.read_record()
         assert second.pid != first.pid and second.resources == {"GPU": 1.0} and verl.local_only
         assert not procs.group_alive(first.pid)  # the old head is gone, not left beside the new one
