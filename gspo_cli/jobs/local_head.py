@@ -196,7 +196,7 @@ def start(*, num_cpus: int | None = None, quiet: bool = False, node: NodeResourc
         _refuse_if_busy(existing, node, lacking)
         wanted = NodeResources(node.num_cpus, _union(existing.resources, node.resources), node.why)
         stop()
-        record = _start_new(num_cpus, wanted)
+        record = _start_new(num_cpus, wanted, previous=existing)  # Ray's temp dir of the head it replaces
         from gspo_cli.console import err
 
         why = f" ({node.why})" if node.why else ""
@@ -246,8 +246,8 @@ def _spell(resources: dict[str, float]) -> str:
     return ", ".join(f"{k}={v:g}" for k, v in resources.items())
 
 
-def _start_new(num_cpus: int | None, node: NodeResources) -> HeadRecord:
-    previous = read_record()
+def _start_new(num_cpus: int | None, node: NodeResources, previous: HeadRecord | None = None) -> HeadRecord:
+    previous = previous or read_record()
     stop()  # a recorded head that does not answer, or one from before token auth: gspo's own, replace it
     from gspo_cli.private import ensure_private_dir
 
