@@ -16,8 +16,7 @@ def status_cmd(address: str | None = options.address(),
                json_out: bool = options.json_out()) -> None:
     """Which cluster is in use (and why), its alive nodes and their resources, and the nodes Ray has lost.
 
-    Exit code 0 when a cluster answers; 3 when there is none to show (nothing named, no node gspo started here, no
-    embedded head running: LSB's "not running"); 1 when the one in use cannot be reached."""
+    Exit code: 0 a cluster answers; 3 there is none to show (LSB's "not running"); 1 it cannot be reached."""
     from gspo_cli.console import print_json
     from gspo_cli.jobs import client as jobs
     from gspo_cli.jobs.target import NoClusterError
