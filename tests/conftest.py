@@ -140,20 +140,34 @@ def ray_head(session_ray_head):
     so their per-test $GSPO_HOME stays empty. The head wants its token (gspo_cli/jobs/auth.py): for this test only,
     RAY_AUTH_MODE=token + RAY_AUTH_TOKEN_PATH name it the way a user of someone else's cluster would, for this
     process and the test's `gspo` subprocesses; afterwards they are as before, so a test that does not ask for the
-    head never sees its token (it did while the session set them: a test's outcome then depended on the order)."""
-    from gspo_cli.jobs import auth
+    head never sees its token (it did while the session set them: a test's outcome then depended on the order).
+    The head serves on 127.0.0.1 only, in Ray's local-only mode (gspo_cli/jobs/loopback.py); a driver that joins it
+    (ray.init here or in a subprocess) must run in that mode too: set the same way, for this test only."""
+    from gspo_cli.jobs import auth, loopback
 
-    saved = {k: os.environ.get(k) for k in auth.AUTH_VARS}
+    saved = {k: os.environ.get(k) for k in (*auth.AUTH_VARS, loopback.SWITCH)}
     # Also refreshes Ray's cached auth config when Ray is already imported (verl imports it at collection).
     auth.use_in_process(auth.TOKEN, session_ray_head.token_file)
+    os.environ[loopback.SWITCH] = loopback.LOCAL_ONLY
+    _ray_cluster_switch()
     yield session_ray_head
     for key, value in saved.items():
         _restore_env(key, value)
+    _ray_cluster_switch()
     if "ray._raylet" in sys.modules:
         from ray._raylet import AuthenticationTokenLoader, Config
 
         Config.initialize("")
         AuthenticationTokenLoader.instance().reset_cache()
+
+
+def _ray_cluster_switch() -> None:
+    """Ray reads its local-only switch once, at import: tell an imported Ray the environment's value again."""
+    if "ray._private.ray_constants" in sys.modules:
+        from ray._private import ray_constants
+
+        ray_constants.ENABLE_RAY_CLUSTER = ray_constants.env_bool(ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR,
+                                                                  not ray_constants.IS_WINDOWS_OR_OSX)
 
 
 def _restore_env(key: str, value: str | None) -> None:

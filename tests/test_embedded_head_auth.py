@@ -1,6 +1,8 @@
-"""The embedded loopback head is not open to the network: every port it listens on outside loopback refuses a
-caller without its token, tried for real from this host's non-loopback address (Ray cannot bind its GCS and
-raylet ports to 127.0.0.1, so the token is the protection; the dashboard itself is on 127.0.0.1 only)."""
+"""The embedded loopback head is not open to the network: every port it and its workers listen on is on 127.0.0.1
+(Ray's local-only mode, gspo_cli/jobs/loopback.py), none answers at this host's network address, and every gRPC
+port and agent HTTP port still refuses a local caller without its token (other users of this host). The control:
+the same head started without the local-only switch listens on every interface (Ray turns
+`--node-ip-address=127.0.0.1` into the host's address), so the bind check bites."""
 
 from __future__ import annotations
 
@@ -88,40 +90,71 @@ def _grpc_codes(ip: str, port: int, metadata=None) -> dict[str, str]:
     return codes
 
 
-def test_every_port_off_loopback_refuses_callers_without_the_token(ray_head):
-    from gspo_cli.jobs.auth import read_token
-
-    ext = _external_ip()
-    if ext is None:
-        pytest.skip("this host has no non-loopback IPv4 address to call from")
+def _sockets_once_up(pid: int) -> list[tuple[str, int, str]]:
     import time
 
     deadline = time.monotonic() + 120
-    sockets = _listening(ray_head.pid)
+    sockets = _listening(pid)
     while not {"raylet", "ray::DashboardAgent", "ray::RuntimeEnvAgent"} <= {n for *_, n in sockets} and (
             time.monotonic() < deadline):  # the head answers before all its daemons listen
         time.sleep(1)
-        sockets = _listening(ray_head.pid)
-    dash_port = int(ray_head.dashboard_url.rsplit(":", 1)[1])
-    assert {ip for ip, port, _ in sockets if port == dash_port} == {"127.0.0.1"}, sockets  # jobs API: loopback only
-    exposed = sorted({(port, name) for ip, port, name in sockets if not _is_loopback(ip)})
-    assert {"gcs_server", "raylet"} <= {name for _, name in exposed}, sockets  # Ray's GCS and raylet do listen on every interface: the token must guard them
-    verdicts = {}
-    for port, name in exposed:
-        answer = _http(ext, port)
-        if answer is not None:
-            status, body = answer
-            verdicts[(port, name)] = f"HTTP {status}"
-            # no Prometheus exporter either (jobs/exporters.py): every HTTP port off loopback wants the token
-            assert status in (401, 403) and not body.startswith("# HELP"), (port, name, status, body[:100])
-            continue
-        codes = _grpc_codes(ext, port)
-        verdicts[(port, name)] = codes
-        assert "OK" not in codes.values(), (port, name, codes)
-        assert "UNAUTHENTICATED" in codes.values(), (port, name, codes)
-    print("unauthenticated calls from", ext, verdicts)
+        sockets = _listening(pid)
+    return sockets
+
+
+def _refused_without_token(ip: str, port: int, name: str) -> str | dict[str, str]:
+    answer = _http(ip, port)
+    if answer is not None:
+        status, body = answer
+        # no Prometheus exporter either (jobs/exporters.py): every HTTP port wants the token
+        assert status in (401, 403) and not body.startswith("# HELP"), (port, name, status, body[:100])
+        return f"HTTP {status}"
+    codes = _grpc_codes(ip, port)
+    assert "OK" not in codes.values(), (port, name, codes)
+    assert "UNAUTHENTICATED" in codes.values(), (port, name, codes)
+    return codes
+
+
+def test_every_port_is_on_loopback_and_refuses_callers_without_the_token(ray_head, gspo):
+    from gspo_cli.jobs.auth import read_token
+
+    # a job's workers too (each runs a CoreWorkerService): one job run first, its idle workers stay a while
+    smoke = gspo("cluster", "smoke", "--address", ray_head.dashboard_url)
+    assert smoke.returncode == 0, smoke.stderr
+    sockets = _sockets_once_up(ray_head.pid)
+    names = {name for *_, name in sockets}
+    assert {"gcs_server", "raylet", "ray::DashboardAgent", "ray::RuntimeEnvAgent"} <= names, sockets
+    off_loopback = [s for s in sockets if not _is_loopback(s[0])]
+    assert off_loopback == [], sockets  # GCS, raylet, object manager, agents, client server, dashboard, workers
+    ext = _external_ip()
+    if ext is not None:  # nothing answers at the host's network address
+        for _, port, name in sockets:
+            with socket.socket() as sock:
+                sock.settimeout(3)
+                assert sock.connect_ex((ext, port)) != 0, (port, name)
+    verdicts = {(port, name): _refused_without_token("127.0.0.1", port, name)
+                for ip, port, name in sorted(set(sockets))}
+    print("unauthenticated calls from 127.0.0.1", verdicts)
     # The same call with the token is answered: the probe can tell a refusal from a broken port.
     gcs_port = int(ray_head.address.rsplit(":", 1)[1])
     token = read_token(ray_head.token_file)
-    with_token = _grpc_codes(ext, gcs_port, metadata=(("authorization", f"Bearer {token}"),))
+    with_token = _grpc_codes("127.0.0.1", gcs_port, metadata=(("authorization", f"Bearer {token}"),))
     assert with_token["/ray.rpc.NodeInfoGcsService/GetAllNodeInfo"] == "OK"
+
+
+@pytest.mark.slow
+def test_control_without_the_local_only_switch_the_head_listens_on_every_interface(gspo_home, monkeypatch):
+    """Ray's default on Linux, which the embedded head ran with before: the bind check above would fail on it."""
+    from gspo_cli.jobs import local_head, loopback
+
+    if _external_ip() is None:
+        pytest.skip("this host has no non-loopback IPv4 address")
+    monkeypatch.setattr(loopback, "server_env", dict)  # the head's `ray start` without the switch
+    record = local_head.start(num_cpus=1)
+    try:
+        sockets = _sockets_once_up(record.pid)
+        exposed = {name for ip, _, name in sockets if not _is_loopback(ip)}
+        print(sorted(sockets))
+        assert {"gcs_server", "raylet"} <= exposed, sockets
+    finally:
+        local_head.stop()

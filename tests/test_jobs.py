@@ -125,6 +125,22 @@ def test_no_cluster_named_and_no_head_running(gspo):
     assert proc.returncode == 1 and "no Ray cluster" in proc.stderr
 
 
+def test_cluster_status_with_no_cluster_says_so_and_exits_3(gspo):
+    """No cluster is a state `cluster status` reports (exit 3, LSB's "not running"), not an error; a cluster
+    named but unreachable stays an error (exit 1)."""
+    proc = gspo("cluster", "status")
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout.startswith("No Ray cluster: no --address") and "gspo train --preset tiny" in proc.stdout
+    assert "Error" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+    as_json = gspo("cluster", "status", "--json")
+    assert as_json.returncode == 3
+    payload = json.loads(as_json.stdout)
+    assert set(payload) == {"running", "message", "hint"} and payload["running"] is False
+    assert payload["message"].startswith("no Ray cluster") and "gspo cluster up" in payload["hint"]
+    named = gspo("cluster", "status", "--address", "http://127.0.0.1:9")  # control: named, nothing there
+    assert named.returncode == 1 and "Error: cannot reach Ray" in named.stderr
+
+
 def test_embedded_head_is_started_reused_and_torn_down(gspo, gspo_home):
     from gspo_cli.jobs import local_head
 
@@ -134,7 +150,9 @@ def test_embedded_head_is_started_reused_and_torn_down(gspo, gspo_home):
     record = local_head.read_record()
     assert record is not None and record.dashboard_url.startswith("http://127.0.0.1:")
     status = json.loads(gspo("cluster", "status", "--json").stdout)
-    assert status["embedded"] and status["embedded_pid"] == record.pid and status["resources"]["CPU"] >= 1
+    assert status["running"] and status["embedded"] and status["embedded_pid"] == record.pid
+    assert status["resources"]["CPU"] >= 1 and status["embedded_binds"] == "127.0.0.1 only"
+    assert [n["node_ip"] for n in status["nodes"]] == ["127.0.0.1"]  # Ray's own view: the node is on loopback
     second = gspo("cluster", "smoke")
     assert second.returncode == 0 and "Starting the embedded" not in second.stderr  # reused
     down = gspo("cluster", "down")
@@ -142,6 +160,10 @@ def test_embedded_head_is_started_reused_and_torn_down(gspo, gspo_home):
     assert local_head.read_record() is None
     # Nothing of that process group is left running (zombies of an exited parent may linger until reaped).
     assert not procs.group_alive(record.pid)
+    # Ray stopped its node at once: no SIGTERM drain (up to 30 s; procs.no_drain_env), which Ray logs when it runs
+    # ("Node ... received SIGTERM. Draining for up to 30.0 seconds": every stop on the code before it)
+    log = Path(record.log_file).read_text()
+    assert "Ray runtime started" in log and "Draining for up to" not in log
     again = gspo("cluster", "down")
     assert again.returncode == 0 and "nothing to stop" in again.stderr
     assert Path(record.temp_dir).is_dir()  # `cluster down` never deletes Ray's temp dir...

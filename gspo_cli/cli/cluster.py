@@ -14,16 +14,34 @@ def status_cmd(address: str | None = options.address(),
                actors: bool = typer.Option(False, "--actors", help="Also list which Ray actor (verl trainer rank, "
                                            "vLLM server, TaskRunner, ...) runs on which node."),
                json_out: bool = options.json_out()) -> None:
-    """Which cluster is in use (and why), its alive nodes and their resources, and the nodes Ray has lost."""
+    """Which cluster is in use (and why), its alive nodes and their resources, and the nodes Ray has lost.
+
+    Exit code: 0 a cluster answers; 3 there is none to show (LSB's "not running"); 1 it cannot be reached."""
+    from gspo_cli.console import print_json
     from gspo_cli.jobs import client as jobs
+    from gspo_cli.jobs.target import NoClusterError
 
-    info = jobs.cluster_status(address, with_actors=actors)
+    try:
+        info = jobs.cluster_status(address, with_actors=actors)
+    except NoClusterError as none:
+        if json_out:
+            print_json({"running": False, "message": none.message, "hint": none.hint})
+        else:
+            from gspo_cli.console import out
+
+            out.print(f"{_sentence(none.message)}\n{_sentence(none.hint or '')}", highlight=False)
+        raise typer.Exit(NOT_RUNNING) from None
     if json_out:
-        from gspo_cli.console import print_json
-
-        print_json(info)
+        print_json({"running": True, **info})
         return
     _render_status(info)
+
+
+def _sentence(text: str) -> str:
+    return f"{text[:1].upper()}{text[1:]}." if text else ""
+
+
+NOT_RUNNING = 3  # `cluster status` with no cluster to show (LSB init-script status code 3: program is not running)
 
 
 def _render_status(info: dict) -> None:
@@ -33,6 +51,8 @@ def _render_status(info: dict) -> None:
     from gspo_cli.jobs.nodestate import describe
 
     kind = f"embedded local head (pid {info['embedded_pid']})" if info["embedded"] else f"from {info['source']}"
+    if info.get("embedded_binds"):
+        kind += f", listening on {info['embedded_binds']}"
     out.print(f"[bold]Ray[/] {info['dashboard_url']}  {kind}  auth: {info['auth']}", highlight=False)
     table = Table(title=f"{len(info['nodes'])} alive node(s)", title_justify="left")
     for col in ("node", "ip", "head"):

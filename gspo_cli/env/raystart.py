@@ -21,7 +21,7 @@ from gspo_cli.env.node_setup import raise_nofile
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.jobs import auth, exporters, nodes, ray_errors
 from gspo_cli.jobs.nodes import NodeRecord, nodes_dir, read_record, record_file
-from gspo_cli.jobs.procs import RAY_READY_MARK, identity, ray_executable, stop_recorded_group
+from gspo_cli.jobs.procs import RAY_READY_MARK, identity, no_drain_env, ray_executable, stop_recorded_group
 from gspo_cli.jobs.resources import NodeResources
 
 READY_MARK = RAY_READY_MARK
@@ -59,6 +59,7 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
     env.pop("RAY_ADDRESS", None)  # `ray start` must join the address gspo names, not an inherited one
     # Ray's Prometheus exporters listen on every interface and take no token: off unless asked for.
     env = exporters.apply(env, metrics=metrics, user_env=dict(os.environ))
+    env = no_drain_env(env, dict(os.environ))  # `cluster down` stops now, not after Ray's node drain (up to 30 s)
     if npu and device.ray_noset_var:
         env[device.ray_noset_var] = "1"  # verl assigns devices to its colocated workers itself
     name = nodes.node_name()

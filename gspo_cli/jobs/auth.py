@@ -91,6 +91,9 @@ def server_env(env: dict[str, str], token_file: Path | None) -> dict[str, str]:
     return out
 
 
+_token_in_use: str | None = None  # the token use_in_process last named to Ray in this process
+
+
 def use_in_process(mode: str | None, token_file: str | os.PathLike | None = None) -> None:
     """Make this process's Ray clients (jobs SDK, state API, ray.init) use `mode` and this token file.
 
@@ -101,8 +104,12 @@ def use_in_process(mode: str | None, token_file: str | os.PathLike | None = None
     wanted = {"RAY_AUTH_MODE": mode}
     if token_file:
         wanted["RAY_AUTH_TOKEN_PATH"] = str(token_file)
+    global _token_in_use
+    token = read_token(token_file) if token_file else None
+    # the same file with a new token (the embedded head, restarted by this process) counts as a change too
     changed = any(os.environ.get(k) != v for k, v in wanted.items()) or (
-        token_file is not None and "RAY_AUTH_TOKEN" in os.environ)
+        token_file is not None and ("RAY_AUTH_TOKEN" in os.environ or token != _token_in_use))
+    _token_in_use = token
     os.environ.update(wanted)
     if token_file:
         os.environ.pop("RAY_AUTH_TOKEN", None)  # it would win over the file

@@ -390,6 +390,9 @@ def cluster_status(address: str | None = None, *, with_actors: bool = False) -> 
         "source": target.source,
         "embedded": target.embedded,
         "embedded_pid": record.pid if record else None,
+        # what its ports listen on (jobs/loopback.py): a head of an older gspo binds every interface, token-guarded
+        "embedded_binds": (("127.0.0.1 only" if record.local_only else "every interface (token-guarded; "
+                            "`gspo cluster down` and a new head bind 127.0.0.1 only)") if record else None),
         "auth": target.auth or os.environ.get("RAY_AUTH_MODE", "disabled"),
         "nodes": alive,
         "dead_nodes": dead,

@@ -3,12 +3,19 @@
 gspo runs `ray start --head --block` as a child in its own process group and records it in
 `$GSPO_HOME/ray/head.json` with the process's identity (start time, command line). `stop()` signals only that
 process group, and only while the recorded pid is still that process, so gspo never touches processes it did
-not start, and never deletes Ray's temp directory.
+not start, and never deletes Ray's temp directory. The head stops at once on SIGTERM (Ray's node drain off:
+procs.no_drain_env).
 
-Protection: Ray cannot bind its GCS, raylet and object-manager ports to one interface (they listen on every
-address), so this head runs with token auth, its own new token each start (`$GSPO_HOME/ray/embedded_token`,
-0600): every gRPC port and the agents' HTTP ports refuse callers without it. The dashboard (jobs API) listens on
-127.0.0.1 only, and Ray's Prometheus exporters (unauthenticated by design) are switched off (jobs/exporters.py).
+Binding: the head runs in Ray's local-only mode (jobs/loopback.py), so its node address is 127.0.0.1 and every
+port it and its workers open (GCS, raylet, object manager, agents, Ray Client server, jobs API) listens on
+127.0.0.1 only. It also runs with token auth, its own new token each start (`$GSPO_HOME/ray/embedded_token`,
+0600), against other users of this host: every gRPC port and the agents' HTTP ports refuse callers without it.
+Ray's Prometheus exporters (unauthenticated by design) are switched off (jobs/exporters.py). A head recorded by
+an older gspo (no `local_only` in its record) listens on every interface, guarded by its token only.
+
+One head serves every engine's jobs: a job whose engine asks for resources the running head lacks (a verl CPU
+run's GPU slots, engines/verl/cpu/head.py) gets the head restarted with them, added to what it had, when no job
+runs on it; a head with a pending or running job is never restarted (the job is refused with how to proceed).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from pathlib import Path
 from gspo_cli import layout
 from gspo_cli.errors import ClusterError, ConfigError
 from gspo_cli.fsutil import atomic_write_json
-from gspo_cli.jobs import auth, exporters, procs
+from gspo_cli.jobs import auth, exporters, loopback, procs
 from gspo_cli.jobs.procs import RAY_READY_MARK, kill_group, ray_executable
 from gspo_cli.jobs.resources import NodeResources
 
@@ -58,6 +65,8 @@ class HeadRecord:
     # command line gspo ran: `stop` signals the pid only while both still match
     identity: dict | None = None
     argv: list[str] | None = None
+    # started in Ray's local-only mode (every port on 127.0.0.1, jobs/loopback.py); False in records of older gspo
+    local_only: bool = False
 
 
 def _legacy_args(record: HeadRecord) -> tuple[str, ...]:
@@ -175,19 +184,70 @@ def running() -> HeadRecord | None:
 
 def start(*, num_cpus: int | None = None, quiet: bool = False, node: NodeResources | None = None) -> HeadRecord:
     """Start (or reuse) the embedded head and wait until its Jobs API answers. `node`: what the jobs' engine asks a
-    node to offer (its spec's `node_resources`: e.g. a verl CPU run's CPU "devices" as Ray GPU slots)."""
+    node to offer (its spec's `node_resources`: e.g. a verl CPU run's CPU "devices" as Ray GPU slots). A running
+    head that lacks some of it is restarted with it (and what it offered before) when no job runs on it, else
+    refused."""
     node = node or NodeResources()
     existing = running()
     if existing is not None:
         lacking = node.missing_from(existing.resources)
-        if lacking:
-            have = ", ".join(f"{k}={existing.resources.get(k, 0):g}" for k in lacking)
-            want = ", ".join(f"{k}={v:g}" for k, v in lacking.items())
-            raise ClusterError(
-                f"the embedded Ray head runs with {have}; {node.why or 'this job'} needs {want}",
-                "stop it with `gspo cluster down` once no job runs on it; the next command starts one with them")
-        return existing
-    previous = read_record()
+        if not lacking:
+            return existing
+        _refuse_if_busy(existing, node, lacking)
+        wanted = NodeResources(node.num_cpus, _union(existing.resources, node.resources), node.why)
+        stop()
+        record = _start_new(num_cpus, wanted, previous=existing)  # Ray's temp dir of the head it replaces
+        from gspo_cli.console import err
+
+        why = f" ({node.why})" if node.why else ""
+        err.print(f"Restarted the embedded Ray head with {_spell(wanted.resources)}{why}; it ran no job.",
+                  highlight=False)
+        return record
+    return _start_new(num_cpus, node)
+
+
+# Ray's job states that still hold the head (ray/dashboard/modules/job/common.py JobStatus)
+ACTIVE_STATES = ("PENDING", "RUNNING")
+
+
+def active_jobs(record: HeadRecord) -> list[str] | None:
+    """The jobs the head still runs (submitted jobs and drivers connected from other processes, as its jobs API
+    lists them: PENDING or RUNNING), by id; None when the jobs API does not say."""
+    token = auth.read_token(record.token_file)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"{record.dashboard_url}/api/jobs/", headers=headers),
+                                    timeout=10) as resp:
+            jobs = json.loads(resp.read())
+        return [str(j.get("submission_id") or j.get("job_id")) for j in jobs if j.get("status") in ACTIVE_STATES]
+    except (urllib.error.URLError, OSError, ValueError, AttributeError, TypeError):
+        return None
+
+
+def _refuse_if_busy(record: HeadRecord, node: NodeResources, lacking: dict[str, float]) -> None:
+    active = active_jobs(record)
+    if active == []:
+        return
+    have = ", ".join(f"{k}={record.resources.get(k, 0):g}" for k in lacking)
+    why = (f"it runs {len(active)} job(s) ({', '.join(active[:3])}{', ...' if len(active) > 3 else ''})"
+           if active else "its jobs API did not list its jobs")
+    raise ClusterError(
+        f"the embedded Ray head runs with {have}; {node.why or 'this job'} needs {_spell(lacking)}, and {why}, so "
+        "gspo does not restart it",
+        "wait for its jobs to end or stop them (`gspo jobs list`, `gspo jobs stop ID`), then run this again: gspo "
+        "restarts an idle head with what the job needs")
+
+
+def _union(have: dict[str, float], want: dict[str, float]) -> dict[str, float]:
+    return {**have, **{k: max(float(v), float(have.get(k, 0))) for k, v in want.items()}}
+
+
+def _spell(resources: dict[str, float]) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in resources.items())
+
+
+def _start_new(num_cpus: int | None, node: NodeResources, previous: HeadRecord | None = None) -> HeadRecord:
+    previous = previous or read_record()
     stop()  # a recorded head that does not answer, or one from before token auth: gspo's own, replace it
     from gspo_cli.private import ensure_private_dir
 
@@ -225,9 +285,11 @@ def _launch(temp_dir: Path, log_file: Path, token_file: Path, num_cpus: int | No
         f"--temp-dir={temp_dir}",
     ]
     cmd += node.start_args(num_cpus=num_cpus)
-    # No Prometheus exporters: they cannot take a token (jobs/exporters.py).
-    env = auth.server_env(exporters.apply(dict(os.environ, RAY_USAGE_STATS_ENABLED="0"), user_env=dict(os.environ)),
-                          token_file)
+    # No Prometheus exporters: they cannot take a token (jobs/exporters.py). Every port on 127.0.0.1
+    # (jobs/loopback.py). A stop that does not wait for Ray's node drain (procs.no_drain_env).
+    user_env = dict(os.environ)
+    env = exporters.apply(dict(user_env, RAY_USAGE_STATS_ENABLED="0"), user_env=user_env)
+    env = auth.server_env(procs.no_drain_env(loopback.server_env(env), user_env), token_file)
     env.pop("RAY_ADDRESS", None)
     with open(log_file, "ab") as log:
         log_start = log.tell()
@@ -236,7 +298,7 @@ def _launch(temp_dir: Path, log_file: Path, token_file: Path, num_cpus: int | No
     record = HeadRecord(
         address=f"{LOOPBACK}:{gcs_port}", dashboard_url=f"http://{LOOPBACK}:{dash_port}", pid=proc.pid,
         temp_dir=str(temp_dir), log_file=str(log_file), started_at=time.time(), token_file=str(token_file),
-        resources=dict(node.resources), identity=procs.identity(proc.pid), argv=cmd,
+        resources=dict(node.resources), identity=procs.identity(proc.pid), argv=cmd, local_only=True,
     )
     return proc, record, log_start
 

@@ -132,6 +132,20 @@ def _group_ended(pid: int, wait: float) -> bool:
     return False
 
 
+# Ray 2.60's `ray start --block` answers SIGTERM by first asking the GCS to drain its node and waiting until the
+# raylet exits on its own, for up to RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S (default 30 s; ray/_private/node.py
+# `_drain_node_before_shutdown`, made for Kubernetes pods of Ray Serve). An idle raylet with leased workers, or
+# any running job, keeps it waiting: `gspo cluster down` took 13.8-20.6 s (the rest of stop_ray_node's 20 s
+# timeout, then SIGKILL). gspo's stop means now; nothing it runs drains: 0 turns the drain off, and Ray then
+# stops its processes as before (SIGTERM each, raylet first, 1 s grace each). A value the user set is kept.
+DRAIN_VAR = "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"
+
+
+def no_drain_env(env: dict[str, str], user_env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` for a `ray start --block` that stops at once on SIGTERM (DRAIN_VAR 0, unless `user_env` names it)."""
+    return {**env, DRAIN_VAR: (user_env or {}).get(DRAIN_VAR) or "0"}
+
+
 def stop_ray_node(pid: int, timeout: float = 20.0) -> None:
     """Stop a `ray start --block` that leads its own process group (the embedded head, a `gspo cluster up/join`
     node): SIGTERM to it alone first, so Ray stops its node's processes in its own order, raylet before GCS; then

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
 from gspo_cli.errors import ClusterError
-from gspo_cli.jobs import auth, local_head, nodes
+from gspo_cli.jobs import auth, local_head, loopback, nodes
 
 if TYPE_CHECKING:
     from ray.job_submission import JobSubmissionClient
@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 DEFAULT_DASHBOARD_PORT = 8265
 
 
+class NoClusterError(ClusterError):
+    """Nothing names a cluster and no embedded head runs (and this command does not start one)."""
+
+
 @dataclass
 class ClusterTarget:
     dashboard_url: str
@@ -38,10 +42,12 @@ class ClusterTarget:
     source: str  # where the address came from: --address, preset, RAY_ADDRESS, node record, embedded
     auth: str | None = None  # token | disabled | None: leave the user's RAY_AUTH_* as they are
     token_file: str | None = None
+    local_only: bool = False  # a head in Ray's local-only mode (the embedded head): drivers here must be too
 
     def use_auth(self) -> None:
-        """Make this process's Ray clients talk to this cluster with its token (or none)."""
+        """Make this process's Ray clients talk to this cluster with its token (or none), in its mode."""
         auth.use_in_process(self.auth, self.token_file)
+        loopback.use_in_process(self.local_only)
         if self.auth != auth.DISABLED:
             auth.warn_plain_http(self.dashboard_url)
 
@@ -65,7 +71,7 @@ def _named(value: str, source: str) -> ClusterTarget:
         return ClusterTarget(known.dashboard_url, known.address, embedded=False, source=source, auth=known.auth,
                              token_file=known.token_file)
     gcs = None if value.startswith(("http://", "https://")) else value
-    target = ClusterTarget(dashboard_url(value), gcs, embedded=False, source=source)
+    target = ClusterTarget(dashboard_url(value), gcs, embedded=False, source=source, local_only=_embedded(value))
     named = auth.user_named_token()
     if named is not None:  # the user named a token for this cluster: use it as they set it
         target.auth = auth.TOKEN if os.environ.get("RAY_AUTH_MODE", auth.TOKEN) != auth.DISABLED else None
@@ -75,6 +81,12 @@ def _named(value: str, source: str) -> ClusterTarget:
     target.auth = auth.DISABLED
     _say_no_token(target)
     return target
+
+
+def _embedded(value: str) -> bool:
+    """Whether `value` names this home's embedded head, recorded as local-only (jobs/loopback.py)."""
+    record = local_head.read_record()
+    return bool(record and record.local_only and value.rstrip("/") in (record.address, record.dashboard_url))
 
 
 def _say_no_token(target: ClusterTarget) -> None:
@@ -98,7 +110,7 @@ def resolve_target(address: str | None = None, preset: Preset | None = None, *, 
                    node: NodeResources | None = None) -> ClusterTarget:
     """Which Ray cluster to use; starts the embedded head only when nothing is named and start_local is set.
     `node`: what the embedded head must offer the job (its engine's answer, engines/spec.py `node_resources`);
-    a running head that lacks it is refused with how to restart it."""
+    a running head that lacks it is restarted with it when idle, else refused (local_head.start)."""
     named = [
         (address, "--address"),
         (getattr(getattr(preset, "cluster", None), "address", None), "preset cluster.address"),
@@ -112,10 +124,10 @@ def resolve_target(address: str | None = None, preset: Preset | None = None, *, 
         return _from_record(record)
     head = local_head.running()
     if head is not None and node:
-        head = local_head.start(node=node)  # the running head when it offers what `node` asks, else the error
+        head = local_head.start(node=node)  # the running head when it offers what `node` asks (or, idle, restarted)
     if head is None:
         if not start_local:
-            raise ClusterError(
+            raise NoClusterError(
                 "no Ray cluster: no --address, no RAY_ADDRESS, no node started by `gspo cluster up/join` on this "
                 "host and no embedded head running",
                 "run a command that starts one (gspo train --preset tiny), `gspo cluster up`, or pass --address",
@@ -125,7 +137,7 @@ def resolve_target(address: str | None = None, preset: Preset | None = None, *, 
         err.print("[dim]Starting the embedded local Ray head on 127.0.0.1 (once; reused by later commands)...[/]")
         head = local_head.start(node=node)
     return ClusterTarget(head.dashboard_url, head.address, embedded=True, source="embedded",
-                         auth=auth.TOKEN, token_file=head.token_file)
+                         auth=auth.TOKEN, token_file=head.token_file, local_only=head.local_only)
 
 
 def first_line(exc: BaseException) -> str:

@@ -60,28 +60,59 @@ def test_cluster_up_switches_the_unauthenticated_exporters_off_unless_asked(host
         assert env["RAY_enable_metrics_collection"] == ("1" if metrics else "0")
 
 
-@pytest.mark.ray
-@pytest.mark.slow
-def test_the_embedded_head_offers_what_the_engine_asks(gspo_home):
-    """A verl CPU preset's jobs start the embedded head with its CPU "devices" as Ray GPU slots; a head started
-    without them is refused with how to restart it, and a head with them serves the next job."""
+def _wait_status(client, job_id: str, wanted: set[str], timeout: float = 120) -> str:
     import time
 
-    from gspo_cli.errors import ClusterError
-    from gspo_cli.jobs import client, local_head, target
+    deadline = time.monotonic() + timeout
+    status = ""
+    while time.monotonic() < deadline:
+        status = str(client.get_job_status(job_id)).rsplit(".", 1)[-1]
+        if status in wanted:
+            return status
+        time.sleep(0.5)
+    raise AssertionError(f"job {job_id} still {status} after {timeout} s")
 
-    tiny_verl = load_preset("tiny-verl")
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_one_embedded_head_serves_native_then_verl_restarted_only_while_idle(gspo_home, capfd):
+    """The first hour's route: a native job's head (no GPU slots) is then asked for a verl CPU run's GPU slot.
+    While a job runs on it the head is NOT restarted (the job would die): the verl job is refused, naming the job.
+    Once idle, the head is restarted with the slot, saying so on stderr; the native route keeps using that head;
+    `cluster down` stops it and nothing of its process group is left."""
+    from gspo_cli.errors import ClusterError
+    from gspo_cli.jobs import client, local_head, procs, target
+
+    tiny, tiny_verl = load_preset("tiny"), load_preset("tiny-verl")
     wants = node_resources(tiny_verl)
     try:
-        target.resolve_target(None, load_preset("tiny"), node=node_resources(load_preset("tiny")))
-        with pytest.raises(ClusterError) as refused:
+        native = target.resolve_target(None, tiny, node=node_resources(tiny))
+        first = local_head.read_record()
+        assert first.resources == {} and native.local_only
+        jobs = client.client(native)
+        busy = jobs.submit_job(entrypoint="sleep 300", submission_id="i33-busy")
+        _wait_status(jobs, busy, {"RUNNING"})
+        with pytest.raises(ClusterError) as refused:  # the control: a busy head is not restarted
             target.resolve_target(None, tiny_verl, node=wants)
         print(refused.value.message)
-        assert refused.value.message == ("the embedded Ray head runs with GPU=0; a verl CPU run of tiny-verl places its "
-                                         "1 CPU device(s) on Ray GPU slots needs GPU=1")
-        assert "gspo cluster down" in refused.value.hint
-        local_head.stop()
-        started = target.resolve_target(None, tiny_verl, node=wants)
+        assert refused.value.message == (
+            "the embedded Ray head runs with GPU=0; a verl CPU run of tiny-verl places its 1 CPU device(s) on Ray "
+            "GPU slots needs GPU=1, and it runs 1 job(s) (i33-busy), so gspo does not restart it")
+        assert "gspo jobs stop" in refused.value.hint
+        assert local_head.running().pid == first.pid and _wait_status(jobs, busy, {"RUNNING"}) == "RUNNING"
+        jobs.stop_job(busy)
+        _wait_status(jobs, busy, {"STOPPED", "FAILED"})
+        capfd.readouterr()
+        verl = target.resolve_target(None, tiny_verl, node=wants)  # idle now: restarted with the slot
+        said = capfd.readouterr().err
+        print(said)
+        assert ("Restarted the embedded Ray head with GPU=1 (a verl CPU run of tiny-verl places its 1 CPU device(s) "
+                "on Ray GPU slots); it ran no job.") in said
+        second = local_head.read_record()
+        assert second.pid != first.pid and second.resources == {"GPU": 1.0} and verl.local_only
+        assert not procs.group_alive(first.pid)  # the old head is gone, not left beside the new one
+        import time
+
         deadline = time.monotonic() + 120
         status = client.cluster_status()  # the embedded head, with its token
         while not status["resources"] and time.monotonic() < deadline:  # the state API lists a new node late
@@ -89,8 +120,10 @@ def test_the_embedded_head_offers_what_the_engine_asks(gspo_home):
             status = client.cluster_status()
         print(status["resources"])
         assert status["resources"]["GPU"] == 1 and status["resources"]["CPU"] >= 16
-        assert local_head.read_record().resources == {"GPU": 1.0}
-        again = target.resolve_target(None, tiny_verl, node=wants)
-        assert again.dashboard_url == started.dashboard_url
+        assert target.resolve_target(None, tiny_verl, node=wants).dashboard_url == verl.dashboard_url
+        again = target.resolve_target(None, tiny, node=node_resources(tiny))  # native on the same head
+        assert again.dashboard_url == verl.dashboard_url and local_head.read_record().pid == second.pid
+        assert local_head.stop() is not None
+        assert not procs.group_alive(second.pid) and local_head.read_record() is None
     finally:
         local_head.stop()

@@ -91,3 +91,25 @@ def test_a_start_that_reports_its_node_up_is_up(tmp_path):
         assert "Ray runtime started" in (tmp_path / "head-starts.log").read_text()
     finally:
         kill_group(proc.pid, timeout=5)
+
+
+def test_a_head_lacking_resources_is_restarted_only_when_its_jobs_api_lists_no_active_job(monkeypatch):
+    """`_refuse_if_busy` on what the jobs API says (the real head: tests/env/test_node_resources.py): no job -> go
+    on; a running job -> refused by name; no answer -> refused too (a head gspo cannot read is never restarted)."""
+    import pytest
+
+    from gspo_cli.errors import ClusterError
+    from gspo_cli.jobs.resources import NodeResources
+
+    record = local_head.HeadRecord(address="127.0.0.1:1", dashboard_url="http://127.0.0.1:9", pid=1, temp_dir="/x",
+                                   log_file="/y", started_at=0.0)
+    node = NodeResources(resources={"GPU": 1.0}, why="a verl CPU run")
+    monkeypatch.setattr(local_head, "active_jobs", lambda r: [])
+    assert local_head._refuse_if_busy(record, node, {"GPU": 1.0}) is None
+    monkeypatch.setattr(local_head, "active_jobs", lambda r: ["a", "b", "c", "d"])
+    with pytest.raises(ClusterError, match=r"needs GPU=1, and it runs 4 job\(s\) \(a, b, c, \.\.\.\), so gspo does not"):
+        local_head._refuse_if_busy(record, node, {"GPU": 1.0})
+    monkeypatch.undo()
+    with pytest.raises(ClusterError, match="its jobs API did not list its jobs"):  # nothing listens on port 9
+        local_head._refuse_if_busy(record, node, {"GPU": 1.0})
+    assert local_head._union({"GPU": 2.0, "X": 1.0}, {"GPU": 1.0, "NPU": 4.0}) == {"GPU": 2.0, "X": 1.0, "NPU": 4.0}
