@@ -150,6 +150,7 @@ def test_control_without_the_local_only_switch_the_head_listens_on_every_interfa
     if _external_ip() is None:
         pytest.skip("this host has no non-loopback IPv4 address")
     monkeypatch.setattr(loopback, "server_env", dict)  # the head's `ray start` without the switch
+    monkeypatch.delenv(loopback.SWITCH, raising=False)  # nor inherited (a test before on this worker may set it)
     record = local_head.start(num_cpus=1)
     try:
         sockets = _sockets_once_up(record.pid)

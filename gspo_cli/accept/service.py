@@ -105,7 +105,9 @@ def record(req: AcceptRequest) -> Outcome:
     sets = [*RECORD_SETS, *req.sets]
     loaded = load_preset(req.preset, sets)
     rules = R.UPSTREAM_RULES
-    if loaded.cluster.device == "cpu":
+    from gspo_cli.config import devices
+
+    if not devices.of(loaded).accelerator:  # a CPU host: time metrics are advisory (docs/accept.md)
         rules = R.noisy_host(rules, NOISY_HOST)
     runs: list[tuple[Path, R.RunValues]] = []
     for _ in range(req.repeat):

@@ -23,7 +23,7 @@ from typing import Any
 
 from gspo_cli import layout
 from gspo_cli.errors import DataError
-from gspo_cli.shell import quote
+from gspo_cli.shell import command, quote
 
 _KEY = re.compile(r"^[0-9a-f]{8}$")  # a keyed set's folder name
 FORMAT = 1  # bump when the output rows change for the same input and settings: forces a re-prepare
@@ -169,23 +169,20 @@ def _roles(preset) -> dict[str, tuple[Any, list[str]]]:
     return out
 
 
-def check_prepared(preset) -> None:
-    """Raise DataError unless every dataset the preset trains/validates on is prepared with its settings."""
+def check_prepared(preset, *, preset_ref: str | None = None, sets: list[str] | tuple[str, ...] = ()) -> None:
+    """Raise DataError unless every dataset the preset trains/validates on is prepared with its settings.
+    `preset_ref` / `sets`: how the user named the preset and its `--set` overrides, so the fix prepares the same
+    data (the `data.*` overrides travel; without them `prepare-data` would make the preset's default set)."""
     name = preset.name
-    fix = f"run: gspo prepare-data --preset {quote(name)}"
+    data_sets = [s for s in sets if s.split("=", 1)[0].strip().startswith("data.")]
+    fix = "run: " + command("gspo", "prepare-data", "--preset", preset_ref or name,
+                            *(a for s in data_sets for a in ("--set", s)))
     for source, (spec, splits) in _roles(preset).items():
         folder = prepared_dir(source, preset)
         mpath = folder / "manifest.json"
         manifest = load(mpath)
         if manifest is None:
-            other = load(legacy_dir(source, preset) / "manifest.json")
-            note = ""
-            if other is not None:
-                note = (f"; {legacy_dir(source, preset)} holds a set prepared before keyed folders, with other "
-                        f"settings ({_differences(other, source, preset)}), which is not used")
-            raise DataError(
-                f"dataset {source} is not prepared for preset {name}: {mpath} is missing or unreadable{note}", fix
-            )
+            raise DataError(f"dataset {source} is not prepared for preset {name}{_others(source, preset)}", fix)
         want = settings_for(source, preset.data)
         have = manifest.get("settings", {})
         for key, value in want.items():
@@ -224,11 +221,33 @@ def check_prepared(preset) -> None:
                 raise DataError(f"prepared {source}: {path} does not match its manifest (sha256 differs)", fix)
 
 
+def _others(source: str, preset) -> str:
+    """Why no set of `source` here is this preset's: the settings in which the newest other set differs, or where
+    none is (a first prepare)."""
+    root = layout.data_dir(preset)
+    others = [p for p in sets_of(source, root) if load(p / "manifest.json") is not None]
+    if not others:
+        return f" (nothing prepared under {root / source})"
+    newest = max(others, key=lambda p: (p / "manifest.json").stat().st_mtime)
+    manifest = load(newest / "manifest.json") or {}
+    what = "a set prepared before keyed folders" if newest == root / source else f"{len(others)} set(s)"
+    return (f": {root / source} holds {what} with other settings (the newest, {newest.name}: "
+            f"{_differences(manifest, source, preset)})")
+
+
 def _differences(manifest: dict[str, Any], source: str, preset) -> str:
     """`key: have there, want here` for each setting that differs (the reason a set is not this preset's)."""
     have = manifest.get("settings") or {}
-    parts = [f"{key} {have.get(key)!r} there, {value!r} here" for key, value in settings_for(source, preset.data).items()
-             if have.get(key) != value]
+    parts = []
+    for key, value in settings_for(source, preset.data).items():
+        there = have.get(key)
+        if there == value:
+            continue
+        if isinstance(there, dict) and isinstance(value, dict):  # a section (e.g. arith): the fields that differ
+            parts += [f"{sub} {there.get(sub)!r} there, {value.get(sub)!r} here"
+                      for sub in sorted({*there, *value}) if there.get(sub) != value.get(sub)]
+        else:
+            parts.append(f"{key} {there!r} there, {value!r} here")
     if manifest.get("format") != FORMAT:
         parts.append(f"format {manifest.get('format')!r} there, {FORMAT} here")
     return "; ".join(parts) or "none"

@@ -91,6 +91,35 @@ def prepare_data(cluster, preset: str) -> None:
     assert res.returncode == 0, res.stderr[-3000:]
 
 
+def trains_on(preset: str, source: str) -> bool:
+    from gspo_cli.config.presets import load_preset
+
+    return load_preset(preset).data.train.source == source
+
+
+def prepare_gsm8k(cluster, preset: str) -> None:
+    """GSM8K-shaped raw files (openai/gsm8k's schema: question, answer ending in `#### N`; 300 train, 50 test rows)
+    and the AIME file prepared for a preset that trains on GSM8K (verl's nightly job, `gspo accept`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    raw = cluster.base / "raw"
+    raw.mkdir(exist_ok=True)
+    for name, count in (("gsm8k-train", 300), ("gsm8k-test", 50)):
+        rows = [{"question": f"A shop sells {i} pens and then {i + 2} more. How many pens?",
+                 "answer": f"{i} + {i + 2} = {2 * i + 2}\n#### {2 * i + 2}"} for i in range(count)]
+        pq.write_table(pa.Table.from_pylist(rows), raw / f"{name}.parquet")
+    if not (raw / "aime.parquet").exists():
+        sys.path.insert(0, str(HERE.parent / "data"))
+        from raw_factories import write_aime_verl
+
+        write_aime_verl(raw / "aime.parquet")
+    res = cluster.gspo("node-a", "prepare-data", "--preset", preset, "--local",
+                       "--input", f"gsm8k={raw / 'gsm8k-train.parquet'}", "--input",
+                       f"gsm8k-test={raw / 'gsm8k-test.parquet'}", "--input", f"aime-2024={raw / 'aime.parquet'}")
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
 def placement(cluster, device: str, pools: dict[str, list[int]]) -> dict:
     res = subprocess.run([sys.executable, str(HERE / "verl_placement.py"), device, json.dumps(pools),
                           str(PLACEMENT_TIMEOUT_S)], capture_output=True, text=True, env=job_env(cluster),

@@ -31,6 +31,10 @@ def check_inputs(req: TrainRequest) -> None:
         needed.append(val_file(preset))
     missing = [str(p) for p in needed if not p.is_file()]
     if missing:
+        from gspo_cli.data.manifest import check_prepared
+
+        # why (never prepared, or prepared with other settings), with a fix that makes this preset's data
+        check_prepared(preset, preset_ref=req.preset_ref, sets=req.sets)
         raise DataError(f"prepared data missing: {', '.join(missing)}",
                         f"run: gspo prepare-data --preset {quote(req.preset_ref)}")
     _check_manifests(preset)
