@@ -23,7 +23,7 @@ from typing import Any
 
 from gspo_cli import layout
 from gspo_cli.errors import DataError
-from gspo_cli.shell import command, quote
+from gspo_cli.shell import command
 
 _KEY = re.compile(r"^[0-9a-f]{8}$")  # a keyed set's folder name
 FORMAT = 1  # bump when the output rows change for the same input and settings: forces a re-prepare
