@@ -59,10 +59,12 @@ class VerlAttempts:
         self.aside: Path | None = None
 
     def resume_step(self) -> int | None:
-        from gspo_cli import layout
+        from gspo_cli.engines.verl.resume_point import resume_point
 
-        steps = layout.list_steps(self.run_dir)
-        return steps[-1] if steps else None
+        point = resume_point(self.run_dir, self.metrics)
+        if point.note():
+            print(f"gspo: {point.note()}", flush=True)
+        return point.step
 
     def command(self, index: int, resume_step: int | None) -> list[str]:
         overrides = list(self.spec["overrides"])

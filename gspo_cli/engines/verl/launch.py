@@ -123,7 +123,8 @@ def on_device(preset: Preset, device: str) -> Preset:
 
 
 def _resolve_resume(run: str, preset: Preset | None = None) -> tuple[Path, Path, int]:
-    """(run_dir, newest global_step folder, step) of an existing run (a name, or a run folder inside runs/)."""
+    """(run_dir, global_step folder to resume from, step) of an existing run (a name, or a run folder inside runs/):
+    the newest checkpoint whose step was logged (engines/verl/resume_point.py)."""
     from gspo_cli import layout
     from gspo_cli.runs.names import existing_run
 
@@ -131,11 +132,17 @@ def _resolve_resume(run: str, preset: Preset | None = None) -> tuple[Path, Path,
         run_dir = existing_run(run, preset)
     except ConfigError as exc:
         raise ConfigError(f"--resume: {exc.message}", exc.hint) from None
-    steps = layout.list_steps(run_dir)
-    if not steps:
+    from gspo_cli.engines.verl.resume_point import resume_point
+
+    point = resume_point(run_dir)
+    if point.step is None:
         raise ConfigError(f"--resume {run!r}: {layout.checkpoints_dir(run_dir)} has no complete global_step_N "
                           "checkpoint", "the run saved none yet (trainer.save_freq); start it again without --resume")
-    return run_dir, layout.checkpoints_dir(run_dir) / f"global_step_{steps[-1]}", steps[-1]
+    if point.note():
+        from gspo_cli.console import err
+
+        err.print(f"[dim]{point.note()}[/]", highlight=False)
+    return run_dir, layout.checkpoints_dir(run_dir) / f"global_step_{point.step}", point.step
 
 
 def _load_run(preset_name: str | None, sets: list[str], run_name: str | None, resume: str | None):
