@@ -41,12 +41,18 @@ def clip_steps(records: list[dict]) -> list[int]:
     return [s for s, v in sorted(series(records, "actor/pg_clipfrac").items()) if v > 0]
 
 
+def sync_checked(records: list[dict]) -> list[int]:
+    """The steps the sync check applies to: every step after an update with a gradient (an update without one, e.g.
+    every sample rejected by the rollout correction, moves no weight)."""
+    grad = series(records, "actor/grad_norm")
+    return [s for s in train_steps(records)[1:] if grad.get(s - 1, 0) > 0]
+
+
 def sync_failures(records: list[dict], tol: float = SYNC_TOL) -> list[str]:
     """Steps whose rollout (vLLM's log-probs) was generated with other weights than the FSDP actor's that scored
     it: every step after an update with a gradient must have rollout_probs_diff_max <= tol."""
-    diff, grad = series(records, "training/rollout_probs_diff_max"), series(records, "actor/grad_norm")
-    steps = train_steps(records)
-    checked = [s for s in steps[1:] if grad.get(s - 1, 0) > 0]
+    diff = series(records, "training/rollout_probs_diff_max")
+    checked = sync_checked(records)
     missing = [f"step {s}: no training/rollout_probs_diff_max" for s in checked if s not in diff]
     return missing + [f"step {s}: {diff[s]:.3g} > {tol:g}" for s in checked if s in diff and not diff[s] <= tol]
 

@@ -357,7 +357,10 @@ def test_vllm_generates_with_the_weights_fsdp_trained(story, frozen):
     print(f"\nrollout/actor prob gap: run max {max(semantics.series(story.records, 'training/rollout_probs_diff_max').values()):.3g}; "
           f"sync-off control per step {[f'{diff[s]:.3g}' for s in sorted(diff)]}")
     fails = semantics.sync_failures(frozen)
-    assert len(fails) == len(semantics.train_steps(frozen)) - 1, (fails, _table(frozen))
+    # every step the check applies to fails it; the control's rollout correction can reject every sample once vLLM
+    # is stale (CI: steps 2-4 all rejected, grad_norm 0), so from then on no step follows an update
+    checked = semantics.sync_checked(frozen)
+    assert checked and len(fails) == len(checked), (fails, _table(frozen))
     assert min(diff[s] for s in sorted(diff)[1:]) > 100 * semantics.SYNC_TOL
 
 
