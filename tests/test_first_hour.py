@@ -79,7 +79,7 @@ def test_native_dry_run_runs_its_own_preflight_and_creates_nothing(gspo, gspo_ho
     assert proc.returncode == 2, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("Verdict: NOT LAUNCHABLE: 1 error(s), 0 warning(s) (native preflight")
-    assert "error data: prepared data missing" in lines[1] and "fix: run: gspo prepare-data --preset tiny" in proc.stdout
+    assert "error data: dataset arith is not prepared for preset tiny" in lines[1] and "fix: run: gspo prepare-data --preset tiny" in proc.stdout
     assert "ok    model: builtin:tiny" in proc.stdout or "ok model: builtin:tiny" in proc.stdout
     # (rich wraps the long run-folder line at 80 columns wherever the tmp path's length puts the break)
     assert "memory" in proc.stdout and "not created by a dry run" in " ".join(proc.stdout.split())

@@ -229,10 +229,10 @@ def _others(source: str, preset) -> str:
     if not others:
         return f" (nothing prepared under {root / source})"
     newest = max(others, key=lambda p: (p / "manifest.json").stat().st_mtime)
-    manifest = load(newest / "manifest.json") or {}
-    what = "a set prepared before keyed folders" if newest == root / source else f"{len(others)} set(s)"
-    return (f": {root / source} holds {what} with other settings (the newest, {newest.name}: "
-            f"{_differences(manifest, source, preset)})")
+    differs = _differences(load(newest / "manifest.json") or {}, source, preset)
+    if newest == root / source:
+        return f": {root / source} holds a set prepared before keyed folders, with other settings ({differs})"
+    return f": {root / source} holds {len(others)} set(s) with other settings (the newest, {newest.name}: {differs})"
 
 
 def _differences(manifest: dict[str, Any], source: str, preset) -> str:

@@ -33,8 +33,8 @@ def _write(path, rows):
 def test_rows_are_verls_gsm8k_rows_and_verl_scores_them(gspo, gspo_home, tmp_path):
     train = _write(tmp_path / "train.parquet", ROWS)
     test = _write(tmp_path / "test.parquet", ROWS[:2])
-    proc = gspo("prepare-data", "--preset", PRESET, "--local", "--json",
-                "--input", f"gsm8k={train}", "--input", f"gsm8k-test={test}")
+    proc = gspo("prepare-data", "--preset", PRESET, "--local", "--json", "--dataset", "gsm8k", "--dataset",
+                "gsm8k-test", "--input", f"gsm8k={train}", "--input", f"gsm8k-test={test}")  # not its AIME eval set
     assert proc.returncode == 0, proc.stderr
     by_source = {d["source"]: d for d in json.loads(proc.stdout)["datasets"]}
     assert by_source["gsm8k"]["rows_out"] == 3 and by_source["gsm8k"]["rejected"]["rows"] == 1

@@ -142,7 +142,8 @@ def test_check_prepared_arith(qwen_preset):
     tiny = load_preset("tiny", [f"paths.data_dir={data_dir}", "data.arith.train_size=20"])
     prepare.prepare(tiny)
     manifest.check_prepared(tiny)
-    with pytest.raises(DataError, match="dataset arith is not prepared for preset tiny: .*/arith/[0-9a-f]{8}/"):
+    with pytest.raises(DataError, match=r"dataset arith is not prepared for preset tiny: .*/arith holds 1 set\(s\) with other settings "
+                                             r"\(the newest, [0-9a-f]{8}: train_size 20 there, 30 here\)"):
         manifest.check_prepared(load_preset("tiny", [f"paths.data_dir={data_dir}", "data.arith.train_size=30"]))
     # a keyed manifest edited by hand is still compared with the preset, setting by setting
     mpath = manifest.manifest_path("arith", tiny)
@@ -204,7 +205,7 @@ def test_pre_key_home_is_read_only_when_its_manifest_matches(tmp_path):
     manifest.check_prepared(verl)
     assert manifest.prepared_dir("arith", tiny) != old  # val 200 never reads the old val-64 set
     with pytest.raises(DataError, match=r"not prepared for preset tiny.*holds a set prepared before keyed "
-                                        r"folders, with other settings \(arith .*'val_size': 64.* there"):
+                                        r"folders, with other settings \(val_size 64 there, 200 here\)"):
         manifest.check_prepared(tiny)
     prepare.prepare(tiny)  # writes its own keyed set; the old one is left as it was
     assert _val_problems(tiny) == 200 and _val_problems(verl) == verl.data.arith.val_size == 64

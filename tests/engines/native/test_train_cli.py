@@ -32,7 +32,8 @@ def test_missing_data_is_one_clean_line_with_the_fix(workspace, tmp_path):
     empty = tmp_path / "nothing-here"
     proc = _gspo(["train", "--preset", "tiny", "--local", "--set", f"paths.data_dir={empty}"], workspace["home"])
     assert proc.returncode == 2
-    assert "prepared data missing" in proc.stderr and "gspo prepare-data --preset tiny" in proc.stderr
+    assert "dataset arith is not prepared for preset tiny (nothing prepared under" in proc.stderr
+    assert "gspo prepare-data --preset tiny" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
