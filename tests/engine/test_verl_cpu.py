@@ -332,7 +332,9 @@ def test_every_step_has_a_gradient(story, tmp_path):
     raw["data"]["arith"]["max_operand"] = 999
     cold.write_text(yaml.safe_dump(raw, sort_keys=False))
     cold_home = tmp_path / "cold-home"  # its own: the arith data differ from the module's runs'
-    prep = gspo("prepare-data", "--preset", str(cold), timeout=600, env={"GSPO_HOME": str(cold_home)})
+    # --local: in this process (without it prepare-data starts an embedded Ray head in cold_home that nothing stops:
+    # CI listed it among the run's leftovers)
+    prep = gspo("prepare-data", "--preset", str(cold), "--local", timeout=600, env={"GSPO_HOME": str(cold_home)})
     assert prep.returncode == 0, prep.stderr[-3000:]
     control = _native_run(cold_home, cold, "control-cold", 2, "trainer.val_before_train=false", "trainer.test_freq=-1")
     assert all(r["data"]["critic/score/mean"] == -1.0 for r in control), _table(control)
