@@ -49,9 +49,9 @@ def _losses(names: Iterable[str]) -> tuple[str, ...]:
 
 ENGINES: dict[str, EngineSupport] = {
     "verl": EngineSupport(
-        # verl 0.9.1's FSDP workers accept fsdp / fsdp2 (workers/config/engine.py); gspo compiles verl's FSDP
-        # trainer config (ppo_trainer.yaml), so megatron is not offered. verl 0.9.1 registers no hf rollout.
-        values={"actor.strategy": ("fsdp2", "fsdp"), "rollout.name": ("vllm",),
+        # verl 0.9.1's FSDP workers accept fsdp / fsdp2 (workers/config/engine.py); megatron compiles to its
+        # Megatron engine (model_engine=megatron, engines/verl/megatron.py). verl 0.9.1 registers no hf rollout.
+        values={"actor.strategy": ("fsdp2", "fsdp", "megatron"), "rollout.name": ("vllm",),
                 # the losses verl 0.9.1 has an equal of (register_policy_loss(..., verl=NAME))
                 "algorithm.loss_mode": lambda: _losses(VERL_LOSS_NAMES)},
         ignored={

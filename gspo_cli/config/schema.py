@@ -16,8 +16,10 @@ from pydantic import Field, field_validator, model_validator
 from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
 from gspo_cli.config.eval_schema import EvalSection
 from gspo_cli.config.health import HealthSection, RestartSection
+from gspo_cli.config.megatron import MegatronSection, check_preset
 from gspo_cli.config.rollout_correction import RolloutCorrection
 from gspo_cli.config.section import NonNegInt, OneLine, PositiveFloat, PositiveInt, Probability, Section
+from gspo_cli.config.upstream import Departure as Departure, UpstreamSection  # Departure: re-exported
 
 
 class ClusterSection(Section):
@@ -146,9 +148,8 @@ class AlgorithmSection(Section):
 
 
 class ActorSection(Section):
-    # verl: fsdp2 | fsdp (its FSDP workers); native: native (one unsharded model). A preset that leaves it out
-    # gets its engine's first value (config/engine_support.py).
-    strategy: Literal["fsdp", "fsdp2", "native"] = "fsdp2"
+    # verl: fsdp2 | fsdp | megatron (set by `megatron`); native: native. Left out: the engine's first (engine_support)
+    strategy: Literal["fsdp", "fsdp2", "megatron", "native"] = "fsdp2"
     # 0 is allowed: a run that computes every gradient and moves nothing (a control: the engine tests use it)
     lr: float = Field(default=1e-6, ge=0)
     lr_warmup_steps: NonNegInt = 0
@@ -167,6 +168,7 @@ class ActorSection(Section):
     entropy_checkpointing: bool = False
     entropy_from_logits_with_chunking: bool = False
     use_torch_compile: bool = False
+    megatron: MegatronSection = Field(default_factory=MegatronSection)  # config/megatron.py
 
 
 class ValSampling(Section):
@@ -339,24 +341,6 @@ class RewardSection(Section):
     verifier: Literal["gspo", "verl"] = "gspo"
 
 
-class Departure(Section):
-    """One place where a preset deliberately differs from the upstream script it follows."""
-
-    # A verl key (after verl 0.9.1's renames), `env:NAME`, or `ulimit:nofile`.
-    key: str
-    upstream: str  # as the script sets it ("unset": verl's default applies)
-    ours: str  # as gspo compiles it; `<...>` describes a value that depends on the host
-    why: str
-
-
-class UpstreamSection(Section):
-    """The upstream script a preset reproduces, and every deliberate difference (checked by the parity tests)."""
-
-    script: str | None = None  # path in the verl repository
-    commit: str | None = None
-    departures: list[Departure] = Field(default_factory=list)
-
-
 class PathsSection(Section):
     # None = $GSPO_HOME/data and $GSPO_HOME/runs.
     data_dir: str | None = None
@@ -364,9 +348,8 @@ class PathsSection(Section):
 
 
 class OverridesSection(Section):
-    """Escape hatch: raw settings for anything the schema does not model."""
-
-    # verl Hydra overrides appended last (checked against verl's config schema before launch).
+    """Escape hatch: raw settings for anything the schema does not model. `verl`: Hydra overrides appended last
+    (checked against verl's config schema before launch)."""
     verl: list[str] = Field(default_factory=list)
 
 
@@ -409,6 +392,7 @@ class Preset(Section):
                 f"data.train_batch_size={self.data.train_batch_size} is not a multiple of "
                 f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}"
             )
+        check_preset(self)  # the Megatron route's rules (config/megatron.py)
         return self
 
 

@@ -21,13 +21,15 @@ schema check can name both when verl rejects a value. Key names are those of ver
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.algo.losses import VERL_LOSS_NAMES
+from gspo_cli.engines.verl.overrides import Table as _Table
+from gspo_cli.engines.verl.overrides import hydra_value as hydra_value
+from gspo_cli.engines.verl.overrides import override_key as override_key
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -64,37 +66,6 @@ class Compiled:
         return shlex.join(self.verl_argv(python))
 
 
-def hydra_value(value: Any) -> str:
-    """Render a Python value as a Hydra override value that parses back to the same type."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        text = repr(value)
-        return text if ("." in text or "e" in text or "inf" in text or "nan" in text) else text + ".0"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(hydra_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{k}:{hydra_value(v)}" for k, v in value.items()) + "}"
-    text = str(value)
-    # Bare strings are fine for paths and identifiers; anything Hydra could read as another type, or that holds
-    # grammar characters, is single-quoted.
-    if re.fullmatch(r"[A-Za-z_/~][\w./~:-]*", text) and text.lower() not in (
-        "true", "false", "null", "none", "inf", "nan"
-    ):
-        return text
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def override_key(override: str) -> str:
-    """`+a.b=c` / `++a.b=c` / `~a.b` -> `a.b`."""
-    key = override.split("=", 1)[0]
-    return key.lstrip("+~")
-
-
 def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, str]:
     """Values of secret names hidden: gspo's one secret rule (gspo_cli/private.py), which `gspo env doctor`,
     job submission and run folders use too, plus the names the preset marks secret (env.secrets)."""
@@ -109,24 +80,6 @@ def _device(preset: Preset) -> str:
     from gspo_cli.config import devices
 
     return devices.resolve(preset.cluster.device).name
-
-
-class _Table:
-    """The overrides being built, in order, with the preset key each came from."""
-
-    def __init__(self) -> None:
-        self.out: list[str] = []
-        self.origins: dict[str, str] = {}
-        self.notes: list[str] = []
-
-    def put(self, key: str, value: Any, origin: str, *, add: bool = False) -> None:
-        """Set `key`; a key set again replaces its earlier value (Hydra refuses a key given twice)."""
-        line = f"{'+' if add else ''}{key}={hydra_value(value)}"
-        if key in self.origins:
-            self.out = [line if override_key(o) == key else o for o in self.out]
-        else:
-            self.out.append(line)
-        self.origins[key] = origin
 
 
 def _algorithm(t: _Table, p: Preset) -> None:
@@ -407,8 +360,15 @@ def compile_preset(
     t = _Table()
     _algorithm(t, preset)
     _data(t, preset, train_file, val_file)
-    _actor(t, preset)
-    _ref(t, preset)
+    if preset.actor.strategy == "megatron":  # verl's Megatron engine: engines/verl/megatron.py
+        from gspo_cli.engines.verl import megatron
+
+        megatron.actor(t, preset)
+        _actor_loss(t, preset)
+        megatron.ref(t, preset)
+    else:
+        _actor(t, preset)
+        _ref(t, preset)
     _model(t, preset, model_path)
     _rollout_engine(t, preset)
     _rollout_sampling(t, preset)

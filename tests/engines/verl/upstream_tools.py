@@ -179,15 +179,24 @@ def audit(comparison: Comparison, departures: list[Departure]) -> list[str]:
     return problems
 
 
+def appended(overrides: list[str], gone: set[str]) -> list[str]:
+    """`overrides` with a '+' before each key of `gone` (keys the installed verl no longer has, which Hydra refuses
+    in struct mode): composed as appended keys, so they still show up as differences to list as departures."""
+    from gspo_cli.engines.verl.compile import override_key
+
+    return [f"+{o}" if not o.startswith(("+", "~")) and override_key(o) in gone else o for o in overrides]
+
+
 def compare_preset(preset: Preset, script: str | Path, *, inputs: dict[str, str] | None = None,
-                   scope: set[str] | None = None) -> Comparison:
-    """Overrides, job env and open-files limit of `preset` (compiled with placeholder paths) against `script`."""
+                   scope: set[str] | None = None, gone: set[str] | None = None) -> Comparison:
+    """Overrides, job env and open-files limit of `preset` (compiled with placeholder paths) against `script`;
+    `gone`: the script's keys the installed verl lacks (see `appended`)."""
     from gspo_cli.engines.verl.compile import compile_preset
 
     run = run_script(script, inputs)
     compiled = compile_preset(preset, run_dir="/gspo/runs/RUN", train_file="/gspo/data/train.parquet",
                               val_file="/gspo/data/val.parquet")
-    result = compare_overrides(run.overrides, compiled.overrides, scope=scope)
+    result = compare_overrides(appended(run.overrides, gone or set()), compiled.overrides, scope=scope)
     if scope is None:
         env = compare_env(run, compiled.env_vars, preset.env.nofile)
         result.differences += env.differences
