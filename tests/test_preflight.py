@@ -40,7 +40,8 @@ CASES = [
     (["cluster.nnodes=1", "cluster.devices_per_node=6"], "world % rollout TP", "error", "world 6 is not divisible by rollout.tensor_parallel_size 4", "divides 6"),
     (["cluster.devices_per_node=6", "rollout.tensor_parallel_size=2", "actor.ulysses_sequence_parallel_size=5"],
      "world % SP", "error", "world 24 is not divisible by actor.ulysses_sequence_parallel_size 5", "divides 24"),
-    (["rollout.tensor_parallel_size=16"], "TP | KV heads", "error", "rollout TP 16 does not divide 8 KV heads", "divides 8"),
+    (["rollout.tensor_parallel_size=16"], "TP | KV heads", "ok", "rollout TP 16 is a multiple of 8 KV heads: vLLM holds each KV head on 2 ranks", None),
+    (["rollout.tensor_parallel_size=16", "model.path=Qwen/Qwen3-30B-A3B"], "TP | KV heads", "ok", "multiple of 4 KV heads", None),
     (["rollout.tensor_parallel_size=8", "cluster.devices_per_node=12", "cluster.nnodes=2"], "TP | KV heads", "ok", "divides 8 KV heads", None),
     (["actor.ulysses_sequence_parallel_size=8", "cluster.devices_per_node=12", "cluster.nnodes=2", "rollout.tensor_parallel_size=3"],
      "TP | attention heads", "error", "rollout TP 3 does not divide 64 attention heads", "divides 64"),
@@ -123,7 +124,7 @@ def test_model_facts_from_local_config_json(tmp_path):
     assert facts.source.endswith("config.json") and facts.num_key_value_heads == 3 and facts.head_dim == 64 // 6
     rep = report([f"model.path={tmp_path}"])
     check = fired(rep, "TP | KV heads")
-    assert check.status == "error" and "rollout TP 4 does not divide 3 KV heads" in check.message
+    assert check.status == "error" and "rollout TP 4 does not divide 3 KV heads, nor is it a multiple" in check.message
 
 
 def test_qwen3_table_parameter_counts_match_the_model_cards():

@@ -19,7 +19,7 @@ from gspo_cli.config.health import HealthSection, RestartSection
 from gspo_cli.config.megatron import MegatronSection, check_preset
 from gspo_cli.config.rollout_correction import RolloutCorrection
 from gspo_cli.config.section import NonNegInt, OneLine, PositiveFloat, PositiveInt, Probability, Section
-from gspo_cli.config.upstream import Departure as Departure, UpstreamSection  # Departure: re-exported
+from gspo_cli.config.upstream import Departure, UpstreamSection  # noqa: F401 - Departure: re-exported
 
 
 class ClusterSection(Section):

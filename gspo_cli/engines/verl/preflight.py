@@ -105,8 +105,11 @@ def _add(checks: list[Check], name, ok, message, keys=(), *, fix=None, level="er
 
 
 def _shape(preset: Preset) -> tuple[int, int, int, int | None]:
-    """(world, TP, SP, DP or None when SP does not divide the world)."""
+    """(world, TP, SP, DP or None when SP does not divide the world); on the Megatron route DP = world / (TP x PP)
+    of the actor (megatron_checks.py)."""
     world, sp = preset.cluster.world_size, preset.actor.ulysses_sequence_parallel_size
+    if preset.actor.strategy == "megatron":
+        sp = preset.actor.megatron.model_parallel  # the actor's ranks per data-parallel replica
     return world, preset.rollout.tensor_parallel_size, sp, (world // sp if sp and world % sp == 0 else None)
 
 
@@ -130,10 +133,25 @@ def _cluster_checks(preset: Preset) -> list[Check]:
              f"divisible by rollout.tensor_parallel_size {tp}", ["rollout.tensor_parallel_size",
                                                                  "cluster.devices_per_node"],
              fix=f"pick a TP that divides {world}")
+    if preset.actor.strategy == "megatron":
+        return checks  # the actor's layout: megatron_checks.py
     _add(checks, "world % SP", world % sp == 0, f"world {world} {'is' if world % sp == 0 else 'is not'} divisible by "
          f"actor.ulysses_sequence_parallel_size {sp}", ["actor.ulysses_sequence_parallel_size"],
          fix=f"pick an SP that divides {world}")
     return checks
+
+
+def _kv_heads_check(tp: int, kv: int) -> Check:
+    """vLLM splits the KV heads over TP, or replicates them when TP is a multiple of their count
+    (vllm/model_executor/layers/linear.py QKVParallelLinear: num_kv_head_replicas = tp_size / kv heads); upstream's
+    30B nightly runs rollout TP 8 on Qwen3-30B-A3B's 4 KV heads."""
+    if kv % tp == 0:
+        return Check("TP | KV heads", "ok", f"rollout TP {tp} divides {kv} KV heads", ["rollout.tensor_parallel_size"])
+    if tp % kv == 0:
+        return Check("TP | KV heads", "ok", f"rollout TP {tp} is a multiple of {kv} KV heads: vLLM holds each KV head "
+                     f"on {tp // kv} ranks", ["rollout.tensor_parallel_size"])
+    return Check("TP | KV heads", "error", f"rollout TP {tp} does not divide {kv} KV heads, nor is it a multiple of "
+                 "them", ["rollout.tensor_parallel_size"], f"use a TP that divides {kv} or a multiple of {kv}")
 
 
 def _head_checks(preset: Preset, model: ModelFacts | None) -> list[Check]:
@@ -146,14 +164,11 @@ def _head_checks(preset: Preset, model: ModelFacts | None) -> list[Check]:
                     f"layers, {model.num_attention_heads} heads / {model.num_key_value_heads} KV heads, hidden "
                     f"{model.hidden_size}, vocab {model.vocab_size} (from {model.source})", ["model.path"])]
     divisors = [("SP | attention heads", "Ulysses SP", sp, model.num_attention_heads, "attention heads",
-                 "actor.ulysses_sequence_parallel_size", "an SP")]
+                 "actor.ulysses_sequence_parallel_size", "an SP")] if preset.actor.strategy != "megatron" else []
     if preset.rollout.name == "vllm":
-        divisors[:0] = [
-            ("TP | KV heads", "rollout TP", tp, model.num_key_value_heads, "KV heads", "rollout.tensor_parallel_size",
-             "a TP"),
-            ("TP | attention heads", "rollout TP", tp, model.num_attention_heads, "attention heads",
-             "rollout.tensor_parallel_size", "a TP"),
-        ]
+        checks.append(_kv_heads_check(tp, model.num_key_value_heads))
+        divisors[:0] = [("TP | attention heads", "rollout TP", tp, model.num_attention_heads, "attention heads",
+                         "rollout.tensor_parallel_size", "a TP")]
     for name, label, size, heads, what, key, article in divisors:
         ok = heads % size == 0
         _add(checks, name, ok, f"{label} {size} {'divides' if ok else 'does not divide'} {heads} {what}", [key],
@@ -175,7 +190,8 @@ def _batch_checks(preset: Preset) -> list[Check]:
              fix=f"make train_batch_size x n a multiple of {world}")
     if dp is not None:
         _add(checks, "batch x n % DP", traj % dp == 0, f"train_batch_size x n = {d.train_batch_size} x {n} = {traj} "
-             f"{'is' if traj % dp == 0 else 'is not'} divisible by the DP size {dp} (= world {world} / SP {sp})",
+             f"{'is' if traj % dp == 0 else 'is not'} divisible by the DP size {dp} (= world {world} / "
+             f"{'TP x PP' if preset.actor.strategy == 'megatron' else 'SP'} {sp})",
              ["data.train_batch_size", "rollout.n"], fix=f"make train_batch_size x n a multiple of {dp}")
         _add(checks, "mini-batch x n % DP", mini_traj % dp == 0, f"ppo_mini_batch_size x n = {mini_traj} "
              f"{'is' if mini_traj % dp == 0 else 'is not'} divisible by the DP size {dp}",
@@ -280,9 +296,10 @@ def _actor_memory_check(preset: Preset, est: memory.MemoryEstimate, profile: Dev
     return Check("actor memory", level, f"largest phase {peak.name}: ~{memory.gib(peak.total)} per device of "
                  f"{memory.gib(dev)} ({profile.label}); {phases}",
                  ["actor.param_offload", "actor.optimizer_offload", "cluster.nnodes", "rollout.gpu_memory_utilization"],
-                 None if level == "ok" else "lower rollout.gpu_memory_utilization (rollout phase), raise SP or use "
-                 "more devices (update phase: params, grads and AdamW are on the device then even with offload); "
-                 "enable actor.param_offload / optimizer_offload (rollout phase)")
+                 None if level == "ok" else "lower rollout.gpu_memory_utilization (rollout phase), raise "
+                 + ("actor.megatron's TP / EP, lower actor.ppo_max_token_len_per_device" if preset.actor.strategy ==
+                    "megatron" else "SP") + " or use more devices (update phase: params, grads and AdamW are on the "
+                 "device then even with offload); enable actor.param_offload / optimizer_offload (rollout phase)")
 
 
 def _host_memory_check(preset: Preset, est: memory.MemoryEstimate) -> Check:
@@ -347,10 +364,10 @@ def _memory_checks(preset: Preset, model: ModelFacts) -> tuple[list[Check], dict
 
 def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
     """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so)."""
-    from gspo_cli.engines.verl import modes, moe_checks, traps
+    from gspo_cli.engines.verl import megatron_checks, modes, moe_checks, traps
 
     checks = traps.checks(preset) + _cluster_checks(preset) + _head_checks(preset, model) + _batch_checks(preset)
-    checks += moe_checks.checks(preset, model)
+    checks += moe_checks.checks(preset, model) + megatron_checks.checks(preset, model)
     checks += _token_checks(preset, model) + modes.checks(preset)
     step_check, estimates = _step_facts(preset)
     checks.append(step_check)

@@ -214,9 +214,11 @@ def _inert_rows(preset: Preset, over: dict[str, object]) -> list[tuple[str, str,
     """(inert verl key, where verl reads the live setting, the inert value, the live value) for this preset."""
     alg, a = preset.algorithm, preset.actor
     rows: list[tuple[str, str, str | None, str | None]] = []
-    grad = over.get(f"{A}.grad_clip", a.grad_clip)
-    live = over.get(f"{A}.optim.clip_grad", a.grad_clip)
-    rows.append((f"{A}.grad_clip", f"{A}.optim.clip_grad (the FSDP engine's optimizer config)", str(grad), str(live)))
+    fsdp = a.strategy != "megatron"  # the Megatron route compiles neither FSDP key below (engines/verl/megatron.py)
+    if fsdp:
+        grad, live = over.get(f"{A}.grad_clip", a.grad_clip), over.get(f"{A}.optim.clip_grad", a.grad_clip)
+        rows.append((f"{A}.grad_clip", f"{A}.optim.clip_grad (the FSDP engine's optimizer config)", str(grad),
+                     str(live)))
     if alg.loss_mode in GSPO_LOSSES:
         rows.append((f"{A}.clip_ratio_c", "nothing: only the vanilla (dual-clip PPO) loss reads it", None, None))
     if not (alg.use_kl_loss or alg.use_kl_in_reward):
@@ -225,7 +227,7 @@ def _inert_rows(preset: Preset, over: dict[str, object]) -> list[tuple[str, str,
         env = preset.env.vars.get("HCCL_CONNECT_TIMEOUT")
         rows.append(("actor_rollout_ref.nccl_timeout", "HCCL_CONNECT_TIMEOUT / HCCL_EXEC_TIMEOUT (env.vars); only "
                      "the critic's config reads nccl_timeout", str(over["actor_rollout_ref.nccl_timeout"]), env))
-    if alg.entropy_coeff == 0:
+    if alg.entropy_coeff == 0 and fsdp:
         rows.append((f"{A}.entropy_checkpointing", "nothing while entropy_coeff is 0 (no entropy gradient)", None, None))
     return rows
 
