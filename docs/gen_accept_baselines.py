@@ -51,15 +51,17 @@ JOBS = [
         "id": "run_gspo_qwen3_30b_megatron_npu",
         "title": "GSPO Qwen3-30B-A3B-Instruct-2507, Megatron + vLLM-Ascend, GSM8K (verl NPU nightly)",
         "machine": "Atlas A3, 1 node x 16 NPUs",
-        "preset": None,
+        "preset": "nightly-gspo-qwen3-30b-a3",
         "route": "megatron",
         "file": "baseline/a3/nightly_log/run_gspo_qwen3_30b_megatron_npu/baseline_gspo_qwen3_30b_megatron_npu.txt",
         "job_script": {"repo": "verl-project/verl",
                        "path": "tests/special_npu/nightly_ci_ascend/run_gspo_qwen3_30b_megatron_npu.sh",
-                       "commit": "2772765f09781b801ac59e1342a575d4f2511b67",
-                       "note": "model_engine=megatron (TP 2, EP 8, offload); the version read here sets "
-                               "trainer.total_training_steps=3, which leaves check_npu.py's window 5-14 empty: the "
-                               "baseline was made by another version of the job (not seen here)"},
+                       "commit": "1dda039b9c6311889a9c9a26040677e1254814f9",
+                       "note": "model_engine=megatron (TP 2, EP 8, ETP 1, offload), trainer.total_training_steps=15 "
+                               "(last changed upstream in verl#7081); an older version (commit 2772765f) sets 3 steps, "
+                               "which leaves check_npu.py's window 5-14 empty, so the baseline's run was a 15-step "
+                               "version; the copy gspo's parity tests run is "
+                               "tests/engines/verl/upstream/run_gspo_qwen3_30b_megatron_npu.sh"},
     },
 ]
 

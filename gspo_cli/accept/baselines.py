@@ -18,6 +18,8 @@ from gspo_cli.accept import rules as R
 from gspo_cli.errors import ConfigError
 
 FORMAT = "gspo-accept-baseline/1"
+# verl's training routes gspo compiles (actor.strategy fsdp2 / megatron: engines/verl/compile.py, megatron.py)
+ROUTES = ("fsdp2", "megatron")
 # check_npu.py's NUMBER_PATTERN: integers, decimals, scientific notation; optionally inside np.float64(...)
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _VALUE = re.compile(rf"(?:np\.float64\()?({_NUMBER})\)?")
@@ -31,7 +33,7 @@ class Baseline:
     rules: tuple[R.Rule, ...] = R.UPSTREAM_RULES
     preset: str | None = None  # the gspo preset that runs this job; None: gspo cannot compile it
     sets: list[str] = field(default_factory=list)
-    route: str = "fsdp2"  # verl's training route: fsdp2 (gspo compiles it) or megatron (it does not)
+    route: str = "fsdp2"  # verl's training route: fsdp2 or megatron (gspo compiles both: ROUTES)
     machine: str = ""
     source: dict[str, Any] = field(default_factory=dict)  # repo, path, commit, url, checker, job script ...
     recorded: dict[str, Any] | None = None  # for a recorded baseline: run, host, date, per-step values

@@ -64,13 +64,11 @@ class Outcome:
         return out
 
 
-def megatron_refusal(b: baselines.Baseline) -> ConfigError:
-    script = b.source.get("job_script", {})
+def route_refusal(b: baselines.Baseline) -> ConfigError:
     return ConfigError(
-        f"baseline {b.id} ({b.machine}) comes from verl's Megatron route (model_engine=megatron), which gspo does "
-        "not compile: gspo cannot run its job",
-        f"run upstream's job ({script.get('repo', 'verl')} {script.get('path', '')}) yourself and compare its "
-        f"steps 5-14 with {b.source.get('url', b.path)}; the FSDP2 baselines gspo runs: `gspo accept --list`")
+        f"baseline {b.id} ({b.machine}) comes from verl's {b.route} route, which gspo does not compile: gspo cannot "
+        "run its job", f"gspo runs the routes {', '.join(baselines.ROUTES)} (`gspo accept --list`); compare upstream's "
+        f"steps 5-14 with {b.source.get('url', b.path)} by hand")
 
 
 def accept(req: AcceptRequest) -> Outcome:
@@ -78,9 +76,9 @@ def accept(req: AcceptRequest) -> Outcome:
     if req.record:
         return record(req)
     b = baselines.resolve(req.baseline, req.preset)
-    if b.route != "fsdp2" or (b.preset is None and not req.preset and not req.run):
-        if b.route == "megatron":
-            raise megatron_refusal(b)
+    if b.route not in baselines.ROUTES or (b.preset is None and not req.preset and not req.run):
+        if b.route not in baselines.ROUTES:
+            raise route_refusal(b)
         raise ConfigError(f"baseline {b.id} names no preset to run", "pass --preset NAME (the preset whose job "
                           "made this baseline), or --run RUN to judge a finished run")
     preset = _preset_name(req.preset, b)

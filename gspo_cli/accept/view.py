@@ -90,9 +90,7 @@ def render_list(found: dict[str, list[Any]], console: Any) -> None:
         for b in items:
             console.print(f"{kind}: [bold]{b.id}[/]  {b.title}", highlight=False)
             console.print(f"  machine:   {b.machine}", highlight=False)
-            runs_with = (f"gspo accept --preset {b.preset}" if b.route == "fsdp2" and b.preset else
-                         "needs verl's Megatron route (model_engine=megatron): gspo does not compile it"
-                         if b.route == "megatron" else "-")
+            runs_with = (f"gspo accept --preset {b.preset}  (verl's {b.route} route)" if b.preset else "-")
             console.print(f"  runs with: {runs_with}", highlight=False)
             for rule in b.rules:
                 console.print(f"    {rule.metric:<36} {_num(b.values.get(rule.metric)):>10}  {rule.describe()}"

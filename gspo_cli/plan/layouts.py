@@ -77,7 +77,9 @@ def knob_grid(preset: Preset) -> list[dict[str, object]]:
         return [{"actor.ppo_micro_batch_size_per_device": m} for m in micros]
     seq = d.max_prompt_length + d.max_response_length
     tps = sorted(set(_divisors(c.devices_per_node)) | {r.tensor_parallel_size}) if r.name == "vllm" else [1]
-    sps = sorted(set(_divisors(c.world_size, (1, 2, 4, 8))) | {a.ulysses_sequence_parallel_size})
+    # Ulysses SP is an FSDP knob; the Megatron actor's layout (actor.megatron) is the preset's own, kept as it is
+    sps = [1] if a.strategy == "megatron" else sorted(set(_divisors(c.world_size, (1, 2, 4, 8))) |
+                                                       {a.ulysses_sequence_parallel_size})
     utils = sorted(set(UTILISATIONS) | {r.gpu_memory_utilization})
     batched = sorted({r.max_num_batched_tokens, 2 * max(seq, 8192)})
     grid: list[dict[str, object]] = []

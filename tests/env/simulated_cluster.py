@@ -114,9 +114,13 @@ def prepare_gsm8k(cluster, preset: str) -> None:
         from raw_factories import write_aime_verl
 
         write_aime_verl(raw / "aime.parquet")
+    from gspo_cli.config.presets import load_preset
+
+    # the AIME file only for a preset whose eval prepares it (prepare-data refuses an --input it does not prepare)
+    aime = ["--input", f"aime-2024={raw / 'aime.parquet'}"] if "aime2024" in load_preset(preset).eval.prepare else []
     res = cluster.gspo("node-a", "prepare-data", "--preset", preset, "--local",
                        "--input", f"gsm8k={raw / 'gsm8k-train.parquet'}", "--input",
-                       f"gsm8k-test={raw / 'gsm8k-test.parquet'}", "--input", f"aime-2024={raw / 'aime.parquet'}")
+                       f"gsm8k-test={raw / 'gsm8k-test.parquet'}", *aime)
     assert res.returncode == 0, res.stderr[-3000:]
 
 

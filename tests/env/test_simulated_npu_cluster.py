@@ -83,7 +83,8 @@ def test_every_npu_preset_passes_and_too_big_ones_are_refused(on_node_a):
     """Every shipped NPU preset: dry-run launchable on node-a, the wrapper's count lets its trainer start, verl's
     own placement groups form; the too-big variants are refused with the advice and do not place."""
     presets = sim.shipped_presets_on("npu")
-    assert {"qwen3-0.6b-1x1", "qwen3-8b-1x16", "qwen3-8b-2x8", "qwen3-32b-4x16"} <= set(presets), presets
+    assert {"qwen3-0.6b-1x1", "qwen3-8b-1x16", "qwen3-8b-2x8", "qwen3-32b-4x16",
+            "nightly-gspo-qwen3-30b-a3"} <= set(presets), presets
     sim.prepare_data(on_node_a, "qwen3-32b-4x16")
     for name in presets:  # a preset on GSM8K (verl's nightly job for `gspo accept`) gets its own data
         if sim.trains_on(name, "gsm8k"):
@@ -96,3 +97,23 @@ def test_every_npu_preset_passes_and_too_big_ones_are_refused(on_node_a):
     print("\nSimulated Ascend cluster: 4 nodes x 16 NPU (gspo cluster up/join, npu-smi, torch_npu, acl)\n"
           + sim.table(rows, "NPU"))
     assert all(r.ok for r in rows), [r for r in rows if not r.ok]
+
+
+MEGATRON = "nightly-gspo-qwen3-30b-a3"
+
+
+def test_the_megatron_nightly_job_is_placed_and_a_too_big_one_is_refused(on_node_a):
+    """verl's Megatron route (actor.strategy megatron: model_engine=megatron, actor TP 2 / EP 8) on the simulated
+    Ascend cluster: the dry-run (verl's schema check of the Megatron trainer config, the Megatron preflight) is
+    launchable, the job file carries the Megatron overrides, the wrapper's count starts the trainer and verl's own
+    placement groups form on one node's 16 NPUs; with 8 nodes it is refused and does not place (the control)."""
+    sim.prepare_gsm8k(on_node_a, MEGATRON)
+    plan, _ = sim.write_job(MEGATRON)
+    overrides = plan.compiled.overrides
+    assert "model_engine=megatron" in overrides
+    assert "actor_rollout_ref.actor.megatron.expert_model_parallel_size=8" in overrides
+    rows = [sim.judge(on_node_a, sim.Row(MEGATRON), "npu"),
+            sim.judge(on_node_a, sim.Row(MEGATRON, ["cluster.nnodes=8"], expect_fit=False), "npu")]
+    print("\nSimulated Ascend cluster, the Megatron route\n" + sim.table(rows, "NPU"))
+    assert rows[0].asks == "1 x 16 NPU" and rows[0].placement.startswith("placed: ")
+    assert all(r.ok for r in rows), rows
