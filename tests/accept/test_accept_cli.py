@@ -48,8 +48,17 @@ def test_errors_are_one_line(gspo):
     res = gspo("accept", "--preset", "tiny")
     assert res.returncode == 2 and "Error: no acceptance baseline for preset 'tiny'" in res.stderr
     assert "Traceback" not in res.stderr
-    res = gspo("accept", "--baseline", "run_gspo_qwen3_30b_megatron_npu")
-    assert res.returncode == 2 and "which gspo does not compile" in res.stderr
+    res = gspo("accept", "--baseline", "run_gspo_qwen3_30b_megatron_npu", "--preset", "nightly-gspo-qwen3-8b-a2")
+    assert res.returncode == 2 and "differs from the preset of baseline run_gspo_qwen3_30b_megatron_npu" in res.stderr
+
+
+def test_list_shows_both_upstream_gspo_baselines_runnable(gspo):
+    listed = gspo("accept", "--list")
+    assert listed.returncode == 0, listed.stderr
+    out = " ".join(listed.stdout.split())
+    assert "runs with: gspo accept --preset nightly-gspo-qwen3-8b-a2 (verl's fsdp2 route)" in out
+    assert "runs with: gspo accept --preset nightly-gspo-qwen3-30b-a3 (verl's megatron route)" in out
+    assert "does not compile" not in out
 
 
 def test_tiny_native_record_pass_and_a_changed_setting_fails(gspo, gspo_home):

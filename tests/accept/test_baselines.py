@@ -39,7 +39,9 @@ def test_shipped_values_and_provenance():
         assert b.rules == rules.UPSTREAM_RULES and set(b.source["what"]) == set(rules.METRICS)
     assert by_id["run_gspo_qwen3_8b_fsdp2_npu"].preset == "nightly-gspo-qwen3-8b-a2"
     assert by_id["run_gspo_qwen3_30b_megatron_npu"].route == "megatron"
-    assert by_id["run_gspo_qwen3_30b_megatron_npu"].preset is None
+    assert by_id["run_gspo_qwen3_30b_megatron_npu"].preset == "nightly-gspo-qwen3-30b-a3"
+    # the job script version noted: the 15-step one gspo's parity test compares (the 3-step one leaves 5-14 empty)
+    assert by_id["run_gspo_qwen3_30b_megatron_npu"].source["job_script"]["commit"].startswith("1dda039b")
     assert by_id["run_gspo_qwen3_8b_fsdp2_npu"].values[rules.REWARD] == 0.3998047
 
 
@@ -52,9 +54,22 @@ def test_the_shipped_preset_of_a_baseline_exists():
             assert preset.trainer.total_training_steps == service.STEPS
 
 
-def test_megatron_baseline_is_refused_in_one_line():
-    with pytest.raises(ConfigError, match="Megatron route .* which gspo does not compile"):
-        service.accept(service.AcceptRequest(baseline="run_gspo_qwen3_30b_megatron_npu"))
+def test_both_upstream_baselines_run_a_preset_of_their_route():
+    from gspo_cli.config.presets import load_preset
+
+    strategy = {"fsdp2": "fsdp2", "megatron": "megatron"}
+    for b in baselines.shipped():
+        assert b.route in baselines.ROUTES and b.preset, b.id
+        assert load_preset(b.preset).actor.strategy == strategy[b.route], b.id
+
+
+def test_a_route_gspo_does_not_compile_is_refused_in_one_line(tmp_path):
+    data = json.loads((baselines.shipped_dir() / "run_gspo_qwen3_30b_megatron_npu.json").read_text())
+    f = tmp_path / "other.json"
+    f.write_text(json.dumps({**data, "route": "torchtitan"}))
+    with pytest.raises(ConfigError, match="verl's torchtitan route, which gspo does not compile") as err:
+        service.accept(service.AcceptRequest(baseline=str(f)))
+    assert "\n" not in err.value.message
 
 
 def test_upstream_text_is_read_as_check_npu_reads_it(tmp_path):

@@ -97,17 +97,23 @@ def checks(preset: Preset, m: ModelFacts | None) -> list[Check]:
     out.append(Check("MoE model", "info", f"{m.name}: {m.params / 1e9:.2f}B parameters, {m.active_params / 1e9:.2f}B "
                      f"activated per token ({m.num_experts_per_tok} of {m.num_experts} experts of width "
                      f"{m.moe_intermediate_size} in {m.moe_layers} of {m.num_hidden_layers} layers; routers "
-                     f"{m.router_params / 1e6:.1f}M); FSDP shards all {m.params / 1e9:.2f}B over the world, the "
-                     f"step's FLOPs follow the activated ones; {split}",
+                     f"{m.router_params / 1e6:.1f}M); "
+                     + ("Megatron splits them by its parallel sizes (memory: megatron_memory.py)"
+                        if preset.actor.strategy == "megatron" else f"FSDP shards all {m.params / 1e9:.2f}B over the "
+                        "world") + f", the step's FLOPs follow the activated ones; {split}",
                      ["model.path", "rollout.expert_parallel_size"]))
     if ep > 1 and m.num_experts % ep:
         out.append(Check("experts % rollout EP", "warn", f"{m.num_experts} experts do not split evenly over EP {ep}: "
                          "some ranks hold one more expert than others", ["rollout.expert_parallel_size"],
                          f"pick an EP dividing {m.num_experts}"))
-    if preset.algorithm.loss_mode == "vanilla":
+    replay = preset.actor.strategy == "megatron" and preset.actor.megatron.router_replay != "disabled"
+    if preset.algorithm.loss_mode == "vanilla" and not replay:
+        where = ("verl's Megatron engine with actor.megatron.router_replay disabled" if preset.actor.strategy ==
+                 "megatron" else "verl's FSDP engine, which has no routing replay (verl 0.9.1 reads router_replay for "
+                 "Megatron and VeOmni only, workers/engine_workers.py:496-502)")
         out.append(Check("MoE token-level loss without routing replay", "warn", "algorithm.loss_mode vanilla "
-                         "(token-level ratios) on an MoE with verl's FSDP engine, which has no routing replay (verl "
-                         "0.9.1 reads router_replay for Megatron and VeOmni only, workers/engine_workers.py:496-502): "
+                         f"(token-level ratios) on an MoE with {where}: "
                          "the GSPO paper needed Routing Replay for GRPO on Qwen3-30B-A3B [run-moe-routing-volatile]",
-                         ["algorithm.loss_mode"], "use algorithm.loss_mode gspo (sequence-level) on MoE models"))
+                         ["algorithm.loss_mode"], "use algorithm.loss_mode gspo (sequence-level) on MoE models"
+                         + ("; or actor.megatron.router_replay R2 / R3" if preset.actor.strategy == "megatron" else "")))
     return out + _cpu_vllm_check(preset, m)

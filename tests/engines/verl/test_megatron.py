@@ -149,3 +149,15 @@ def test_megatron_memory_shards_by_model_parallel_sizes_not_by_world():
     assert ep16["weights"] < shard["weights"]
     fsdp = memory.estimate(presets.load_preset("qwen3-30b-a3b-2x16"), m, 64 * 2**30).phases["update"].parts
     assert "weights_bf16" not in fsdp and fsdp["params_fp32"] == int(4 * m.params / 32)
+
+
+def test_token_level_loss_on_megatron_warns_unless_routing_replay_is_on():
+    from gspo_cli.engines.verl import moe_checks
+
+    m = facts_for("Qwen/Qwen3-30B-A3B")
+    name = "MoE token-level loss without routing replay"
+    off = {c.name: c for c in moe_checks.checks(presets.load_preset(NIGHTLY, ["algorithm.loss_mode=vanilla"]), m)}
+    assert off[name].status == "warn" and "router_replay disabled" in off[name].message
+    on = {c.name for c in moe_checks.checks(presets.load_preset(
+        NIGHTLY, ["algorithm.loss_mode=vanilla", "actor.megatron.router_replay=R2"]), m)}
+    assert name not in on
