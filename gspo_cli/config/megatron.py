@@ -43,14 +43,14 @@ class TransformerOverrides(Section):
 
     @model_validator(mode="after")
     def _recompute(self) -> TransformerOverrides:
-        full = self.recompute_granularity == "full"
-        if (self.recompute_method is None) != (self.recompute_num_layers is None) or (
-                full and self.recompute_method is None):
-            raise ValueError("recompute_method and recompute_num_layers go together, and recompute_granularity full "
-                             "needs both (Megatron's full recompute checkpoints recompute_num_layers layers per "
-                             "chunk, chunks chosen by recompute_method)")
-        if self.recompute_method is not None and not full:
-            raise ValueError("recompute_method is read only with recompute_granularity: full")
+        # Megatron-core's TransformerConfig: full recompute needs a method and a layer count; the two are read only
+        # with full (selective recomputes recompute_modules)
+        layered = self.recompute_method is not None or self.recompute_num_layers is not None
+        if self.recompute_granularity == "full" and (self.recompute_method is None or self.recompute_num_layers is None):
+            raise ValueError("recompute_granularity full needs recompute_method (uniform | block) and "
+                             "recompute_num_layers")
+        if self.recompute_granularity != "full" and layered:
+            raise ValueError("recompute_method and recompute_num_layers are read only with recompute_granularity: full")
         return self
 
 
