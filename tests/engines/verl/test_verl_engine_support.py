@@ -36,10 +36,17 @@ def test_values_verl_does_not_run(item, gspo):
 
 
 def test_verl_strategies_are_verls_own():
-    """fsdp and fsdp2 are what verl 0.9.1's FSDP engine config accepts (its own assertion is the oracle)."""
+    """fsdp and fsdp2 are what verl 0.9.1's FSDP engine config accepts (its own assertion is the oracle); megatron is
+    the strategy verl's Megatron actor config sets when composed with model_engine=megatron."""
     from verl.workers.config.engine import FSDPEngineConfig
 
+    from gspo_cli.engines.verl.schema_check import compose
+
     for strategy in ENGINES["verl"].values["actor.strategy"]:
+        if strategy == "megatron":
+            assert compose(["model_engine=megatron"]).actor_rollout_ref.actor.strategy == "megatron"
+            assert load_preset("nightly-gspo-qwen3-30b-a3").actor.strategy == strategy
+            continue
         assert load_preset("qwen3-0.6b-1x1", [f"actor.strategy={strategy}"]).actor.strategy == strategy
         FSDPEngineConfig(strategy=strategy)  # raises for a strategy verl does not accept
     with pytest.raises(AssertionError):
