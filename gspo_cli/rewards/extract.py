@@ -179,6 +179,7 @@ def _quick(t: str, stmts: list[Statement]) -> bool:
         pos = end + 1
     return True
 _LETTER = re.compile(r"[^\W\d_]")
+_LEAD_VALUE = re.compile(r"-?\d+(?=[\s,;)(—–]|$)")  # a value that starts the text, then a remark
 
 
 def _has_words(c: str) -> bool:
@@ -207,8 +208,10 @@ def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, s
                 return v[0], how
             text = _refine(s.content) if kind == "line" else s.content
             c = clean(text)
-            if len(v) == 1 and parse_value(c) is None and _has_words(c) and only_numbers(c):  # `16 (sixteen)`
-                text = v[0]
+            lead = _LEAD_VALUE.match(c)
+            if len(v) == 1 and parse_value(c) is None and (
+                    (lead is not None and lead.group(0) == v[0]) or (_has_words(c) and only_numbers(c))):
+                text = v[0]  # `16 (sixteen)`, `23 (as computed above)`, `23, not 32`: the one value it states
             elif kind == "line" and parse_value(c) is None:
                 # `Answer: 12Thus, the answer is $\boxed{12}$.` (the line's text, cut before its box, is no value):
                 # the line's value is the one committed, so a later committed box of that value states it
@@ -275,10 +278,16 @@ def _decide(t: str, style: str, numeric: bool) -> Extraction:
     return Extraction(answer, how)
 
 
+_TAGS = re.compile(r"<!--.*?-->|(?i:<(/?)answer>)", re.S)
+
+
 def _denoise(t: str) -> str:
-    """Terminal colour codes and UTF-8 read as Latin-1 removed around markers (`\x1b[1mAnswer:`, `ï»¿Answer:`)."""
+    """Terminal colour codes and UTF-8 read as Latin-1 removed around markers (`\x1b[1mAnswer:`, `ï»¿Answer:`);
+    HTML comments are no statement, and answer tags are an answer label (`<answer>34</answer>`, R1a)."""
     if "\x1b" in t or (not t.isascii() and ("\u00ef\u00bb\u00bf" in t or "\u00e2\u20ac" in t or "\u00c2" in t)):
-        return _NOISE_IN_TEXT.sub(" ", _ANSI.sub("", t))
+        t = _NOISE_IN_TEXT.sub(" ", _ANSI.sub("", t))
+    if "<" in t and ("<!--" in t or "nswer>" in t or "NSWER>" in t):
+        t = _TAGS.sub(lambda m: " " if m.lastindex is None else "\n" if m.group(1) else "\nAnswer: ", t)
     return t
 
 

@@ -29,6 +29,7 @@ from gspo_cli.rewards.commit import (
     located_key,
     mode_at,
     negated_after,
+    negated_in,
     sentence_bounds,
     unabbrev,
     values,
@@ -41,7 +42,7 @@ ANSWER, ALTERNATIVE = structured.ANSWER, structured.ALTERNATIVE
 
 # Answer labels (R1a), lower case. Latin-script labels need a word boundary before them; CJK ones do not.
 _LATIN_LABELS = {w: ANSWER for w in (
-    "answer", "final answer", "the answer", "the final answer", "ans", "antwort", "endgültige antwort", "réponse",
+    "answer", "final", "final answer", "the answer", "the final answer", "ans", "antwort", "endgültige antwort", "réponse",
     "reponse", "réponse finale", "respuesta", "respuesta final", "resposta", "resposta final", "risposta",
     "risposta finale", "ответ", "окончательный ответ", "итоговый ответ")}
 _LATIN_LABELS.update({w: ALTERNATIVE for w in (
@@ -55,7 +56,7 @@ _CJK_LABELS = (("最终答案", ANSWER), ("最後の答え", ANSWER), ("备选�
                ("答案", ANSWER), ("答え", ANSWER), ("解答", ANSWER), ("答", ANSWER), ("정답", ANSWER), ("답", ANSWER))
 _PAREN_TAIL = re.compile(r"\s*[(（][^()（）\n]{0,24}[)）]\s*$")
 _COLON = re.compile(r"[ \t*_]{0,6}[:：]")
-_SEP = re.compile(r"[ \t*_]{0,6}(?:=|→|->|⟹|⇒)(?!=)")
+_SEP = re.compile(r"[ \t*_]{0,6}(?:=|→|->|⟹|⇒|[—–]|-(?=\s))(?!=)")  # a dash after a label is a separator
 _NEXT_MARKER = re.compile(r"(?i)(?:final\s*)?answer\s*\**\s*[:：]|\*\*\s*final answer|\\boxed|\\fbox")
 # Answer words for answer sentences in texts that are not ASCII (English `answer` is found in every text).
 # (tail searched for, letters before it that belong to the word, whether a word boundary must precede the word)
@@ -293,6 +294,7 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
     if not (re.search(r"(?i)\bif\b|\bor\b|\bunless\b|\botherwise\b|\belse\b|\beither\b", span)
             or aside[:1] in ("(", "（", ",", "，", "=")):
         vals = vals[:1]
+    vals = [k for k in vals if not negated_in(span, k)] or vals  # `the answer is 23, not 32` states 23
     return Statement(p, mode, tuple(vals), "sentence", span.strip())
 
 
@@ -458,7 +460,7 @@ _RETRACT_CJK = tuple(cues._CJK[cues.RETRACT])
 
 
 # A stem of a distinctive word of every retraction phrase (tests/rewards/test_cues.py keeps the two in step).
-RETRACT_STEMS = ("wrong", "incorr", "mistak", "error", "scratc", "disreg", "ignore", "retrac", "not right",
+RETRACT_STEMS = ("wrong", "incorr", "withdr", "correction", "erratum", "second thought", "mistak", "error", "scratc", "disreg", "ignore", "retrac", "not right",
                  "not correct", "be right", "is off", "faux", "trompé", "falsch", "stimmt nicht", "geirrt", "equivo",
                  "está mal", "falso", "errado", "errei", "sbagli", "errato", "неверн", "неправ", "ошиб")
 
@@ -468,6 +470,9 @@ RETRACT_STEMS = ("wrong", "incorr", "mistak", "error", "scratc", "disreg", "igno
 _RETRACT_RE = re.compile("|".join(
     re.escape(c) + "(?:" + "|".join(re.escape(w[1:]) for w in RETRACT_STEMS if w[0] == c) + ")"
     for c in dict.fromkeys(w[0] for w in RETRACT_STEMS)))
+
+
+_REVISE = re.compile(r"(?i)\W*(?:correction|erratum|corrigendum|on second thought)\b")
 
 
 def _maybe_retract(text: str) -> bool:
@@ -489,6 +494,9 @@ def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
         sentence = t[pos:end]
         s0, pos = pos, end
         if not sentence.strip():
+            continue
+        if _REVISE.match(sentence):  # "Correction: the answer is 35.": what it says replaces what came before
+            cut = s0
             continue
         retract = _maybe_retract(sentence) and cues.RETRACT in cues.classes(sentence)
         if not retract:
