@@ -137,6 +137,10 @@ def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
     cut, named = found_in.withdrawals(t, first_pos) if stmts else (-1, {})
     live = [s for s in stmts if s.pos >= cut and not any(k in named and s.pos < named[k] for k in s.values)]
     committed = [s for s in live if s.mode == COMMITTED and s.values]
+    marks = [s for s in committed if s.kind in _MARKED]
+    if len(marks) > 1:  # R1f: a marked answer on another named quantity than the last one's is not about the answer
+        asked = _name(t, marks[-1])
+        committed = [s for s in committed if s.kind not in _MARKED or _name(t, s) in ("", asked) or s is marks[-1]]
     if not committed:
         modes = [s.mode for s in live if s.mode != "ignored"]
         why = modes[-1] if modes else ("withdrawn" if cut >= 0 or named else "no_answer")
@@ -158,6 +162,15 @@ def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
 
 
 _MARKED = ("line", "box", "field")
+_VAR = r"[A-Za-z]{1,2}(?:_\{?\w{1,3}\}?)?(?:\^\{?\w\}?)?"  # a named quantity: `m`, `a_8`, `BD^2`, `p + q`
+_NAMED = re.compile(r"(?<![\\\w{}])(" + _VAR + r"(?:\s*[+\-]\s*" + _VAR + r")*)\s*=\s*\$?\s*\\?$")
+
+
+def _name(t: str, s: Statement) -> str:
+    """The quantity a marked answer is attached to (`m = \\boxed{5}`, `\\boxed{m = 5}`, `Answer: m + n = 23`), or ''."""
+    head = t[t.rfind("\n", 0, s.pos) + 1:s.pos] if s.kind == "box" else ""
+    m = _NAMED.search(head) or _NAMED.match(clean(s.content).split("=", 1)[0] + "=") if "=" in head + s.content else None
+    return m.group(1).replace(" ", "") if m else ""
 _MARKUP_LINE = re.compile(r"[ \t$*_#>`.\\\[\]{}()]*")
 
 
@@ -195,6 +208,16 @@ def _line_end(t: str, pos: int) -> int:
 _HOW = {"line": "answer_line", "box": "boxed", "field": "field"}
 
 
+def _stated(text: str, v: tuple[str, ...]) -> str:
+    """The one value v a text states when the text itself is no value but starts with it or holds only it
+    (`23 (as computed above)`, `23, not 32`, `23 is the answer`, `16 (sixteen)`); else the text."""
+    c = clean(text)
+    if len(v) != 1 or parse_value(c) is not None:
+        return text
+    lead = _LEAD_VALUE.match(c)
+    return v[0] if (lead is not None and lead.group(0) == v[0]) or (_has_words(c) and only_numbers(c)) else text
+
+
 def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, str]:
     """(answer text, how) of the committed marked answer the style prefers: DAPO's `Answer:` line or a box."""
     order = ("line", "box", "field") if style == "dapo" else ("box", "line", "field")
@@ -206,13 +229,8 @@ def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, s
             how = _HOW[kind]
             if s.plain:  # a plain integer alone on its line: its value is the answer text
                 return v[0], how
-            text = _refine(s.content) if kind == "line" else s.content
-            c = clean(text)
-            lead = _LEAD_VALUE.match(c)
-            if len(v) == 1 and parse_value(c) is None and (
-                    (lead is not None and lead.group(0) == v[0]) or (_has_words(c) and only_numbers(c))):
-                text = v[0]  # `16 (sixteen)`, `23 (as computed above)`, `23, not 32`: the one value it states
-            elif kind == "line" and parse_value(c) is None:
+            text = _stated(_refine(s.content) if kind == "line" else s.content, v)
+            if kind == "line" and parse_value(clean(text)) is None:
                 # `Answer: 12Thus, the answer is $\boxed{12}$.` (the line's text, cut before its box, is no value):
                 # the line's value is the one committed, so a later committed box of that value states it
                 box = next((b for b in stmts if b.kind == "box" and b.mode == COMMITTED and b.values == v
@@ -239,7 +257,7 @@ def _from_prose(t: str, numeric: bool, stmts: list[Statement]) -> Extraction:
     chosen, why = _verdict(t, stmts)
     if chosen is None:
         return Extraction(None, why)
-    return Extraction(answer, how)
+    return Extraction(_stated(answer, own.values) if own is not None else answer, how)
 
 
 def _decide(t: str, style: str, numeric: bool) -> Extraction:

@@ -22,6 +22,7 @@ from gspo_cli.rewards import cues, structured
 from gspo_cli.rewards.commit import (
     CANDIDATE,
     COMMITTED,
+    _WORD_RUN,
     Statement,
     asserted,
     classify,
@@ -35,7 +36,7 @@ from gspo_cli.rewards.commit import (
     values,
 )
 from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, find_group_end, parse_value
-from gspo_cli.rewards.prose import _REFUSAL_HINT, content_at, read_prose_answer, refusal_end
+from gspo_cli.rewards.prose import _REFUSAL_HINT, VALUE_FIRST, concluding_statement, content_at, read_prose_answer, refusal_end
 
 MAX_LOOK = 256  # marker occurrences inspected per kind: bounded cost on a flood, room for repetition (R5e)
 ANSWER, ALTERNATIVE = structured.ANSWER, structured.ALTERNATIVE
@@ -268,6 +269,10 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
         if content.strip():
             return _read(t, p, "line", cs, _glued(content), numeric=numeric)
         return None
+    first = VALUE_FIRST.search(t, max(0, p - 40), e)  # "34 is the final answer.": the value begins the sentence
+    if first is not None and t[e:e + 1] in (".", "!", "\n", ""):
+        mode, _ = classify("", t[e:sentence_bounds(t, p, e)[1]])
+        return Statement(first.start(1), mode or "ignored", (_key(first.group(1)),), "sentence", first.group(1))
     window = t[e:e + 80]
     loc = locate(window)
     if loc is None:
@@ -394,7 +399,7 @@ def remarks(t: str, start: int, taken: list[int]) -> list[Statement]:
     "Or is it 35?", "Alternatively, 35.", "答案也可能是 35" is an answer sentence already)."""
     out: list[Statement] = []
     region = _leftover(t, start, taken)
-    if not _DIGIT_OR_CJK.search(region) or not _offers(region):
+    if not (_DIGIT_OR_CJK.search(region) or _WORD_RUN.search(region)) or not _offers(region):
         return out  # no value, or no hedge, question or alternative: no candidate
     pos = start
     for m in _TERMINATOR.finditer(t, start):
@@ -516,6 +521,8 @@ def find(t: str, numeric: bool = True) -> Found:
     out = Found()
     stmts = _colon_labels(t, numeric)
     box_list, out.unclosed = boxes(t)
+    if stmts and box_list:  # `\boxed{\text{Answer: } 34}`: a label inside a box is part of the box's statement
+        stmts = [st for st in stmts if not any(b[2] <= st.pos < b[3] for b in box_list)]
     for pos, inner, start, end in box_list:
         line_end = t.find("\n", end, end + 200)
         aside = t[end:line_end if line_end >= 0 else end + 200]
@@ -538,23 +545,39 @@ def find(t: str, numeric: bool = True) -> Found:
         if s is not None:
             stmts.append(s)
             taken.add(s.pos)
-    marked, first = 0, -1
+    marked, first, last = 0, -1, -1
     for st in stmts:
         if st.kind in _MARKED_KINDS:
             marked += 1
-            if first < 0 or st.pos < first:
-                first = st.pos
+            first = st.pos if first < 0 or st.pos < first else first
+            last = max(last, st.pos)
     out.marked = marked
     if marked:
-        c = conclusion_before(t, first)
-        if c is not None:
-            stmts.append(c)
+        for c in (conclusion_before(t, first), _concluding_after(t, last, stmts)):
+            if c is not None:
+                stmts.append(c)
     stmts.sort(key=_POS)
     out.statements = stmts
     return out
 
 
 _MARKED_KINDS = ("line", "box", "field")
+
+
+def _concluding_after(t: str, last: int, stmts: list[Statement]) -> Statement | None:
+    """The statement that ends the response after its last marked answer, when it concludes ("so the total is
+    35."): what the response commits to last is read like every commitment (R1e)."""
+    tail = t.find("\n", last)
+    if tail < 0 or not _DIGIT.search(t, tail):
+        return None
+    answer, how = concluding_statement(t[tail:])
+    if answer is None or how not in ("prose:conclusion", "prose:answer_phrase"):
+        return None
+    own = prose_statement(t, answer, stmts)
+    return own if own is not None and all(st.pos != own.pos for st in stmts) else None
+
+
+_DIGIT = re.compile(r"\d")
 _POS = attrgetter("pos")
 
 
