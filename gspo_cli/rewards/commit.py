@@ -68,7 +68,7 @@ def unabbrev(s: str) -> str:
     return s
 
 
-_TERM = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")
+TERMINATOR = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")  # what ends a sentence
 _LOOK = 240  # characters of a sentence read on either side of a value
 
 
@@ -80,7 +80,7 @@ def sentence_bounds(t: str, i: int, j: int) -> tuple[int, int]:
     if not seg.isascii():
         k = max(k, seg.rfind("。"), seg.rfind("！"), seg.rfind("？"), seg.rfind("；"))
     start = lo + k + (1 if seg[k:k + 1] in ("\n", "。", "！", "？", "；") else 2) if k >= 0 else lo
-    e = _TERM.search(unabbrev(t[j:j + _LOOK]))
+    e = TERMINATOR.search(unabbrev(t[j:j + _LOOK]))
     return start, (j + e.end()) if e else min(len(t), j + _LOOK)
 
 
@@ -354,17 +354,6 @@ def located_key(token: str) -> str | None:
     return str(n) if n is not None else None
 
 
-_ONLY_NUMBERS = re.compile(r"(?i)[\d\s.,+\-−()（）\[\]$*_✓✔]|\b(?:exactly|precisely)\b")
-
-
-def only_numbers(c: str) -> bool:
-    """Whether c holds nothing but numerals and number words (`16 (sixteen)`, `seven (7)`, `exactly 34`)."""
-    rest = _ONLY_NUMBERS.sub("", _WORD_RUN.sub("", c))
-    if rest and not c.isascii():
-        rest = _CJK_RUN.sub("", rest)
-    return not rest
-
-
 def _aside_values(aside: str) -> list[str]:
     """Values an aside adds, except those it denies (`34 (not 35)`)."""
     return [k for k in asserted(aside, words=True) if not negated_in(aside, k)]
@@ -373,11 +362,3 @@ def _aside_values(aside: str) -> list[str]:
 def negated_in(s: str, key: str) -> bool:
     i = s.find(key)
     return i > 0 and cues.NEG in cues.classes(" ".join(cues.tokens(s[:i])[-2:]))
-
-
-def negated_after(content: str) -> bool:
-    """`Answer: 41 was a wrong guess`: the marked value is denied right after it."""
-    return bool(_AFTER_VALUE_NEGATED.match(content))
-
-
-_AFTER_VALUE_NEGATED = re.compile(r"(?i)^[\s$*]*[^\s]{1,40}\s+(?:is|was)\s+(?:not|(?:a\s+)?wrong|incorrect)\b")

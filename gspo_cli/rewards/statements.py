@@ -1,13 +1,12 @@
 """Finding the statements about the answer in a final output (docs/verifier.md R1, R3). Pure functions.
 
 - marked answers: an answer label in any language followed by a colon (found at each `:` / `：`, the word
-  before it read), an English label followed by `=` / `→` or standing as a heading (found at each `answer`
-  word), GSM8K's `####`, and boxes and frames (`\\boxed`, `\\fbox`, `\\framebox`, `\\colorbox`, `\\fcolorbox`);
-- structured fields (`gspo_cli.rewards.structured`);
-- answer sentences ("the answer is N", "答案是 N", "la réponse est N", ...);
-- the conclusion sentence right before the first marked answer;
+  before it read), an English label followed by `=`, an arrow or a dash or standing as a heading (found at each
+  `answer` word), and boxes and frames (answer tags and GSM8K's `####` are read as the label: `extract._denoise`);
+- structured fields (`gspo_cli.rewards.structured`); answer sentences ("the answer is N", "答案是 N", "N is the
+  answer"); the conclusion sentence right before the first marked answer, and the one ending the response;
 - remarks after the first commitment that offer another candidate ("It might be 35 instead.");
-- withdrawals: retractions, refusals.
+- withdrawals: retractions, corrections, refusals.
 
 Each is a `commit.Statement`. Scans are reverse `str.rfind` loops (C speed) with a bounded number of hits.
 """
@@ -18,25 +17,25 @@ import re
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from gspo_cli.rewards import cues, structured
+from gspo_cli.rewards import cues, prose, structured
 from gspo_cli.rewards.commit import (
+    _WORD_RUN,
     CANDIDATE,
     COMMITTED,
-    _WORD_RUN,
+    TERMINATOR,
     Statement,
     asserted,
     classify,
     locate,
     located_key,
     mode_at,
-    negated_after,
     negated_in,
     sentence_bounds,
     unabbrev,
     values,
 )
-from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, find_group_end, parse_value
-from gspo_cli.rewards.prose import _REFUSAL_HINT, VALUE_FIRST, concluding_statement, content_at, read_prose_answer, refusal_end
+from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, find_group_end
+from gspo_cli.rewards.prose import content_at
 
 MAX_LOOK = 256  # marker occurrences inspected per kind: bounded cost on a flood, room for repetition (R5e)
 ANSWER, ALTERNATIVE = structured.ANSWER, structured.ALTERNATIVE
@@ -79,7 +78,6 @@ class Found:
     """The statements of one final output, and what the empty-answer and cut-off rules need."""
 
     statements: list[Statement] = field(default_factory=list)
-    marked: int = 0  # marked answers found, empty ones included
     unclosed: int = -1  # position of a `\\boxed{` that never closes after every marked answer
     flood: bool = False
 
@@ -158,8 +156,6 @@ def _read(t: str, pos: int, kind: str, cs: int, content: str, aside: str = "", a
     mode, op = mode_at(t, i, j)
     if mode is not None and op is not None and not numeric:  # `x \\le 3` is an answer for a symbolic truth
         mode, op = COMMITTED, None
-    if mode == COMMITTED and negated_after(content):
-        mode = "negated"
     if mode is None:
         return Statement(pos, "ignored", (), kind, content)
     if alternative and mode == COMMITTED:
@@ -246,7 +242,6 @@ def _link_ok(link: str) -> bool:
     return all(tok in _LINK_OK for tok in cues.tokens(s))
 
 
-_TERMINATOR = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")
 
 
 def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement | None:
@@ -269,17 +264,17 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
         if content.strip():
             return _read(t, p, "line", cs, _glued(content), numeric=numeric)
         return None
-    first = VALUE_FIRST.search(t, max(0, p - 40), e)  # "34 is the final answer.": the value begins the sentence
-    if first is not None and t[e:e + 1] in (".", "!", "\n", ""):
+    lead = prose.VALUE_FIRST.search(t, max(0, p - 40), e)  # "34 is the final answer.": the value begins the sentence
+    if lead is not None and t[e:e + 1] in (".", "!", "\n", ""):
         mode, _ = classify("", t[e:sentence_bounds(t, p, e)[1]])
-        return Statement(first.start(1), mode or "ignored", (_key(first.group(1)),), "sentence", first.group(1))
+        return Statement(lead.start(1), mode or "ignored", (_key(lead.group(1)),), "sentence", lead.group(1))
     window = t[e:e + 80]
     loc = locate(window)
     if loc is None:
         return None
     vs, ve = e + loc[0], e + loc[1]
     link = t[e:vs]
-    if "box" in link or _TERMINATOR.search(unabbrev(link)) or not _link_ok(link):
+    if "box" in link or TERMINATOR.search(unabbrev(link)) or not _link_ok(link):
         return None  # "the answer is $\\boxed{34}$": the box is the statement (read with this sentence)
     s0, s1 = sentence_bounds(t, vs, ve)
     span = re.split(r"\\boxed|\\fbox", t[vs:s1], maxsplit=1)[0]  # a box is a commitment of its own
@@ -349,18 +344,6 @@ def boxes(t: str) -> tuple[list[tuple[int, str, int, int]], int]:
     return found, unclosed
 
 
-def _gsm8k(t: str, numeric: bool) -> list[Statement]:
-    if "#" not in t:
-        return []
-    i = t.rfind("####")  # GSM8K's final-answer marker; a markdown heading ("#### Step 2") is not one
-    if i < 0 or (i > 0 and t[i - 1] == "#"):
-        return []
-    cs, content = content_at(t, i + 4)
-    if parse_value(clean(content)) is None:
-        return []
-    return [_read(t, i, "line", cs, content, numeric=numeric)]
-
-
 _CONCLUSION = re.compile(r"(?i)^\W*(?:therefore|thus|hence|so|in total|in conclusion|altogether|finally|donc|"
                          r"daher|also|entonces|por lo tanto|portanto|quindi|поэтому|итак)\b|^\W*(?:因此|所以|故|综上|"
                          r"总共|一共|したがって|よって|따라서)")
@@ -402,7 +385,7 @@ def remarks(t: str, start: int, taken: list[int]) -> list[Statement]:
     if not (_DIGIT_OR_CJK.search(region) or _WORD_RUN.search(region)) or not _offers(region):
         return out  # no value, or no hedge, question or alternative: no candidate
     pos = start
-    for m in _TERMINATOR.finditer(t, start):
+    for m in TERMINATOR.finditer(t, start):
         s0, s1 = pos, m.end()
         pos = s1
         _candidate(t, s0, s1, taken, out)
@@ -491,10 +474,10 @@ def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
     """(end of the last withdrawal after `start`, or -1; {value: position} of retractions that name their value)."""
     cut, named = -1, dict[str, int]()
     region = t[start:]
-    if not _maybe_retract(region) and not _REFUSAL_HINT.search(region):
+    if not _maybe_retract(region) and not prose._REFUSAL_HINT.search(region):
         return cut, named  # most final outputs withdraw nothing: one scan of the region decides
     pos = start
-    bounds = [(m.end()) for m in _TERMINATOR.finditer(t, start)]
+    bounds = [(m.end()) for m in TERMINATOR.finditer(t, start)]
     for end in bounds + ([len(t)] if not bounds or bounds[-1] < len(t) else []):
         sentence = t[pos:end]
         s0, pos = pos, end
@@ -505,7 +488,7 @@ def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
             continue
         retract = _maybe_retract(sentence) and cues.RETRACT in cues.classes(sentence)
         if not retract:
-            if refusal_end(sentence) >= 0:
+            if prose.refusal_end(sentence) >= 0:
                 cut = end
             continue
         loc = locate(sentence)
@@ -527,7 +510,6 @@ def find(t: str, numeric: bool = True) -> Found:
         line_end = t.find("\n", end, end + 200)
         aside = t[end:line_end if line_end >= 0 else end + 200]
         stmts.append(_read(t, pos, "box", start, inner, aside, numeric=numeric))
-    stmts.extend(_gsm8k(t, numeric))
     for pos, kind, vpos, text in structured.json_fields(t) + structured.table_fields(t):
         stmts.append(_read(t, pos, "field", vpos, text, alternative=kind == ALTERNATIVE, numeric=numeric))
     # one pass each over the few statements (plain loops: cheaper than generator expressions per response)
@@ -545,17 +527,13 @@ def find(t: str, numeric: bool = True) -> Found:
         if s is not None:
             stmts.append(s)
             taken.add(s.pos)
-    marked, first, last = 0, -1, -1
+    first = -1
     for st in stmts:
-        if st.kind in _MARKED_KINDS:
-            marked += 1
-            first = st.pos if first < 0 or st.pos < first else first
-            last = max(last, st.pos)
-    out.marked = marked
-    if marked:
-        for c in (conclusion_before(t, first), _concluding_after(t, last, stmts)):
-            if c is not None:
-                stmts.append(c)
+        if st.kind in _MARKED_KINDS and (first < 0 or st.pos < first):
+            first = st.pos
+    c = conclusion_before(t, first) if first >= 0 else None
+    if c is not None:
+        stmts.append(c)
     stmts.sort(key=_POS)
     out.statements = stmts
     return out
@@ -564,20 +542,6 @@ def find(t: str, numeric: bool = True) -> Found:
 _MARKED_KINDS = ("line", "box", "field")
 
 
-def _concluding_after(t: str, last: int, stmts: list[Statement]) -> Statement | None:
-    """The statement that ends the response after its last marked answer, when it concludes ("so the total is
-    35."): what the response commits to last is read like every commitment (R1e)."""
-    tail = t.find("\n", last)
-    if tail < 0 or not _DIGIT.search(t, tail):
-        return None
-    answer, how = concluding_statement(t[tail:])
-    if answer is None or how not in ("prose:conclusion", "prose:answer_phrase"):
-        return None
-    own = prose_statement(t, answer, stmts)
-    return own if own is not None and all(st.pos != own.pos for st in stmts) else None
-
-
-_DIGIT = re.compile(r"\d")
 _POS = attrgetter("pos")
 
 
@@ -589,7 +553,7 @@ def prose_statement(t: str, answer: str, stmts: list[Statement] = ()) -> Stateme
         if s.kind == "sentence" and s.pos < i <= s.pos + 120 and t.find(answer, s.pos) == i:
             return s
     if i < 0:
-        r = read_prose_answer(answer)
+        r = prose.read_prose_answer(answer)
         return Statement(max(0, len(t) - 1), COMMITTED, tuple(values(r or answer)), "prose", answer)
     loc = locate(answer)
     j, k = (i + loc[0], i + loc[1]) if loc else (i, i + len(answer))
