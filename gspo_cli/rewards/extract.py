@@ -292,7 +292,7 @@ def _denoise(t: str) -> str:
     label forms as the `Answer:` label."""
     if "\x1b" in t or (not t.isascii() and ("\u00ef\u00bb\u00bf" in t or "\u00e2\u20ac" in t or "\u00c2" in t)):
         t = _NOISE_IN_TEXT.sub(" ", _ANSI.sub("", t))
-    if "####" in t or ("<" in t and ("<!--" in t or "nswer>" in t or "NSWER>" in t)):
+    if ("#" in t and "####" in t) or ("<" in t and ("<!--" in t or "nswer>" in t or "NSWER>" in t)):
         t = _TAGS.sub(_tag, t)
     return t
 
