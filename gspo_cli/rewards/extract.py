@@ -113,15 +113,16 @@ def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
     cut, named = found_in.withdrawals(t, first_pos) if stmts else (-1, {})
     live = [s for s in stmts if s.pos >= cut and not any(k in named and s.pos < named[k] for k in s.values)]
     committed = [s for s in live if s.mode == COMMITTED and s.values]
-    marks = [s for s in committed if s.kind in _MARKED]
-    if len(marks) > 1:  # R1f: a marked answer on another named quantity than the last one's is not about the answer
-        asked = _name(t, marks[-1])
-        committed = [s for s in committed if s.kind not in _MARKED or _name(t, s) in ("", asked) or s is marks[-1]]
     if not committed:
         modes = [s.mode for s in live if s.mode != "ignored"]
         why = modes[-1] if modes else ("withdrawn" if cut >= 0 or named else "no_answer")
         return None, {"committed": "empty_answer"}.get(why, why)
     keys = {k for s in committed for k in s.values}
+    marks = [s for s in committed if s.kind in _MARKED] if len(keys) > 1 else []
+    if len(marks) > 1:  # R1f: a marked answer on another named quantity than the last one's is not about the answer
+        asked = _name(t, marks[-1])
+        committed = [s for s in committed if s.kind not in _MARKED or _name(t, s) in ("", asked) or s is marks[-1]]
+        keys = {k for s in committed for k in s.values}
     if len(keys) > 1:
         return None, "conflict"
     v = next(iter(keys))
@@ -247,7 +248,7 @@ def _decide(t: str, style: str, numeric: bool) -> Extraction:
         answer, how = _pick(stmts, stmts[-1], style)
         return Extraction(answer, how)
     marked = [s for s in stmts if s.kind in ("line", "box", "field")]
-    after = _concluding_after(t, max(s.pos for s in marked), stmts) if marked else None
+    after = _concluding_after(t, marked[-1].pos, stmts) if marked else None  # statements are in order
     if after is not None:
         stmts = sorted(stmts + [after], key=lambda s: s.pos)
     if not marked:

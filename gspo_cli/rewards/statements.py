@@ -504,7 +504,8 @@ def find(t: str, numeric: bool = True) -> Found:
     out = Found()
     stmts = _colon_labels(t, numeric)
     box_list, out.unclosed = boxes(t)
-    if stmts and box_list:  # `\boxed{\text{Answer: } 34}`: a label inside a box is part of the box's statement
+    if stmts and box_list and box_list[0][2] <= stmts[0].pos and stmts[-1].pos < box_list[-1][3]:  # labels, last first:
+        # `\boxed{\text{Answer: } 34}`: a label inside a box is part of the box's statement
         stmts = [st for st in stmts if not any(b[2] <= st.pos < b[3] for b in box_list)]
     for pos, inner, start, end in box_list:
         line_end = t.find("\n", end, end + 200)
