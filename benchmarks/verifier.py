@@ -1,6 +1,7 @@
 """Benchmark the answer verifier against verl's math_dapo and math-verify, and print accuracy side by side.
 
     .venv/bin/python benchmarks/verifier.py [--n 10000] [--chars 32000] [--mv-sample 200] [--skip-accuracy]
+    .venv/bin/python benchmarks/verifier.py --before REF [--rounds 7]   # old vs new, interleaved, one run
 
 Speed: N responses of about 8k tokens (~32,000 characters of math-flavoured CoT with numbers and LaTeX) in
 the shapes training produces (DAPO `Answer:` line, Qwen3 thinking + boxed summary, boxed + Answer, prose,
@@ -12,6 +13,11 @@ for a core). math-verify is far slower, so it scores every k-th response
 (`--mv-sample` of them) and its responses/s comes from that sample. Also: per-call time of ours on hostile
 inputs (200k characters, 5000 nested braces) and accuracy, false positives and false negatives of all three on
 the labelled corpus, the peer-suite cases and the adversarial suite.
+
+`--before REF` (issue #42) measures gspo's verifier at git REF (its gspo_cli/ extracted into a temporary folder) and
+as it is now in one run, interleaved: each round scores the same responses with math_dapo, both versions of ours
+(which goes first alternates) and math_dapo again, each in its own subprocess, and prints ours / math_dapo per
+version and round and the medians. Comparing two separate runs would mostly compare how busy the machine was.
 """
 
 from __future__ import annotations
@@ -180,19 +186,9 @@ def batch_step(n: int, chars: int, workers: int) -> dict:
 # --------------------------------------------------------------------------- driver
 
 
-def _child(args, name: str, every: int) -> dict:
-    cmd = [
-        sys.executable,
-        __file__,
-        "--child",
-        name,
-        "--n",
-        str(args.n),
-        "--chars",
-        str(args.chars),
-        "--every",
-        str(every),
-    ]
+def _child(args, name: str, every: int, code: str | None = None) -> dict:
+    cmd = [sys.executable, __file__, "--child", name, "--n", str(args.n), "--chars", str(args.chars), "--every",
+           str(every)] + (["--code", code] if code else [])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     out, _ = p.communicate()
     if p.returncode:
@@ -209,10 +205,17 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2, help="pool size for the score_batch step")
     ap.add_argument("--child")
     ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--code", help=argparse.SUPPRESS)  # a child: import gspo_cli from this folder
+    ap.add_argument("--before", help="git ref: ours at that ref vs now, interleaved (ours / math_dapo per round)")
+    ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     if args.child:
+        if args.code:
+            sys.path.insert(0, args.code)
         print(json.dumps(run_one(args.child, args.n, args.chars, args.every)))
         return 0
+    if args.before:
+        return interleaved(args)
 
     every_mv = max(1, args.n // max(1, args.mv_sample))
     rows = [_child(args, "ours", 1), _child(args, "math_dapo", 1), _child(args, "math_verify", every_mv)]
@@ -257,6 +260,32 @@ def main() -> int:
         print(format_table(accuracy_table(sets)))
         print("\n## False positives / false negatives\n")
         print(error_table(sets, ("ours", "math_dapo", "math_verify")))
+    return 0
+
+
+def interleaved(args) -> int:
+    """ours at `args.before` and now, against math_dapo, in alternating order within one run (see the docstring)."""
+    import statistics
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.before, "gspo_cli"], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        ratios: dict[str, list[float]] = {args.before: [], "now": []}
+        print(f"| round | ours at {args.before} / math_dapo | ours now / math_dapo | ours CPU ms/response "
+              f"({args.before}, now) |\n|---|---:|---:|---|")
+        for k in range(args.rounds):
+            order = [(args.before, tmp), ("now", str(ROOT))][:: 1 if k % 2 == 0 else -1]
+            dapo = [_child(args, "math_dapo", 1)["ms_per"]]
+            ours = {label: _child(args, "ours", 1, code)["ms_per"] for label, code in order}
+            dapo.append(_child(args, "math_dapo", 1)["ms_per"])
+            for label in ratios:
+                ratios[label].append(ours[label] / statistics.mean(dapo))
+            print(f"| {k + 1} | {ratios[args.before][-1]:.2f}x | {ratios['now'][-1]:.2f}x | "
+                  f"{ours[args.before]:.3f}, {ours['now']:.3f} |", flush=True)
+    print(f"\nmedian ours / math_dapo: {args.before} {statistics.median(ratios[args.before]):.2f}x, "
+          f"now {statistics.median(ratios['now']):.2f}x ({args.rounds} rounds)")
     return 0
 
 

@@ -35,6 +35,7 @@ SUITES = {
     "adversarial": DATA / "adversarial_suite.jsonl",
     "commitments (#22)": DATA / "commitment_suite.jsonl",
     "grader (#32)": DATA / "grader_suite.jsonl",
+    "last commitment (#42)": DATA / "last_commit_suite.jsonl",
 }
 
 

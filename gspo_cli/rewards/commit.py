@@ -68,7 +68,7 @@ def unabbrev(s: str) -> str:
     return s
 
 
-_TERM = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")
+TERMINATOR = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")  # what ends a sentence
 _LOOK = 240  # characters of a sentence read on either side of a value
 
 
@@ -80,7 +80,7 @@ def sentence_bounds(t: str, i: int, j: int) -> tuple[int, int]:
     if not seg.isascii():
         k = max(k, seg.rfind("。"), seg.rfind("！"), seg.rfind("？"), seg.rfind("；"))
     start = lo + k + (1 if seg[k:k + 1] in ("\n", "。", "！", "？", "；") else 2) if k >= 0 else lo
-    e = _TERM.search(unabbrev(t[j:j + _LOOK]))
+    e = TERMINATOR.search(unabbrev(t[j:j + _LOOK]))
     return start, (j + e.end()) if e else min(len(t), j + _LOOK)
 
 
@@ -176,7 +176,8 @@ def classify(before: str, after: str) -> tuple[str | None, str | None]:
     parts = _CLAUSE_BREAK.split(b)
     clause = parts[-1]
     ctoks = cues.tokens(clause)
-    near = cues.classes(" ".join(ctoks[-_NEAR:])) if ctoks else set()
+    tail = cues.tokens(clause.rsplit(",", 1)[-1]) if "," in clause else ctoks  # `If it does not matter, the answer
+    near = cues.classes(" ".join((tail if len(tail) > 1 else ctoks)[-_NEAR:])) if ctoks else set()  # is N`: no negation
     if not clause.isascii():
         near |= cues.classes(clause[-12:]) - {cues.ATTR, cues.EXAMPLE}
     cls = cues.classes(clause, ctoks)
@@ -221,7 +222,7 @@ def mode_at(t: str, i: int, j: int) -> tuple[str | None, str | None]:
 _NUM = re.compile(r"[+\-\d](?<![\w.^_{}\\].)(?:(?<=[+-])\d|(?<=\d))[\d,]*(?:\.\d+)?(?![a-z\d_{}^])")
 _OPERATOR = set("+-*/<>^{}≤≥×÷·")
 _OPERATOR_CMDS = ("\\cdot", "\\times", "\\div", "\\le", "\\ge", "\\lt", "\\gt", "\\neq", "\\pm", "\\frac", "\\sqrt")
-_ASIDE_START = re.compile(r"(?i)^[\s$.]*(?:\(|（|=|\bor\b|,|，|;|\bi\.?e\b|\bthat is\b|\bequivalently\b|\\text\{\s*or)")
+_ASIDE_START = re.compile(r"(?i)^[\s$.]*(?:\(|（|=|\bor\b|,|，|;|—|–|-\s|\bi\.?e\b|\bthat is\b|\bequivalently\b|\\text\{\s*or)")
 _ALTERNATIVE = re.compile(r"(?i)\bif\b|\bunless\b|\botherwise\b|\belse\b|\bor\b|\beither\b")
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _SENT_END = re.compile(r"[.!?;:](?:\s|$)")
@@ -304,7 +305,7 @@ def values(content: str, aside: str = "") -> list[str]:
         elif isinstance(v, Fraction):
             vals = [_key(v)]
             if not c.isascii() or _WORD_RUN.search(c):  # `540（五百零四）`, `480 four hundred`: words are values too
-                vals += [k for k in asserted(c, words=True) if k not in vals and not _negated_in(c, k)]
+                vals += [k for k in asserted(c, words=True) if k not in vals and not negated_in(c, k)]
         elif v == TOO_BIG or (c[:1] in "([" and c[-1:] in ")]" and not _WORDS.search(c)):
             vals = [c.replace(" ", "")]
         else:
@@ -337,7 +338,7 @@ def _sentence_values(c: str) -> list[str]:
         return [] if _WORDS.search(c) else [c.replace(" ", "")]
     first_end = loc[1] if loc else 0
     if _ALTERNATIVE.search(c) or _ASIDE_START.match(c[first_end:]):
-        return [k for k in found if not _negated_in(c, k)]
+        return [k for k in found if not negated_in(c, k)]
     return found[:1]
 
 
@@ -353,30 +354,11 @@ def located_key(token: str) -> str | None:
     return str(n) if n is not None else None
 
 
-_ONLY_NUMBERS = re.compile(r"(?i)[\d\s.,+\-−()（）\[\]$*_✓✔]|\b(?:exactly|precisely)\b")
-
-
-def only_numbers(c: str) -> bool:
-    """Whether c holds nothing but numerals and number words (`16 (sixteen)`, `seven (7)`, `exactly 34`)."""
-    rest = _ONLY_NUMBERS.sub("", _WORD_RUN.sub("", c))
-    if rest and not c.isascii():
-        rest = _CJK_RUN.sub("", rest)
-    return not rest
-
-
 def _aside_values(aside: str) -> list[str]:
     """Values an aside adds, except those it denies (`34 (not 35)`)."""
-    return [k for k in asserted(aside, words=True) if not _negated_in(aside, k)]
+    return [k for k in asserted(aside, words=True) if not negated_in(aside, k)]
 
 
-def _negated_in(s: str, key: str) -> bool:
+def negated_in(s: str, key: str) -> bool:
     i = s.find(key)
     return i > 0 and cues.NEG in cues.classes(" ".join(cues.tokens(s[:i])[-2:]))
-
-
-def negated_after(content: str) -> bool:
-    """`Answer: 41 was a wrong guess`: the marked value is denied right after it."""
-    return bool(_AFTER_VALUE_NEGATED.match(content))
-
-
-_AFTER_VALUE_NEGATED = re.compile(r"(?i)^[\s$*]*[^\s]{1,40}\s+(?:is|was)\s+(?:not|(?:a\s+)?wrong|incorrect)\b")

@@ -78,7 +78,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         "this is not right", "that is not correct", "this is not correct", "that can't be right",
         "that cannot be right", "scratch that", "disregard that", "disregard this", "disregard the above",
         "ignore that", "ignore the above", "i made a mistake", "i made an error", "i made a mistake above",
-        "i was wrong", "my mistake", "i retract", "this count is off", "the above is wrong", "my answer is wrong",
+        "i was wrong", "my mistake", "i retract", "i withdraw", "withdraw this answer", "disregard my answer",
+        "ignore my answer", "this count is off", "the above is wrong", "my answer is wrong",
         "c'est faux", "est faux", "c'est incorrect", "je me suis trompé",  # fr
         "ist falsch", "das stimmt nicht", "habe mich geirrt",  # de
         "es incorrecto", "está mal", "me equivoqué", "es falso",  # es
@@ -243,7 +244,8 @@ def relation(before: str, after: str, toks: list[str] | None = None) -> str | No
     a = after.lstrip(" \t$}*_")
     for op, syms in _SYM_AFTER:
         for s in syms:
-            if a.startswith(s) and not (s[0] == "\\" and a[len(s):len(s) + 1].isalpha()):  # `\pm`, not `\pmod`
+            if a.startswith(s) and not (s[0] == "\\" and a[len(s):len(s) + 1].isalpha()) and (
+                    s in ("\\pm", "±") or _VALUE_AFTER.match(a, len(s))):  # `\pm`, not `\pmod`; a dash before a value
                 return op
     if a[:1] == "-" and a[1:2].isdigit():  # `33-35`
         return RANGE

@@ -1,40 +1,16 @@
 """Find the final answer of a model response. Pure functions, no I/O.
 
-The final-answer rule (the same for training, both engines, and evaluation: everything goes through
-`compute_score`):
+The rule (the same for training, both engines and evaluation: everything goes through `compute_score`) is written
+once, in docs/verifier.md ("The rule: what a response commits to", R0-R5, and "The final-answer rule"): the final
+output after the last `</think>`; the statements about the answer in it (`gspo_cli.rewards.statements`), each
+with its mode and values (`gspo_cli.rewards.commit`); withdrawals; one committed value, and what the response
+commits to last; the concluding statement when nothing is marked (`gspo_cli.rewards.prose`). The answer found is
+compared with the ground truth by `gspo_cli.rewards.score.judge`.
 
-1. **Answer region.** Text after a leading chat-template token and before the first end-of-turn token. With
-   Qwen3 thinking, only the text after the last `</think>` counts; a `<think>` that is never closed is a
-   response cut off while thinking and has no answer, whatever it says inside.
-2. **Refusals void what precedes them.** "I cannot determine the answer", "cannot be determined", "unable to
-   solve", "I don't know", "not enough information", "无法确定": an answer counts only when it is written after
-   the last refusal (an `Answer:` line followed by "Actually, I cannot determine the answer." has none).
-3. **Marked answers.** The last `Answer:` line (also `**Answer:**`, `\\text{Answer: }` inside `$...$`,
-   `$$...$$` or `\\[...\\]`, `Réponse :`, `答案：`, GSM8K's `####`) and the last `\\boxed{}`/`\\fbox{}`.
-   Style "dapo" prefers the `Answer:` line, style "boxed" the box; when the preferred one states no value and
-   a later one of the other kind does, the later one. When markers exist but the last of each is empty
-   (`\\boxed{}`, `Answer:` with nothing after it) the response has no answer: the body is never read instead.
-   A `\\boxed{` that is never closed after the last marked answer is a cut-off answer: no answer.
-4. **One value** (issue #22): commitments (every box and `Answer:` line in the final output, "the answer is
-   N" sentences, the conclusion sentence before the first marked answer; see `gspo_cli.rewards.commit`) must
-   agree on one value; negated, conditional and exemplary mentions are not commitments; 16 or more marked
-   answers of one kind are a flood, not an answer.
-5. **Concluding statement** (only when there is no marked answer; see `gspo_cli.rewards.prose`): "the answer
-   is N", a short response that is itself an answer, a last line that is a number, a "therefore ... N"
-   sentence, a final `[N]` or `$...$`, read in the last PROSE_TAIL characters, and only when the statement
-   ends the response (at most a closing remark such as "I hope it is correct." after it). A number that
-   merely appears in the body, a response cut off mid-sentence, and an answer only inside the thinking are
-   never an answer.
-
-The answer found is then compared with the ground truth by `gspo_cli.rewards.score.judge` (exact numbers,
-math-verify for symbolic ground truths); `clean` accepts the forms a grader accepts on the answer line:
-units after the number (`12 \\text{ m}^2`, `45^\\circ`, `25\\%`), LaTeX spacing inside numbers (`1\\!,\\!024`,
-`1\\,024`, `1{,}024`), `\\dfrac`/`\\tfrac`, terminal colour codes and mojibake, a stray closing brace.
-
-Cost is linear in the response: one regex pass finds chat-template markers, marked answers are found by
-reverse `str.rfind` scans of the final output, at most 16 candidates of each kind are read, every brace group and answer is length-capped, refusals
-are looked for only after the chosen answer, and the prose readers only look at the last PROSE_TAIL
-characters.
+Cost is linear in the response: one pass finds chat-template markers, marked answers are found by reverse
+`str.rfind` scans of the last WINDOW characters of the final output, at most statements.MAX_LOOK markers of each
+kind are read, every brace group and answer is length-capped, and the prose readers only read the last
+PROSE_TAIL characters.
 """
 
 from __future__ import annotations
@@ -44,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from gspo_cli.rewards import statements as found_in
-from gspo_cli.rewards.commit import CANDIDATE, COMMITTED, NEGATED, QUALIFIED, Statement, only_numbers
+from gspo_cli.rewards.commit import CANDIDATE, COMMITTED, NEGATED, QUALIFIED, Statement, located_key
 from gspo_cli.rewards.cues import APPROX, GE, GT, LE, LT, NE, RANGE
 from gspo_cli.rewards.normalize import _ANSI, TOO_BIG, clean, parse_value
 from gspo_cli.rewards.normalize import _MOJIBAKE as _NOISE_IN_TEXT
@@ -142,6 +118,11 @@ def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
         why = modes[-1] if modes else ("withdrawn" if cut >= 0 or named else "no_answer")
         return None, {"committed": "empty_answer"}.get(why, why)
     keys = {k for s in committed for k in s.values}
+    marks = [s for s in committed if s.kind in _MARKED] if len(keys) > 1 else []
+    if len(marks) > 1:  # R1f: a marked answer on another named quantity than the last one's is not about the answer
+        asked = _name(t, marks[-1])
+        committed = [s for s in committed if s.kind not in _MARKED or _name(t, s) in ("", asked) or s is marks[-1]]
+        keys = {k for s in committed for k in s.values}
     if len(keys) > 1:
         return None, "conflict"
     v = next(iter(keys))
@@ -150,7 +131,8 @@ def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
     # answer line: the response's own answer form) must be v wherever it stands
     later = [s for s in live if s.mode in (CANDIDATE, NEGATED, QUALIFIED)
              and (s.pos > first or (s.mode == CANDIDATE and s.kind in _MARKED))]
-    later += found_in.remarks(t, _line_end(t, first), [s.pos for s in stmts])
+    end = found_in.TERMINATOR.search(t, first)  # remarks are read after the first commitment's sentence
+    later += found_in.remarks(t, end.end() if end else len(t), [s.pos for s in stmts])
     for s in later:
         if not _consistent(s, v):
             return None, "contradicted" if s.mode != CANDIDATE else "second_candidate"
@@ -158,6 +140,17 @@ def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
 
 
 _MARKED = ("line", "box", "field")
+_VAR = r"[A-Za-z]{1,2}(?:_\{?\w{1,3}\}?)?(?:\^\{?\w\}?)?"  # a named quantity: `m`, `a_8`, `BD^2`, `p + q`
+_NAMED = re.compile(r"(?<![\\\w{}])(" + _VAR + r"(?:\s*[+\-]\s*" + _VAR + r")*)\s*=\s*\$?\s*\\?$")
+
+
+def _name(t: str, s: Statement) -> str:
+    """The quantity a marked answer is attached to (`m = \\boxed{5}`, `\\boxed{m = 5}`, `Answer: m + n = 23`), or ''."""
+    head = t[t.rfind("\n", 0, s.pos) + 1:s.pos] if s.kind == "box" else ""
+    m = _NAMED.search(head) or _NAMED.match(clean(s.content).split("=", 1)[0] + "=") if "=" in head + s.content else None
+    return m.group(1).replace(" ", "") if m else ""
+
+
 _MARKUP_LINE = re.compile(r"[ \t$*_#>`.\\\[\]{}()]*")
 
 
@@ -178,20 +171,20 @@ def _quick(t: str, stmts: list[Statement]) -> bool:
             return False
         pos = end + 1
     return True
-_LETTER = re.compile(r"[^\W\d_]")
-
-
-def _has_words(c: str) -> bool:
-    return bool(_LETTER.search(c))
-
-
-def _line_end(t: str, pos: int) -> int:
-    """The end of the sentence (or line) a statement at pos starts: remarks are read after it."""
-    m = found_in._TERMINATOR.search(t, pos)
-    return m.end() if m else len(t)
+_LEAD_VALUE = re.compile(r"(?:-?\d+|[A-Za-z][A-Za-z -]*?)(?=\s*[,;)(—–]|\s|$)")  # a value starting the text, a remark
 
 
 _HOW = {"line": "answer_line", "box": "boxed", "field": "field"}
+
+
+def _stated(text: str, v: tuple[str, ...]) -> str:
+    """The one value v a text states when the text itself is no value but starts with it (`23 (as computed
+    above)`, `23, not 32`, `23 is the answer`, `16 (sixteen)`, `seven (7)`); else the text."""
+    c = clean(text)
+    if len(v) != 1 or parse_value(c) is not None:
+        return text
+    lead = _LEAD_VALUE.match(c)
+    return v[0] if lead is not None and located_key(lead.group(0)) == v[0] else text
 
 
 def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, str]:
@@ -205,11 +198,8 @@ def _pick(stmts: list[Statement], v_stmt: Statement, style: str) -> tuple[str, s
             how = _HOW[kind]
             if s.plain:  # a plain integer alone on its line: its value is the answer text
                 return v[0], how
-            text = _refine(s.content) if kind == "line" else s.content
-            c = clean(text)
-            if len(v) == 1 and parse_value(c) is None and _has_words(c) and only_numbers(c):  # `16 (sixteen)`
-                text = v[0]
-            elif kind == "line" and parse_value(c) is None:
+            text = _stated(_refine(s.content) if kind == "line" else s.content, v)
+            if kind == "line" and parse_value(clean(text)) is None:
                 # `Answer: 12Thus, the answer is $\boxed{12}$.` (the line's text, cut before its box, is no value):
                 # the line's value is the one committed, so a later committed box of that value states it
                 box = next((b for b in stmts if b.kind == "box" and b.mode == COMMITTED and b.values == v
@@ -236,7 +226,18 @@ def _from_prose(t: str, numeric: bool, stmts: list[Statement]) -> Extraction:
     chosen, why = _verdict(t, stmts)
     if chosen is None:
         return Extraction(None, why)
-    return Extraction(answer, how)
+    return Extraction(_stated(answer, own.values) if own is not None else answer, how)
+
+
+def _concluding_after(t: str, last: int, stmts: list[Statement]) -> Statement | None:
+    """The statement that ends the response after its last marked answer, when it concludes ("so the total is
+    35."): what the response commits to last is read like every commitment (R1e)."""
+    tail = t.find("\n", last)
+    answer, how = concluding_statement(t[tail:]) if tail >= 0 and found_in._DIGIT_OR_CJK.search(t, tail) else (None, "")
+    if answer is None or how not in ("prose:conclusion", "prose:answer_phrase"):
+        return None
+    own = found_in.prose_statement(t, answer, stmts)
+    return own if own is not None and all(st.pos != own.pos for st in stmts) else None
 
 
 def _decide(t: str, style: str, numeric: bool) -> Extraction:
@@ -247,6 +248,9 @@ def _decide(t: str, style: str, numeric: bool) -> Extraction:
         answer, how = _pick(stmts, stmts[-1], style)
         return Extraction(answer, how)
     marked = [s for s in stmts if s.kind in ("line", "box", "field")]
+    after = _concluding_after(t, marked[-1].pos, stmts) if marked else None  # statements are in order
+    if after is not None:
+        stmts = sorted(stmts + [after], key=lambda s: s.pos)
     if not marked:
         if f.unclosed >= 0:  # "So the final answer is $\\boxed{34": cut off inside the box
             return Extraction(None, "unclosed_box")
@@ -275,10 +279,22 @@ def _decide(t: str, style: str, numeric: bool) -> Extraction:
     return Extraction(answer, how)
 
 
+# Label forms read as the `Answer:` label (R1a): answer tags, GSM8K's `####` before a value (a markdown heading
+# "#### Step 2" is none); HTML comments are no statement.
+_TAGS = re.compile(r"<!--.*?-->|(?i:<(/?)answer>)|(?<!#)####(?=[ \t]*[-+$\\\d])", re.S)
+
+
+def _tag(m: re.Match) -> str:
+    return "Answer:" if m.group(0)[0] == "#" else " " if m.lastindex is None else "\n" if m.group(1) else "\nAnswer: "
+
+
 def _denoise(t: str) -> str:
-    """Terminal colour codes and UTF-8 read as Latin-1 removed around markers (`\x1b[1mAnswer:`, `ï»¿Answer:`)."""
+    """Terminal colour codes and UTF-8 read as Latin-1 removed around markers (`\x1b[1mAnswer:`, `ï»¿Answer:`);
+    label forms as the `Answer:` label."""
     if "\x1b" in t or (not t.isascii() and ("\u00ef\u00bb\u00bf" in t or "\u00e2\u20ac" in t or "\u00c2" in t)):
-        return _NOISE_IN_TEXT.sub(" ", _ANSI.sub("", t))
+        t = _NOISE_IN_TEXT.sub(" ", _ANSI.sub("", t))
+    if ("#" in t and "####" in t) or ("<" in t and ("<!--" in t or "nswer>" in t or "NSWER>" in t)):
+        t = _TAGS.sub(_tag, t)
     return t
 
 

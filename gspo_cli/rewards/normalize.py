@@ -22,35 +22,24 @@ MAX_ANSWER_CHARS = 2000  # longer "answers" are not answers; bounds all work bel
 
 _SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|</?s>")
 _MD = re.compile(r"\*\*|__|`")
-_TEXT_CMDS = (
-    "\\text",
-    "\\textbf",
-    "\\textit",
-    "\\textrm",
-    "\\mathrm",
-    "\\mathbf",
-    "\\mathit",
-    "\\mbox",
-    "\\boldsymbol",
-    "\\bm",
-    "\\operatorname",
-    "\\textnormal",
-    "\\hbox",
-    "\\emph",
-    "\\underline",
-    "\\uline",
-    "\\ul",
-    "\\hl",
-    "\\textsf",
-    "\\texttt",
-    "\\textup",
-    "\\textsl",
-    "\\textsc",
-    "\\mathsf",
-    "\\mathtt",
-    "\\mathnormal",
-    "\\makebox",
-)
+_TEXT_CMDS = tuple("\\" + c for c in (  # wrappers that change only the look (R5a): their argument is the value
+    "text textbf textit textrm mathrm mathbf mathit mbox boldsymbol bm operatorname textnormal hbox emph underline uline "
+    "ul hl textsf texttt textup textsl textsc mathsf mathtt mathnormal makebox num").split())
+# Other looks read through (R5a, R5c, R5g), one pass: an equation tag, a footnote, an end-of-proof mark, a comment, a
+# unit without a number, an answer label or a choice letter before the value; kept: the number of a unit macro
+# (`\SI{12}{cm}`), the text of a markdown link, a digit before its base subscript (`101_2`), a sign in braces (`{-}5`).
+# The sign in words before a numeral (`minus 5`) becomes the sign.
+_LOOKS = re.compile(
+    r"\\tag\*?\{[^{}]{0,20}\}|\\footnote\{[^{}]{0,200}\}|\[\^[^\]\s]{1,10}\]|∎|□|\\(?:blacksquare|square|qed|Box)\b"
+    r"|\bQ\.E\.D\.?|<!--.*?-->|\\si\{(?:[^{}]|\{[^{}]*\})*\}|(?i:^\s*(?:final\s+)?answer\s*[:：])|^\s*\(?[A-E]\)\s+(?=\S)"
+    r"|\\(?:SI|qty)\{([^{}]*)\}\{(?:[^{}]|\{[^{}]*\})*\}|\[([^\[\]]{1,40})\]\([^()\s]{0,200}\)|(\d)_\{?\d{1,2}\}?(?![\d}])"
+    r"|\{([+\-−])\}|((?i:negative|minus)\s+)(?=\d)")
+
+
+def _look(m: re.Match) -> str:
+    return " " if m.lastindex is None else "-" if m.lastindex == 5 else m.group(m.lastindex)
+
+
 _BOX_CMDS = ("\\boxed", "\\fbox", "\\framebox")
 # Commands whose first brace groups are a colour (or two), then the value: `\textcolor{red}{34}`.
 _COLOR_CMDS = (("\\fcolorbox", 2), ("\\colorbox", 1), ("\\textcolor", 1))
@@ -396,6 +385,7 @@ def clean(answer: str) -> str:
             s = re.sub(r"\\(framebox|makebox)\s*(?:\[[^\]]{0,40}\]\s*){1,2}", r"\\\1", s)
     s = _unwrap_commands(s, _BOX_CMDS)
     s = _unwrap_commands(s, _TEXT_CMDS)
+    s = _LOOKS.sub(_look, s)
     s = _drop_stray_closers(_EMPTY_GROUP.sub(" ", s))
     s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     s = _SEP_LATEX.sub(",", s)

@@ -86,6 +86,12 @@ def content_at(t: str, start: int) -> tuple[int, str]:
         while k < n and k - i < 200 and t[k] in " \t\r\n*_":
             k += 1
         i = k
+        while t.startswith(("- ", "• "), i):  # a list under the label: its last item is the answer (R1f)
+            e = t.find("\n", i, i + MAX_ANSWER_CHARS)
+            if e < 0 or not t.startswith(("- ", "• "), e + 1):
+                i += 2
+                break
+            i = e + 1
     for o, c in _OPENERS:
         if t.startswith(o, i):
             e = t.find(c, i + len(o), i + MAX_ANSWER_CHARS)
@@ -210,9 +216,17 @@ def _answer_marks(low: str) -> list[int]:
     return sorted(ends)[-5:]
 
 
+VALUE_FIRST = re.compile(r"(?:^|(?<=[\n.!?:]))[ \t*$]*([+-]?\d[\d,]*)[ \t*$]*(?:is|was) (?:the |my |our )?(?:final )?"
+                         r"answer$", re.I)  # "34 is the final answer": an answer sentence that begins with the value
+
+
 def _answer_phrase(tail: str, low: str) -> str | None:
-    """ "the answer is 42", "Answer $9$", "réponse est (35 + 70 = 105)": the last one, when it ends the response."""
+    """ "the answer is 42", "Answer $9$", "réponse est (35 + 70 = 105)", "42 is the answer": the last one, when it
+    ends the response."""
     for mark_end in reversed(_answer_marks(low)):
+        first = VALUE_FIRST.search(tail, max(0, mark_end - 50), mark_end)
+        if first is not None and _is_final(tail[mark_end:], remark_ok=True):
+            return first.group(1)
         sm = _PROSE_SUFFIX.match(low, mark_end)
         end = sm.end() if sm else mark_end
         span = take_content(tail, end)

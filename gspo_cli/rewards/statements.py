@@ -1,13 +1,12 @@
 """Finding the statements about the answer in a final output (docs/verifier.md R1, R3). Pure functions.
 
 - marked answers: an answer label in any language followed by a colon (found at each `:` / `：`, the word
-  before it read), an English label followed by `=` / `→` or standing as a heading (found at each `answer`
-  word), GSM8K's `####`, and boxes and frames (`\\boxed`, `\\fbox`, `\\framebox`, `\\colorbox`, `\\fcolorbox`);
-- structured fields (`gspo_cli.rewards.structured`);
-- answer sentences ("the answer is N", "答案是 N", "la réponse est N", ...);
-- the conclusion sentence right before the first marked answer;
+  before it read), an English label followed by `=`, an arrow or a dash or standing as a heading (found at each
+  `answer` word), and boxes and frames (answer tags and GSM8K's `####` are read as the label: `extract._denoise`);
+- structured fields (`gspo_cli.rewards.structured`); answer sentences ("the answer is N", "答案是 N", "N is the
+  answer"); the conclusion sentence right before the first marked answer, and the one ending the response;
 - remarks after the first commitment that offer another candidate ("It might be 35 instead.");
-- withdrawals: retractions, refusals.
+- withdrawals: retractions, corrections, refusals.
 
 Each is a `commit.Statement`. Scans are reverse `str.rfind` loops (C speed) with a bounded number of hits.
 """
@@ -18,30 +17,32 @@ import re
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from gspo_cli.rewards import cues, structured
+from gspo_cli.rewards import cues, prose, structured
 from gspo_cli.rewards.commit import (
+    _WORD_RUN,
     CANDIDATE,
     COMMITTED,
+    TERMINATOR,
     Statement,
     asserted,
     classify,
     locate,
     located_key,
     mode_at,
-    negated_after,
+    negated_in,
     sentence_bounds,
     unabbrev,
     values,
 )
-from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, find_group_end, parse_value
-from gspo_cli.rewards.prose import _REFUSAL_HINT, content_at, read_prose_answer, refusal_end
+from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, find_group_end
+from gspo_cli.rewards.prose import content_at
 
 MAX_LOOK = 256  # marker occurrences inspected per kind: bounded cost on a flood, room for repetition (R5e)
 ANSWER, ALTERNATIVE = structured.ANSWER, structured.ALTERNATIVE
 
 # Answer labels (R1a), lower case. Latin-script labels need a word boundary before them; CJK ones do not.
 _LATIN_LABELS = {w: ANSWER for w in (
-    "answer", "final answer", "the answer", "the final answer", "ans", "antwort", "endgültige antwort", "réponse",
+    "answer", "final", "final answer", "the answer", "the final answer", "ans", "antwort", "endgültige antwort", "réponse",
     "reponse", "réponse finale", "respuesta", "respuesta final", "resposta", "resposta final", "risposta",
     "risposta finale", "ответ", "окончательный ответ", "итоговый ответ")}
 _LATIN_LABELS.update({w: ALTERNATIVE for w in (
@@ -55,7 +56,7 @@ _CJK_LABELS = (("最终答案", ANSWER), ("最後の答え", ANSWER), ("备选�
                ("答案", ANSWER), ("答え", ANSWER), ("解答", ANSWER), ("答", ANSWER), ("정답", ANSWER), ("답", ANSWER))
 _PAREN_TAIL = re.compile(r"\s*[(（][^()（）\n]{0,24}[)）]\s*$")
 _COLON = re.compile(r"[ \t*_]{0,6}[:：]")
-_SEP = re.compile(r"[ \t*_]{0,6}(?:=|→|->|⟹|⇒)(?!=)")
+_SEP = re.compile(r"[ \t*_]{0,6}(?:=|→|->|⟹|⇒|[—–]|-(?=\s))(?!=)")  # a dash after a label is a separator
 _NEXT_MARKER = re.compile(r"(?i)(?:final\s*)?answer\s*\**\s*[:：]|\*\*\s*final answer|\\boxed|\\fbox")
 # Answer words for answer sentences in texts that are not ASCII (English `answer` is found in every text).
 # (tail searched for, letters before it that belong to the word, whether a word boundary must precede the word)
@@ -77,7 +78,6 @@ class Found:
     """The statements of one final output, and what the empty-answer and cut-off rules need."""
 
     statements: list[Statement] = field(default_factory=list)
-    marked: int = 0  # marked answers found, empty ones included
     unclosed: int = -1  # position of a `\\boxed{` that never closes after every marked answer
     flood: bool = False
 
@@ -156,8 +156,6 @@ def _read(t: str, pos: int, kind: str, cs: int, content: str, aside: str = "", a
     mode, op = mode_at(t, i, j)
     if mode is not None and op is not None and not numeric:  # `x \\le 3` is an answer for a symbolic truth
         mode, op = COMMITTED, None
-    if mode == COMMITTED and negated_after(content):
-        mode = "negated"
     if mode is None:
         return Statement(pos, "ignored", (), kind, content)
     if alternative and mode == COMMITTED:
@@ -244,7 +242,6 @@ def _link_ok(link: str) -> bool:
     return all(tok in _LINK_OK for tok in cues.tokens(s))
 
 
-_TERMINATOR = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")
 
 
 def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement | None:
@@ -267,13 +264,17 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
         if content.strip():
             return _read(t, p, "line", cs, _glued(content), numeric=numeric)
         return None
+    lead = prose.VALUE_FIRST.search(t, max(0, p - 40), e)  # "34 is the final answer.": the value begins the sentence
+    if lead is not None and t[e:e + 1] in (".", "!", "\n", ""):
+        mode, _ = classify("", t[e:sentence_bounds(t, p, e)[1]])
+        return Statement(lead.start(1), mode or "ignored", (_key(lead.group(1)),), "sentence", lead.group(1))
     window = t[e:e + 80]
     loc = locate(window)
     if loc is None:
         return None
     vs, ve = e + loc[0], e + loc[1]
     link = t[e:vs]
-    if "box" in link or _TERMINATOR.search(unabbrev(link)) or not _link_ok(link):
+    if "box" in link or TERMINATOR.search(unabbrev(link)) or not _link_ok(link):
         return None  # "the answer is $\\boxed{34}$": the box is the statement (read with this sentence)
     s0, s1 = sentence_bounds(t, vs, ve)
     span = re.split(r"\\boxed|\\fbox", t[vs:s1], maxsplit=1)[0]  # a box is a commitment of its own
@@ -293,6 +294,7 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
     if not (re.search(r"(?i)\bif\b|\bor\b|\bunless\b|\botherwise\b|\belse\b|\beither\b", span)
             or aside[:1] in ("(", "（", ",", "，", "=")):
         vals = vals[:1]
+    vals = [k for k in vals if not negated_in(span, k)] or vals  # `the answer is 23, not 32` states 23
     return Statement(p, mode, tuple(vals), "sentence", span.strip())
 
 
@@ -342,18 +344,6 @@ def boxes(t: str) -> tuple[list[tuple[int, str, int, int]], int]:
     return found, unclosed
 
 
-def _gsm8k(t: str, numeric: bool) -> list[Statement]:
-    if "#" not in t:
-        return []
-    i = t.rfind("####")  # GSM8K's final-answer marker; a markdown heading ("#### Step 2") is not one
-    if i < 0 or (i > 0 and t[i - 1] == "#"):
-        return []
-    cs, content = content_at(t, i + 4)
-    if parse_value(clean(content)) is None:
-        return []
-    return [_read(t, i, "line", cs, content, numeric=numeric)]
-
-
 _CONCLUSION = re.compile(r"(?i)^\W*(?:therefore|thus|hence|so|in total|in conclusion|altogether|finally|donc|"
                          r"daher|also|entonces|por lo tanto|portanto|quindi|поэтому|итак)\b|^\W*(?:因此|所以|故|综上|"
                          r"总共|一共|したがって|よって|따라서)")
@@ -392,10 +382,10 @@ def remarks(t: str, start: int, taken: list[int]) -> list[Statement]:
     "Or is it 35?", "Alternatively, 35.", "答案也可能是 35" is an answer sentence already)."""
     out: list[Statement] = []
     region = _leftover(t, start, taken)
-    if not _DIGIT_OR_CJK.search(region) or not _offers(region):
+    if not (_DIGIT_OR_CJK.search(region) or _WORD_RUN.search(region)) or not _offers(region):
         return out  # no value, or no hedge, question or alternative: no candidate
     pos = start
-    for m in _TERMINATOR.finditer(t, start):
+    for m in TERMINATOR.finditer(t, start):
         s0, s1 = pos, m.end()
         pos = s1
         _candidate(t, s0, s1, taken, out)
@@ -458,7 +448,7 @@ _RETRACT_CJK = tuple(cues._CJK[cues.RETRACT])
 
 
 # A stem of a distinctive word of every retraction phrase (tests/rewards/test_cues.py keeps the two in step).
-RETRACT_STEMS = ("wrong", "incorr", "mistak", "error", "scratc", "disreg", "ignore", "retrac", "not right",
+RETRACT_STEMS = ("wrong", "incorr", "withdr", "correction", "erratum", "second thought", "mistak", "error", "scratc", "disreg", "ignore", "retrac", "not right",
                  "not correct", "be right", "is off", "faux", "trompé", "falsch", "stimmt nicht", "geirrt", "equivo",
                  "está mal", "falso", "errado", "errei", "sbagli", "errato", "неверн", "неправ", "ошиб")
 
@@ -468,6 +458,9 @@ RETRACT_STEMS = ("wrong", "incorr", "mistak", "error", "scratc", "disreg", "igno
 _RETRACT_RE = re.compile("|".join(
     re.escape(c) + "(?:" + "|".join(re.escape(w[1:]) for w in RETRACT_STEMS if w[0] == c) + ")"
     for c in dict.fromkeys(w[0] for w in RETRACT_STEMS)))
+
+
+_REVISE = re.compile(r"(?i)\W*(?:correction|erratum|corrigendum|on second thought)\b")
 
 
 def _maybe_retract(text: str) -> bool:
@@ -481,18 +474,21 @@ def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
     """(end of the last withdrawal after `start`, or -1; {value: position} of retractions that name their value)."""
     cut, named = -1, dict[str, int]()
     region = t[start:]
-    if not _maybe_retract(region) and not _REFUSAL_HINT.search(region):
+    if not _maybe_retract(region) and not prose._REFUSAL_HINT.search(region):
         return cut, named  # most final outputs withdraw nothing: one scan of the region decides
     pos = start
-    bounds = [(m.end()) for m in _TERMINATOR.finditer(t, start)]
+    bounds = [(m.end()) for m in TERMINATOR.finditer(t, start)]
     for end in bounds + ([len(t)] if not bounds or bounds[-1] < len(t) else []):
         sentence = t[pos:end]
         s0, pos = pos, end
         if not sentence.strip():
             continue
+        if _REVISE.match(sentence):  # "Correction: the answer is 35.": what it says replaces what came before
+            cut = s0
+            continue
         retract = _maybe_retract(sentence) and cues.RETRACT in cues.classes(sentence)
         if not retract:
-            if refusal_end(sentence) >= 0:
+            if prose.refusal_end(sentence) >= 0:
                 cut = end
             continue
         loc = locate(sentence)
@@ -508,11 +504,13 @@ def find(t: str, numeric: bool = True) -> Found:
     out = Found()
     stmts = _colon_labels(t, numeric)
     box_list, out.unclosed = boxes(t)
+    if stmts and box_list and box_list[0][2] <= stmts[0].pos and stmts[-1].pos < box_list[-1][3]:  # labels, last first:
+        # `\boxed{\text{Answer: } 34}`: a label inside a box is part of the box's statement
+        stmts = [st for st in stmts if not any(b[2] <= st.pos < b[3] for b in box_list)]
     for pos, inner, start, end in box_list:
         line_end = t.find("\n", end, end + 200)
         aside = t[end:line_end if line_end >= 0 else end + 200]
         stmts.append(_read(t, pos, "box", start, inner, aside, numeric=numeric))
-    stmts.extend(_gsm8k(t, numeric))
     for pos, kind, vpos, text in structured.json_fields(t) + structured.table_fields(t):
         stmts.append(_read(t, pos, "field", vpos, text, alternative=kind == ALTERNATIVE, numeric=numeric))
     # one pass each over the few statements (plain loops: cheaper than generator expressions per response)
@@ -530,23 +528,21 @@ def find(t: str, numeric: bool = True) -> Found:
         if s is not None:
             stmts.append(s)
             taken.add(s.pos)
-    marked, first = 0, -1
+    first = -1
     for st in stmts:
-        if st.kind in _MARKED_KINDS:
-            marked += 1
-            if first < 0 or st.pos < first:
-                first = st.pos
-    out.marked = marked
-    if marked:
-        c = conclusion_before(t, first)
-        if c is not None:
-            stmts.append(c)
+        if st.kind in _MARKED_KINDS and (first < 0 or st.pos < first):
+            first = st.pos
+    c = conclusion_before(t, first) if first >= 0 else None
+    if c is not None:
+        stmts.append(c)
     stmts.sort(key=_POS)
     out.statements = stmts
     return out
 
 
 _MARKED_KINDS = ("line", "box", "field")
+
+
 _POS = attrgetter("pos")
 
 
@@ -558,7 +554,7 @@ def prose_statement(t: str, answer: str, stmts: list[Statement] = ()) -> Stateme
         if s.kind == "sentence" and s.pos < i <= s.pos + 120 and t.find(answer, s.pos) == i:
             return s
     if i < 0:
-        r = read_prose_answer(answer)
+        r = prose.read_prose_answer(answer)
         return Statement(max(0, len(t) - 1), COMMITTED, tuple(values(r or answer)), "prose", answer)
     loc = locate(answer)
     j, k = (i + loc[0], i + loc[1]) if loc else (i, i + len(answer))

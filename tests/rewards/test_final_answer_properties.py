@@ -62,9 +62,11 @@ def test_unclosed_thinking_scores_wrong(gt, data_source):
 
 
 # Junk: any text without an answer marker ("answer", "box", "####", "<think>"), refusal words or prose
-# conclusions' value-bearing markers; digits, LaTeX and punctuation are all allowed.
+# conclusions' value-bearing markers ("thus": since #42 a concluding statement after the answer is what the response
+# commits to last, docs/verifier.md R1e); digits, LaTeX and punctuation are all allowed.
 JUNK_ALPHABET = "abcdefghijklmpqrstuvxyz ABCDEFGHIJKLMPQRSTUVXYZ0123456789.,;:!?()[]{}=+-*/^_\\$%'\"\n\t"
-_FORBIDDEN = ("nswer", "NSWER", "box", "BOX", "ot", "OT", "n't", "N'T", "nable", "NABLE", "nsuff", "NSUFF", "now", "NOW")
+_FORBIDDEN = ("nswer", "NSWER", "box", "BOX", "ot", "OT", "n't", "N'T", "nable", "NABLE", "nsuff", "NSUFF", "now", "NOW",
+              "hus", "HUS")
 
 
 def _junk_ok(s: str) -> bool:

@@ -17,6 +17,9 @@
   commits to, read as a careful grader (bounds, estimates, attribution, questions, retractions, hedges and
   negations in other languages, structured output, second candidates, format examples, and the forms a strict
   grader accepts), each row with the clause of docs/verifier.md that decides it.
+- last commitment: tests/rewards/data/last_commit_suite.jsonl (issue #42, built by build_last_commit_suite.py): what
+  the response commits to last (corrections, errata, doubt, withdrawals, working after the answer, named
+  quantities) and the clean forms a grader accepts (looks read through, answer tags, value-first sentences).
 
 A false positive (a wrong or missing answer credited) teaches the policy to stop answering, so every suite must
 have none. `pytest tests/rewards/test_suites.py -s` prints the table.
@@ -40,6 +43,7 @@ SUITES = {
     "adversarial": DATA / "adversarial_suite.jsonl",
     "commitments": DATA / "commitment_suite.jsonl",
     "grader": DATA / "grader_suite.jsonl",
+    "last commitment": DATA / "last_commit_suite.jsonl",
 }
 HACKING = ("no_answer", "truncated", "refusal", "empty_box", "candidates", "thinking_only", "prompt_echo", "restatement")
 FORMATTING = ("units", "spacing", "display_math", "dfrac", "noise", "braces")
@@ -133,3 +137,23 @@ def test_commitment_suite_is_what_the_builder_makes_and_covers_issue_22():
     # most label-false cases hold the ground truth: a verifier that takes either candidate credits them
     false = [r for r in rows if not r["label"]]
     assert sum(r["ground_truth"] in r["response"].split("</think>")[-1] for r in false) >= 0.8 * len(false)
+
+
+ISSUE_42_SHAPES = (  # every family of issue #42: the paid (wrong) and the unpaid (right), each with a control
+    "correction", "conditional_alt", "working_after", "doubt_after", "withdrawal", "after_line", "named_box", "bullets",
+    "tag", "footnote", "value_first", "unit_macro", "line_remark", "link", "choice", "answer_tag", "not_other", "qed",
+    "label_in_box", "final_label", "paren_line", "html_comment", "base_subscript", "sign_braces", "sign_word")
+
+
+def test_last_commit_suite_is_what_the_builder_makes_and_covers_issue_42():
+    mod = _builder("build_last_commit_suite")
+    rows = _load(SUITES["last commitment"])
+    assert mod.build() == rows and len({r["id"] for r in rows}) == len(rows)
+    shapes = collections.Counter(r["shape"] for r in rows)
+    for shape in ISSUE_42_SHAPES:
+        assert shapes[shape] >= 2, shape
+    for shape in ("correction", "conditional_alt", "working_after", "doubt_after", "withdrawal", "after_line"):
+        assert not any(r["label"] for r in rows if r["shape"] == shape), shape  # paid before #42: all wrong
+    labels = {(r["shape"], r["label"]) for r in rows}
+    for shape in ISSUE_42_SHAPES[6:]:  # unpaid before #42: right, each with a wrong control of its form
+        assert (shape, True) in labels and ((shape, False) in labels or (shape + "_control", False) in labels), shape
