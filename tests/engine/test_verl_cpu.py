@@ -204,12 +204,17 @@ def frozen(story, home):
                     *ROLLOUT_CORRECTION, env={FREEZE: "1"})
 
 
+STILL_TEST_FREQ, STILL_SAVE_FREQ = 5, 16  # 8 % 5 and 8 % 16 != 0: only the last-step rule fires at step 8
+
+
 @pytest.fixture(scope="module")
 def still(story, home):
     """Control for the learning and clip checks: the same run with lr=0 (the gradient is computed, nothing moves).
     8 steps: the learning statistic (last 4 steps vs first 4) of a policy that does not move has the same spread
-    whatever the steps between, so the rest would only cost time."""
-    return _control(home, "control-lr0", 8, "actor.lr=0.0", "trainer.test_freq=4")
+    whatever the steps between, so the rest would only cost time. It also carries the last-step check of verl's
+    schedule: save_freq 16 and test_freq 5 on 8 steps (test_verl_saves_and_validates_on_the_last_step)."""
+    return _control(home, "control-lr0", 8, "actor.lr=0.0", f"trainer.test_freq={STILL_TEST_FREQ}",
+                    f"trainer.save_freq={STILL_SAVE_FREQ}")
 
 
 def _table(records: list[dict]) -> str:
@@ -220,6 +225,15 @@ def _table(records: list[dict]) -> str:
         lines.append(f"{r['step']:4d} " + " ".join(
             (f"{r['data'][k]:16.4g}" if k in r["data"] else " " * 15 + "-") for k in keys))
     return "\n".join(lines)
+
+
+def test_verl_saves_and_validates_on_the_last_step(still, home):
+    """The lr=0 control (8 steps, save_freq 16, test_freq 5): verl saves at step 8 only and validates at 5 and 8
+    (its fit loop's is_last_step; engines/schedule.py). Without the last-step rule: no save, no validation at 8."""
+    from gspo_cli.engines import schedule
+
+    assert layout.list_steps(home / "runs" / "control-lr0") == [8] == schedule.steps(8, STILL_SAVE_FREQ)
+    assert [r["step"] for r in still if semantics.VAL in r["data"]] == [0, 5, 8]
 
 
 def test_steps_and_metrics_are_verls(story):
