@@ -36,6 +36,7 @@ pytestmark = [pytest.mark.engine, pytest.mark.ray, pytest.mark.slow, pytest.mark
 
 RUN, TOTAL = "verl-e2e", 24
 FREEZE = "GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS"
+RECORD = "GSPO_TEST_RECORD_UPDATE"
 # verl's GSPO loss and timing keys (verl/trainer/ppo/metric_utils.py, verl/workers/actor): they come from verl.
 VERL_KEYS = ("actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/grad_norm", "critic/score/mean",
              "response_length/mean", "timing_s/gen", "timing_s/update_actor", "timing_s/update_weights",
@@ -109,7 +110,8 @@ def _verl_worker_pid(home: Path) -> int:
 def _faulted_run(home: Path) -> Story:
     """Start the run, kill a verl worker once it has a checkpoint, wait for the wrapper's restart and a checkpoint
     of the restarted verl, SIGKILL the whole job, then `gspo train --resume` it to the end."""
-    env = {**os.environ, "GSPO_HOME": str(home)}  # explicit: pytest's per-test GSPO_HOME is another folder
+    # explicit GSPO_HOME: pytest's per-test one is another folder; RECORD: verl's first update, for same_batch
+    env = {**os.environ, "GSPO_HOME": str(home), RECORD: str(home.parent / "record")}
     res = gspo("prepare-data", "--preset", "tiny-verl", timeout=900, env=env)
     assert res.returncode == 0, res.stderr[-3000:]
     run_dir = home / "runs" / RUN
@@ -155,6 +157,7 @@ def home(tmp_path_factory):
         mp.setenv("GSPO_HOME", str(home))
         mp.delenv("RAY_ADDRESS", raising=False)
         mp.delenv(FREEZE, raising=False)
+        mp.delenv(RECORD, raising=False)
         try:
             yield home
         finally:
@@ -410,6 +413,19 @@ def test_the_policy_learns(story, still):
     # greedy validation is reported, not asserted: a policy that samples better can answer greedily worse for a few
     # steps (measured: 3 of 10 native seeds end no higher than they start at 16 steps); lr=0 changes nothing
     assert len(set(val_ctl.values())) == 1  # greedy decoding of unchanged weights: the same answers every time
+
+
+def test_native_update_is_verls_on_the_same_batch(story):
+    """(5) the main proof that the engines do the same math: verl's first update of the run (recorded by
+    GSPO_TEST_RECORD_UPDATE) replayed by the native engine from the same weights on the same mini-batches: loss,
+    clip fraction, grad norm per mini-batch, the new log-probs and the weights agree within same_batch.TOL (fp32
+    rounding). Controls (another clip range, token-mean, one mini-batch) must each fail."""
+    import same_batch
+
+    result = same_batch.verdict(story.home.parent / "record", "tiny-verl")
+    print("\nsame-batch replay, max difference per quantity:\n" + same_batch.table(result))
+    assert not same_batch.failures(result.pop("run"))
+    assert all(same_batch.failures(figures) for figures in result.values())
 
 
 def test_native_and_verl_agree(story, still, home, tmp_path):
