@@ -321,6 +321,7 @@ if os.environ.get("VERL_PLATFORM", "").strip().lower() == PLATFORM:
     _keep_vllm_weights_reloadable()
     _poll_replay_buffer_sooner()
     _freeze_rollout_weights_for_tests()
-    from gspo_cli.engines.verl.cpu import record
+    from gspo_cli.engines.verl.cpu import record, sample_seeds
 
+    sample_seeds.install(after_import)  # GSPO_VLLM_SAMPLE_SEEDS: a vLLM seed per response
     record.install(after_import)  # GSPO_TEST_RECORD_UPDATE: the same-batch equivalence test's recording
