@@ -45,6 +45,20 @@ def test_a_seed_per_response_whatever_the_order():
     assert seen == [(7, 0, 5)]
 
 
+def test_the_v1_trainers_samples_of_one_prompt_get_distinct_seeds():
+    """verl's V1 agent loop (agent_loop_tq.py) passes one trajectory (rollout_n 0) to a prompt's n samples and
+    numbers them by session_id: the seeds must still differ (the first version used rollout_n: one seed per group,
+    identical responses, grad_norm 0 on every step of a real run)."""
+    seen: list = []
+    module = _module(seen)
+    sample_seeds._patch(module)
+    worker = module.AgentLoopWorker()
+    for session in range(4):
+        asyncio.run(worker._run_agent_loop({}, trajectory={"step": 1, "sample_index": 5, "rollout_n": 0},
+                                           agent_name="single", session_id=session))
+    assert len({s for _, _, s in seen}) == 4
+
+
 def test_unpatched_without_the_switch_and_compiled_for_cpu(monkeypatch):
     monkeypatch.delenv(sample_seeds.SEEDS_ENV, raising=False)
     calls: list = []

@@ -7,7 +7,7 @@ every request from one generator in the order the async agent loop happens to su
 tiny-verl jobs draw different responses from step 1 (measured, docs/benchmarks.md "Two identical tiny-verl jobs").
 With GSPO_VLLM_SAMPLE_SEEDS=1 (the compiled CPU switch `vllm_sample_seeds`) the agent loop's
 `AgentLoopWorker._run_agent_loop` (verl/experimental/agent_loop/agent_loop.py) gives each request the seed
-sha256(step, dataset index, sample number within its group), so a response depends on what it is, not on when
+sha256(step, dataset index, sample number within its group: session_id under the V1 trainer), so a response depends on what it is, not on when
 it was scheduled. A seed already set (a custom agent loop) is kept.
 """
 
@@ -39,9 +39,11 @@ def _patch(module: types.ModuleType) -> None:
     @functools.wraps(original)
     async def _run_agent_loop(self: Any, sampling_params: dict[str, Any], trajectory: dict[str, Any],
                               *args: Any, **kwargs: Any) -> Any:
+        # verl's V1 trainer (trainer/ppo/v1/agent_loop_tq.py `_run_prompt`) runs a prompt's n samples with one
+        # trajectory (rollout_n 0) and session_id 0..n-1: the sample number is the session id there.
+        number = kwargs.get("session_id", trajectory.get("rollout_n"))
         params = dict(sampling_params)
-        params.setdefault("seed", sample_seed(trajectory.get("step"), trajectory.get("sample_index"),
-                                              trajectory.get("rollout_n")))
+        params.setdefault("seed", sample_seed(trajectory.get("step"), trajectory.get("sample_index"), number))
         return await original(self, params, trajectory, *args, **kwargs)
 
     _run_agent_loop._gspo_seeds = True  # type: ignore[attr-defined]
