@@ -168,3 +168,14 @@ def test_reference_dry_run_states_phases_and_run_length():
     assert warn.status == "warn" and "divides the steps per epoch by 104" in warn.message
     # no raw count (or no dedup effect): no warning
     assert not [c for c in report([]).checks if c.name == "dedup vs raw file"]
+
+
+def test_a_run_shorter_than_its_frequencies_is_accepted_and_told_what_happens():
+    """verl saves and validates on the last step whatever the frequency (engines/schedule.py): a 4-step cut of
+    tiny-verl (save_freq 4, test_freq 8) is no error and the dry run names step 4."""
+    rep = report(["trainer.total_training_steps=4"], name="tiny-verl", data=DataFacts(train_rows=2000, val_rows=64))
+    assert rep.ok, [(c.name, c.message) for c in rep.errors]
+    when = fired(rep, "checkpoints and validation")
+    assert when.status == "info" and when.message.startswith("saves and validates at step 4 only (the last step)")
+    full = fired(report([], name="tiny-verl", data=DataFacts(train_rows=2000, val_rows=64)), "checkpoints and validation")
+    assert full.message.startswith("saves every 4 steps (steps 4, 8, 12, ..., 24); validates every 8 steps")

@@ -229,10 +229,11 @@ class TrainerSection(Section):
     experiment_name: str | None = None
     total_epochs: PositiveInt = 1
     total_training_steps: PositiveInt | None = None
-    # Save a checkpoint every N steps (-1 = never); keep only the newest max_ckpt_to_keep.
+    # Save a checkpoint every N steps and on the last step (-1 = never), as verl's fit loop does; a frequency above
+    # the run's length saves on the last step only (gspo_cli/engines/schedule.py). Keep the newest max_ckpt_to_keep.
     save_freq: int = -1
     max_ckpt_to_keep: PositiveInt | None = None
-    # Validate every N steps (-1 = never).
+    # Validate every N steps and on the last step (-1 = never), the same rule.
     test_freq: int = -1
     val_before_train: bool = False
     balance_batch: bool = True
@@ -275,14 +276,6 @@ class TrainerSection(Section):
             value = getattr(self, name)
             if value == 0 or value < -1:
                 raise ValueError(f"{name} must be -1 (never) or a positive number of steps, got {value}")
-        if self.total_training_steps is not None:
-            for name in ("save_freq", "test_freq"):
-                value = getattr(self, name)
-                if value > self.total_training_steps:
-                    raise ValueError(
-                        f"{name}={value} is larger than total_training_steps={self.total_training_steps}: "
-                        f"it would never fire"
-                    )
         return self
 
 

@@ -36,6 +36,7 @@ pytestmark = [pytest.mark.engine, pytest.mark.ray, pytest.mark.slow, pytest.mark
 
 RUN, TOTAL = "verl-e2e", 24
 FREEZE = "GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS"
+RECORD = "GSPO_TEST_RECORD_UPDATE"
 # verl's GSPO loss and timing keys (verl/trainer/ppo/metric_utils.py, verl/workers/actor): they come from verl.
 VERL_KEYS = ("actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/grad_norm", "critic/score/mean",
              "response_length/mean", "timing_s/gen", "timing_s/update_actor", "timing_s/update_weights",
@@ -109,7 +110,8 @@ def _verl_worker_pid(home: Path) -> int:
 def _faulted_run(home: Path) -> Story:
     """Start the run, kill a verl worker once it has a checkpoint, wait for the wrapper's restart and a checkpoint
     of the restarted verl, SIGKILL the whole job, then `gspo train --resume` it to the end."""
-    env = {**os.environ, "GSPO_HOME": str(home)}  # explicit: pytest's per-test GSPO_HOME is another folder
+    # explicit GSPO_HOME: pytest's per-test one is another folder; RECORD: verl's first update, for same_batch
+    env = {**os.environ, "GSPO_HOME": str(home), RECORD: str(home.parent / "record")}
     res = gspo("prepare-data", "--preset", "tiny-verl", timeout=900, env=env)
     assert res.returncode == 0, res.stderr[-3000:]
     run_dir = home / "runs" / RUN
@@ -155,6 +157,7 @@ def home(tmp_path_factory):
         mp.setenv("GSPO_HOME", str(home))
         mp.delenv("RAY_ADDRESS", raising=False)
         mp.delenv(FREEZE, raising=False)
+        mp.delenv(RECORD, raising=False)
         try:
             yield home
         finally:
@@ -204,12 +207,17 @@ def frozen(story, home):
                     *ROLLOUT_CORRECTION, env={FREEZE: "1"})
 
 
+STILL_TEST_FREQ, STILL_SAVE_FREQ = 5, 16  # 8 % 5 and 8 % 16 != 0: only the last-step rule fires at step 8
+
+
 @pytest.fixture(scope="module")
 def still(story, home):
     """Control for the learning and clip checks: the same run with lr=0 (the gradient is computed, nothing moves).
     8 steps: the learning statistic (last 4 steps vs first 4) of a policy that does not move has the same spread
-    whatever the steps between, so the rest would only cost time."""
-    return _control(home, "control-lr0", 8, "actor.lr=0.0", "trainer.test_freq=4")
+    whatever the steps between, so the rest would only cost time. It also carries the last-step check of verl's
+    schedule: save_freq 16 and test_freq 5 on 8 steps (test_verl_saves_and_validates_on_the_last_step)."""
+    return _control(home, "control-lr0", 8, "actor.lr=0.0", f"trainer.test_freq={STILL_TEST_FREQ}",
+                    f"trainer.save_freq={STILL_SAVE_FREQ}")
 
 
 def _table(records: list[dict]) -> str:
@@ -220,6 +228,15 @@ def _table(records: list[dict]) -> str:
         lines.append(f"{r['step']:4d} " + " ".join(
             (f"{r['data'][k]:16.4g}" if k in r["data"] else " " * 15 + "-") for k in keys))
     return "\n".join(lines)
+
+
+def test_verl_saves_and_validates_on_the_last_step(still, home):
+    """The lr=0 control (8 steps, save_freq 16, test_freq 5): verl saves at step 8 only and validates at 5 and 8
+    (its fit loop's is_last_step; engines/schedule.py). Without the last-step rule: no save, no validation at 8."""
+    from gspo_cli.engines import schedule
+
+    assert layout.list_steps(home / "runs" / "control-lr0") == [8] == schedule.steps(8, STILL_SAVE_FREQ)
+    assert [r["step"] for r in still if semantics.VAL in r["data"]] == [0, 5, 8]
 
 
 def test_steps_and_metrics_are_verls(story):
@@ -396,6 +413,19 @@ def test_the_policy_learns(story, still):
     # greedy validation is reported, not asserted: a policy that samples better can answer greedily worse for a few
     # steps (measured: 3 of 10 native seeds end no higher than they start at 16 steps); lr=0 changes nothing
     assert len(set(val_ctl.values())) == 1  # greedy decoding of unchanged weights: the same answers every time
+
+
+def test_native_update_is_verls_on_the_same_batch(story):
+    """(5) the main proof that the engines do the same math: verl's first update of the run (recorded by
+    GSPO_TEST_RECORD_UPDATE) replayed by the native engine from the same weights on the same mini-batches: loss,
+    clip fraction, grad norm per mini-batch, the new log-probs and the weights agree within same_batch.TOL (fp32
+    rounding). Controls (another clip range, token-mean, one mini-batch) must each fail."""
+    import same_batch
+
+    result = same_batch.verdict(story.home.parent / "record", "tiny-verl")
+    print("\nsame-batch replay, max difference per quantity:\n" + same_batch.table(result))
+    assert not same_batch.failures(result.pop("run"))
+    assert all(same_batch.failures(figures) for figures in result.values())
 
 
 def test_native_and_verl_agree(story, still, home, tmp_path):

@@ -130,6 +130,7 @@ def _render(req, found: list[Check], run_dir: Path, seconds: float) -> None:
 
     from gspo_cli import layout
     from gspo_cli.console import out
+    from gspo_cli.engines import schedule
     from gspo_cli.engines.verdict import print_head, print_rest
 
     print_head(found, title=f"native preflight, {seconds:.2f} s")
@@ -138,7 +139,10 @@ def _render(req, found: list[Check], run_dir: Path, seconds: float) -> None:
         if run_dir.is_dir() else "not created by a dry run"
     out.print(f"\nRun [bold]{escape(run_dir.name)}[/]: {escape(str(run_dir))} ({state})", highlight=False, soft_wrap=False)
     t = req.preset.trainer
-    out.print(f"Preset {escape(req.preset.name)}, engine native on {t.device}, {t.total_training_steps or '?'} steps, "
-              f"checkpoint every {t.save_freq}", highlight=False, soft_wrap=False)
+    total = t.total_training_steps
+    when = schedule.describe(total, t.save_freq, t.test_freq, t.val_before_train) if total else \
+        f"checkpoint every {t.save_freq} steps and on the last step"
+    out.print(f"Preset {escape(req.preset.name)}, engine native on {t.device}, {total or '?'} steps: {when}",
+              highlight=False, soft_wrap=False)
     print_rest(found)
     out.print("Dry run: nothing launched, nothing written.")

@@ -22,8 +22,8 @@ range is 3e-4 / 4e-4. On the first mini-batch s_i = 1; each later one sees a pol
 s_i drifts from 1 (`actor/seq_ratio_mean`) and the clip drops sequences whose ratio left the range in the
 direction of their advantage (`actor/pg_clipfrac`). `gspo_token` and `vanilla` (token-level PPO/GRPO) are the
 registry's other entries.
-Validation every `test_freq` steps; metrics in verl's names and file format (metrics.jsonl); checkpoints every
-`save_freq` steps; automatic resume from the newest complete checkpoint.
+Validation every `test_freq` steps and checkpoints every `save_freq` steps, both also on the last step (verl's
+rule, engines/schedule.py); metrics in verl's names and file format (metrics.jsonl); automatic resume from the newest complete checkpoint.
 
 Simplifications against verl (each keeps the loss semantics the tests check against verl's own functions):
   - no reference model: no KL loss or KL-in-reward (GSPO's recipe uses neither);
@@ -52,6 +52,7 @@ from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantage
 from gspo_cli.algo.aggregation import agg_loss
 from gspo_cli.algo.losses import PolicyLossOutput, compute_policy_loss
 from gspo_cli.data.manifest import train_file, val_file
+from gspo_cli.engines import schedule
 from gspo_cli.engines.native import checkpoint
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
 from gspo_cli.engines.native.rollout import RolloutBatch, Sampling, generate, response_log_probs
@@ -396,15 +397,14 @@ class NativeTrainer:
             self.step += 1
             metrics["training/global_step"] = self.step
             metrics["training/epoch"] = self.sampler.cursor.epoch
-            is_last = self.step == self.total_steps
-            if self.val_rows and trainer.test_freq > 0 and (self.step % trainer.test_freq == 0 or is_last):
+            if self.val_rows and schedule.fires(self.step, self.total_steps, trainer.test_freq):
                 with torch.no_grad():
                     t0 = time.perf_counter()
                     last_val = self.validate()
                     metrics["timing_s/testing"] = time.perf_counter() - t0
                 metrics.update(last_val)
             self.metrics.log(self.step, metrics)
-            if trainer.save_freq > 0 and (self.step % trainer.save_freq == 0 or is_last):
+            if schedule.fires(self.step, self.total_steps, trainer.save_freq):
                 self.save()
             last = metrics
             self._progress(metrics, last_val)

@@ -256,6 +256,7 @@ def _step_facts(preset: Preset) -> tuple[Check, dict[str, Any]]:
 
 
 def _data_checks(preset: Preset, data: DataFacts) -> tuple[list[Check], dict[str, Any]]:
+    from gspo_cli.engines import schedule
     from gspo_cli.engines.verl import run_length
 
     checks: list[Check] = []
@@ -273,6 +274,9 @@ def _data_checks(preset: Preset, data: DataFacts) -> tuple[list[Check], dict[str
             checks[-1].status = "info"
             checks.append(Check("run length", "info", run_length.describe(length),
                                 ["trainer.total_epochs", "trainer.total_training_steps", "data.dedup"]))
+            checks.append(Check("checkpoints and validation", "info",
+                                schedule.describe(total, t.save_freq, t.test_freq, t.val_before_train),
+                                ["trainer.save_freq", "trainer.test_freq", "trainer.total_training_steps"]))
         ratio = length.dedup_ratio
         if ratio is not None and ratio > run_length.DEDUP_WARN_RATIO:
             checks.append(Check("dedup vs raw file", "warn", f"deduplication divides the steps per epoch by "

@@ -64,3 +64,26 @@ def test_run_config_carries_absolute_paths(workspace, monkeypatch):
     assert cfg["paths"]["data_dir"] == str((base / "data").resolve())
     assert cfg["paths"]["runs_dir"] == str((base / "runs").resolve())
     assert cfg["model"]["path"] == str(model.resolve())
+
+
+def test_a_run_shorter_than_its_frequencies_saves_and_validates_on_its_last_step(workspace):
+    """tiny's own save_freq 50 / test_freq 25 on a 3-step run: verl's rule (engines/schedule.py) makes step 3 save
+    and validate; the dry run says so. Control: without the last-step rule, 3 % 25 and 3 % 50 never fire."""
+    from gspo_cli.engines import schedule
+
+    paths = [s for s in workspace["sets"] if s.startswith("paths.")]
+    sets = sum((["--set", s] for s in [*paths, "trainer.total_training_steps=3", "data.train_batch_size=4",
+                                       "actor.ppo_mini_batch_size=2", "rollout.n=4"]), [])
+    dry = _gspo(["train", "--preset", "tiny", "--local", "--dry-run", *sets], workspace["home"])
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert "3 steps: saves and validates at step 3 only (the last step)" in " ".join(dry.stdout.split())
+    proc = _gspo(["train", "--preset", "tiny", "--local", "--json", "--run-name", "short", *sets], workspace["home"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = workspace["runs"] / "short"
+    assert json.loads(proc.stdout)["final_step"] == 3
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["global_step_3"]
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    val_steps = [r["step"] for r in rows if any(k.startswith("val-core/") for k in r["data"])]
+    assert val_steps == [0, 3]  # val_before_train, then the last step
+    # The rule fires on the last step only, not on every step: step 3 of a 4-step run does not fire.
+    assert schedule.steps(3, 25) == [3] and not schedule.fires(3, 4, 25) and schedule.steps(4, -1) == []

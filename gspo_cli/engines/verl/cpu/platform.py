@@ -31,7 +31,8 @@ API and are patched, only when VERL_PLATFORM=cpu (see docs/architecture.md, "ver
 One test-only control, `GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS=1` (read from the process environment; a preset cannot
 set it: config/schema.py refuses GSPO_TEST_* in env.vars): every weight sync after the first in a trainer process
 is skipped, so vLLM keeps generating with the starting weights while FSDP trains. The engine tests use it to show
-that their weight-sync check (rollout vs actor log-probs) fails when the sync does not happen.
+that their weight-sync check (rollout vs actor log-probs) fails when the sync does not happen. A second,
+`GSPO_TEST_RECORD_UPDATE=DIR` (record.py, same gating), writes verl's first actor update to DIR.
 """
 
 from __future__ import annotations
@@ -320,3 +321,7 @@ if os.environ.get("VERL_PLATFORM", "").strip().lower() == PLATFORM:
     _keep_vllm_weights_reloadable()
     _poll_replay_buffer_sooner()
     _freeze_rollout_weights_for_tests()
+    from gspo_cli.engines.verl.cpu import record, sample_seeds
+
+    sample_seeds.install(after_import)  # GSPO_VLLM_SAMPLE_SEEDS: a vLLM seed per response
+    record.install(after_import)  # GSPO_TEST_RECORD_UPDATE: the same-batch equivalence test's recording

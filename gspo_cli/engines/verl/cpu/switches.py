@@ -23,6 +23,7 @@ CHECKPOINT_ENGINE_MODULE = f"{__package__}.checkpoint_engine"
 # Read by platform.py (which imports torch and verl, so it cannot be imported here).
 REPLAY_POLL_ENV = "GSPO_VERL_REPLAY_POLL_S"
 REPLAY_POLL_S = "0.1"
+SAMPLE_SEEDS_ENV = "GSPO_VLLM_SAMPLE_SEEDS"  # read by sample_seeds.py (imported by platform.py)
 R = "actor_rollout_ref.rollout"
 M = "actor_rollout_ref.model"
 
@@ -71,6 +72,11 @@ SWITCHES: tuple[Switch, ...] = (
            "so a CPU step's generation, a second or a few, is rounded up to 2, 4 or 6 s of timing_s/gen: poll "
            f"every {REPLAY_POLL_S} s (the plugin sets the buffer's default poll_interval)",
            env={REPLAY_POLL_ENV: REPLAY_POLL_S}),
+    Switch("vllm_sample_seeds",
+           "verl seeds vLLM per request only under full_determinism, whose batch-invariant mode fails on vLLM-CPU; "
+           "without it responses depend on the order the agent loop submits them: each response gets a seed from "
+           "its step, prompt index and sample number (cpu/sample_seeds.py), so identical jobs sample alike",
+           env={SAMPLE_SEEDS_ENV: "1"}),
 )
 
 
