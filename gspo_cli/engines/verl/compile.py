@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.algo.losses import VERL_LOSS_NAMES
+from gspo_cli.engines.verl import explicit_defaults
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -82,9 +83,8 @@ def hydra_value(value: Any) -> str:
     text = str(value)
     # Bare strings are fine for paths and identifiers; anything Hydra could read as another type, or that holds
     # grammar characters, is single-quoted.
-    if re.fullmatch(r"[A-Za-z_/~][\w./~:-]*", text) and text.lower() not in (
-        "true", "false", "null", "none", "inf", "nan"
-    ):
+    typed = ("true", "false", "null", "none", "inf", "nan")
+    if re.fullmatch(r"[A-Za-z_/~][\w./~:-]*", text) and text.lower() not in typed:
         return text
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -104,8 +104,7 @@ def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, st
 
 
 def _device(preset: Preset) -> str:
-    """The preset's device: `gspo train` resolves `auto` before compiling (launch.make_plan, once, recorded in the
-    job file); a preset compiled directly gets the same rule (verl's, config/devices.py) here."""
+    """The preset's device, by the rule `gspo train` resolves `auto` with (launch.make_plan; config/devices.py)."""
     from gspo_cli.config import devices
 
     return devices.resolve(preset.cluster.device).name
@@ -413,6 +412,7 @@ def compile_preset(
     _rollout_engine(t, preset)
     _rollout_sampling(t, preset)
     _reward(t, preset)
+    explicit_defaults.put(t, preset)  # verl defaults that change a recipe's meaning, said by the preset
     _trainer(t, preset, run_dir, experiment_name, resume_from)
     switch_env = _cpu_switches(t, preset)
     # escape hatch last, so it wins
