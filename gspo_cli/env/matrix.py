@@ -123,6 +123,7 @@ TORCH_NPU_CANN: dict[str, tuple[str, ...]] = {
     "2.7.1": ("8.3.RC1", "8.3.RC2"),  # vllm-ascend v0.11.0 zh docs (CANN >= 8.3.RC1, torch-npu == 2.7.1)
 }
 
+# verl 0.9.1 is the newest verl on the package index (2026-12-06, `pip index versions verl`).
 # verl's own requirements (verl 0.9.1 wheel METADATA: Requires-Python <3.13,>=3.10; ray[default]>=2.41.0;
 # transformers!=5.6.0,<5.11,>=5.5.3) and gspo's pin (issue #2: verl >=0.9.1,<0.10).
 VERL_REQUIREMENTS = {
