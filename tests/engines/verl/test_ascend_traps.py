@@ -112,3 +112,10 @@ def test_run_signature_does_not_match_the_other_excerpts():
             continue
         _, cause = classify(1, log.read_text().splitlines(), made_progress=True)
         assert "[run-nz-wake-up]" not in cause, log.name
+
+
+def test_wake_up_transpose_is_an_info_line_on_moe_only(moe):
+    info = _by_name(ascend_traps.checks(presets.load_preset(MOE), moe))["wake_up expert transpose"]
+    assert info.status == "info" and "#13012" in info.message and "0.23.0" in info.message
+    dense = model_facts("Qwen/Qwen3-32B")
+    assert "wake_up expert transpose" not in _by_name(ascend_traps.checks(presets.load_preset("qwen3-32b-4x16"), dense))
