@@ -89,6 +89,53 @@ CATALOG: tuple[Signature, ...] = (
          f"{VERL_091}/verl/trainer/ppo/core_algos.py (clip_ratio_c: compute_policy_loss_vanilla only)",
          f"{VERL_091}/verl/workers/config/critic.py (the only reader of nccl_timeout)"),
         "gspo_cli.engines.verl.traps:inert_checks"),
+    # vLLM-Ascend traps of verl's colocated rollout (gspo_cli/engines/verl/ascend_traps.py; docs/ascend.md
+    # "Known MoE traps" lists the leads that gave no check and why)
+    Signature(
+        "ascend-nz-wake-up", "preflight", "FRACTAL_NZ weight format with a sleeping vLLM-Ascend rollout",
+        "cluster.device npu, rollout.name vllm, verl's rollout.free_cache_engine on (its default), and the NZ mode "
+        "vLLM-Ascend will read not 0: overrides.verl additional_config.weight_nz_mode, else env.vars."
+        "VLLM_ASCEND_ENABLE_NZ; preset env.vllm_ascend 0.11.0 or later (or unknown)",
+        "vllm-ascend's NPUWorker.wake_up raises ValueError (\"FRACTAL_NZ mode is enabled. This may cause model "
+        "parameter precision issues in the RL scenarios\") whenever NZ is on, in every release from v0.11.0 to "
+        "v0.23.0 and on main, and VLLM_ASCEND_ENABLE_NZ defaults to 1; verl 0.9.1 sets it to 0 in its vLLM "
+        "workers only when the variable is unset, so a preset (or node) that sets it fails at the first sync",
+        "set env.vars.VLLM_ASCEND_ENABLE_NZ: \"0\" (ROLL's NPU CI does the same) and drop "
+        "additional_config.weight_nz_mode",
+        (f"{VLLM_ASCEND}/blob/v0.23.0/vllm_ascend/worker/worker.py (NPUWorker.wake_up)",
+         f"{VLLM_ASCEND}/blob/v0.23.0/vllm_ascend/envs.py (VLLM_ASCEND_ENABLE_NZ default 1)",
+         f"{VLLM_ASCEND}/pull/4023", f"{VLLM_ASCEND}/issues/13706 (RL config RFC: weight_nz_mode must be 0)",
+         f"{VERL_091}/verl/workers/rollout/vllm_rollout/utils.py "
+         "(VLLM_ASCEND_REQUIRED_ENV_VARS)", "https://github.com/alibaba/ROLL/blob/main/.github/workflows/"
+         "ci-npu-test.yml (VLLM_ASCEND_ENABLE_NZ: \"0\")"),
+        "gspo_cli.engines.verl.ascend_traps:nz_checks"),
+    Signature(
+        "ascend-moe-graph-reload", "preflight", "ACL graphs replaying MoE expert weights a weight sync moved",
+        "cluster.device npu, an MoE model, rollout.enforce_eager false (ACL graphs) and verl's sleeping rollout",
+        "verl 0.9.1 calls process_weights_after_loading after every weight sync; vllm-ascend's unquantized MoE "
+        "method writes w13/w2 into new contiguous storage there (v0.13.0-v0.23.0, and main as read), while a "
+        "captured ACL graph replays the device addresses it captured. vllm-ascend fixed the same mechanism for "
+        "other layers by reusing the buffers (#13902 for w8a8_mxfp8, #7473 for MLA/SFA); RFC #16322 (open) still "
+        "lists the MoE path. Read in the source, not measured on NPUs: verl's A3 MoE GSPO nightly runs graph mode",
+        "rollout.enforce_eager: true rules it out (the issue reports #6580, #11548 and vime#157 all ran eager); "
+        "with graphs keep rollout.calculate_log_probs: true so the `mismatch` health rule sees a stale rollout",
+        (f"{VLLM_ASCEND}/blob/v0.23.0/vllm_ascend/ops/fused_moe/fused_moe.py (process_weights_after_loading)",
+         f"{VLLM_ASCEND}/pull/13902", f"{VLLM_ASCEND}/pull/7473", f"{VLLM_ASCEND}/issues/16322",
+         f"{VLLM_ASCEND}/issues/13706 (RL config RFC: the graph is captured once, addresses must stay stable)",
+         "https://github.com/vllm-project/vime/issues/157",
+         f"{VERL_091}/verl/workers/rollout/vllm_rollout/utils.py (update_weights_from_ipc)"),
+        "gspo_cli.engines.verl.ascend_traps:graph_checks"),
+    Signature(
+        "ascend-ep-sleep-level2", "preflight", "expert parallelism with a level-2 sleeping vLLM-Ascend rollout",
+        "cluster.device npu, an MoE model, rollout.expert_parallel_size > 1, and an installed verl outside the "
+        "range gspo read (0.9.x sleeps vLLM-Ascend at level 1 on NPU; that is an info line)",
+        "after a level-2 sleep discards the weights and verl reloads them, vllm-ascend's all-to-all dispatcher "
+        "keeps expert_ids_per_ep_rank from before: wrong expert routing, fluent but incorrect rollouts (verl PR "
+        "#7086, open); verl 0.9.1 avoids it by sleeping at level 1 on NPU (verl PR #6170)",
+        "use verl 0.9.x, or rollout.expert_parallel_size: 1",
+        (f"{VERL}/pull/7086", f"{VERL}/pull/6170",
+         f"{VERL_091}/verl/workers/rollout/vllm_rollout/vllm_async_server.py (_resolve_sleep_level)"),
+        "gspo_cli.engines.verl.ascend_traps:sleep_level_checks"),
     # ------------------------------------------------------------ doctor: environment
     Signature(
         "stack-known-bad", "doctor", "a torch / torch_npu / vllm / vllm-ascend / transformers / numpy combination "
@@ -198,6 +245,15 @@ CATALOG: tuple[Signature, ...] = (
         "lower rollout.gpu_memory_utilization; set PYTORCH_NPU_ALLOC_CONF=expandable_segments:False (sleep mode "
         "does not work with virtual memory); use a vllm-ascend release with the sleep-mode memory fixes",
         (f"{VLLM_ASCEND}/issues/977", f"{VLLM_ASCEND}/issues/9563", "https://github.com/modelscope/ms-swift/issues/6636"),
+        "gspo_cli.jobs.failures:classify", action="stop"),
+    Signature(
+        "run-nz-wake-up", "run", "vLLM-Ascend refused to wake with the FRACTAL_NZ weight format",
+        "\"FRACTAL_NZ mode is enabled\" (the ValueError vllm-ascend's NPUWorker.wake_up raises) in the log",
+        "the rollout woke for a weight sync with VLLM_ASCEND_ENABLE_NZ (or additional_config.weight_nz_mode) not "
+        "0; every later sync repeats it",
+        "set env.vars.VLLM_ASCEND_ENABLE_NZ: \"0\" and unset it on the nodes (preflight `ascend-nz-wake-up` "
+        "catches the preset's own setting)",
+        (f"{VLLM_ASCEND}/blob/v0.23.0/vllm_ascend/worker/worker.py (NPUWorker.wake_up)", f"{VLLM_ASCEND}/pull/4023"),
         "gspo_cli.jobs.failures:classify", action="stop"),
     Signature(
         "run-ray-actor-died", "run", "a Ray actor died",

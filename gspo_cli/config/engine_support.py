@@ -67,12 +67,16 @@ ENGINES: dict[str, EngineSupport] = {
     ),
     "native": EngineSupport(
         values={"actor.strategy": ("native",), "rollout.name": ("hf",),
+                # constant after the warmup: engines/native/trainer.py constant_with_warmup
+                "actor.lr_scheduler_type": ("constant",),
                 "algorithm.loss_mode": lambda: _losses(POLICY_LOSSES)},  # the native trainer runs every registered loss
         ignored={
             "algorithm.use_kl_in_reward": _KL, "algorithm.kl_coef": _KL,
             "algorithm.use_kl_loss": _KL, "algorithm.kl_loss_coef": _KL,
             "algorithm.rollout_correction": "the native engine samples with the policy it trains (no separate "
                                             "rollout engine, no train/rollout gap to correct); use trainer.engine: verl",
+            "algorithm.filter_groups.enable": "the native engine trains on every group it samples (no DAPO dynamic "
+                                              "sampling); use trainer.engine: verl",
             "rollout.calculate_log_probs": "the native engine recomputes old log-probs with the policy (or reuses "
                                            "the update's forward); use trainer.engine: verl",
             "actor.use_dynamic_bsz": _DYN, "actor.ppo_max_token_len_per_device": _DYN,

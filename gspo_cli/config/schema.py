@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
 from gspo_cli.config.eval_schema import EvalSection
+from gspo_cli.config.filter_groups import FilterGroups
 from gspo_cli.config.health import HealthSection, RestartSection
 from gspo_cli.config.megatron import MegatronSection, check_preset
 from gspo_cli.config.rollout_correction import RolloutCorrection
@@ -126,6 +127,7 @@ class AlgorithmSection(Section):
     kl_loss_coef: float = Field(default=0.0, ge=0)
     entropy_coeff: float = Field(default=0.0, ge=0)
     overlong_penalty: OverlongPenalty = Field(default_factory=OverlongPenalty)
+    filter_groups: FilterGroups = Field(default_factory=FilterGroups)
     # verl's train/rollout mismatch correction (importance weights, rejection, bypass mode); null = off (verl then
     # only logs rollout_corr/* with rollout.calculate_log_probs). config/rollout_correction.py; verl engine only.
     rollout_correction: RolloutCorrection | None = None
@@ -153,6 +155,8 @@ class ActorSection(Section):
     # 0 is allowed: a run that computes every gradient and moves nothing (a control: the engine tests use it)
     lr: float = Field(default=1e-6, ge=0)
     lr_warmup_steps: NonNegInt = 0
+    # after the warmup: constant (verl 0.9.1's optim default; the native engine's only one) or verl's cosine
+    lr_scheduler_type: Literal["constant", "cosine"] = "constant"
     weight_decay: float = Field(default=0.0, ge=0)
     grad_clip: PositiveFloat = 1.0
     ppo_mini_batch_size: PositiveInt = 8

@@ -67,30 +67,48 @@ class StackRow:
     torch_npu: tuple[str, ...]
     python: tuple[str, str]  # [min, max) as versions
     source: str
+    # what the package index said when the row was last checked (`pip index versions vllm-ascend`)
+    index: str = ""
 
 
-# vllm-ascend release -> the stack it was released and tested with.
+# The package index on 2026-12-06 (`pip index versions`): vllm-ascend 0.23.0.post1, 0.23.0, 0.18.0, 0.13.0, 0.11.0,
+# 0.9.1, 0.7.3.post1, 0.7.3 (no rc is published there); verl 0.9.1 newest; torch-npu up to 2.14.0; vllm up to 0.34.0.
+INDEX_CHECKED = "2026-12-06"
+
+# vllm-ascend release -> the stack it was released and tested with. A .postN release is its base release's row
+# (find_row): 0.23.0.post1 is on the index, and no installation page of its own was found in vllm-ascend's docs.
 STACK_MATRIX: tuple[StackRow, ...] = (
+    # source: https://docs.vllm.ai/projects/ascend/en/v0.26.0rc1/installation.html (read 2026-12-06: CANN == 9.1.0,
+    # torch-npu == 2.10.0.post4, torch == 2.10.0, Python >= 3.10, < 3.13); a release candidate: pip-installable
+    # only from source or the images, and its wake_up still transposes MoE experts (releases/v0.26.0rc branch).
+    StackRow("0.26.0rc1", "0.26.0", ("9.1.0",), "2.10.0", ("2.10.0.post4",), ("3.10", "3.13"),
+             "https://docs.vllm.ai/projects/ascend/en/v0.26.0rc1/installation.html",
+             index=f"not on the package index ({INDEX_CHECKED})"),
     # source: https://docs.vllm.ai/projects/ascend/en/v0.23.0/installation.html (requirements table:
     # CANN == 9.1.0, torch-npu == 2.10.0.post4, torch == 2.10.0, Python >= 3.10, < 3.13); vLLM pinned 1:1.
     StackRow("0.23.0", "0.23.0", ("9.1.0",), "2.10.0", ("2.10.0.post4",), ("3.10", "3.13"),
-             "https://docs.vllm.ai/projects/ascend/en/v0.23.0/installation.html"),
+             "https://docs.vllm.ai/projects/ascend/en/v0.23.0/installation.html",
+             index=f"0.23.0 and 0.23.0.post1 on the package index ({INDEX_CHECKED})"),
     # source: https://docs.vllm.ai/projects/ascend/en/v0.23.0rc1/installation.html (CANN 9.0.1, torch-npu
     # 2.10.0.post2) and vllm-ascend PR #12242 (v0.23.0rc1 release notes).
     StackRow("0.23.0rc1", "0.23.0", ("9.0.1",), "2.10.0", ("2.10.0.post2",), ("3.10", "3.13"),
-             "https://docs.vllm.ai/projects/ascend/en/v0.23.0rc1/installation.html"),
+             "https://docs.vllm.ai/projects/ascend/en/v0.23.0rc1/installation.html",
+             index=f"not on the package index ({INDEX_CHECKED})"),
     # source: vllm-ascend v0.18.0 release (CANN 8.5.1, torch 2.9.0 / torch-npu 2.9.0.post1). The v0.18.0 docs
-    # page as later rebuilt lists CANN 9.0.0 / torch-npu 2.9.0.post2, so both pairs are accepted.
+    # page as later rebuilt (read again 2026-12-06) lists CANN 9.0.0 / torch-npu 2.9.0.post2: both pairs accepted.
     StackRow("0.18.0", "0.18.0", ("8.5.1", "9.0.0"), "2.9.0", ("2.9.0.post1", "2.9.0.post2"), ("3.10", "3.12"),
-             "https://docs.vllm.ai/projects/ascend/en/v0.18.0/installation.html"),
+             "https://docs.vllm.ai/projects/ascend/en/v0.18.0/installation.html",
+             index=f"on the package index ({INDEX_CHECKED})"),
     # source: https://docs.vllm.ai/projects/ascend/en/v0.13.0/installation.html (CANN == 8.5.0, torch-npu ==
     # 2.8.0, torch == 2.8.0, Python >= 3.10, < 3.12).
     StackRow("0.13.0", "0.13.0", ("8.5.0",), "2.8.0", ("2.8.0",), ("3.10", "3.12"),
-             "https://docs.vllm.ai/projects/ascend/en/v0.13.0/installation.html"),
+             "https://docs.vllm.ai/projects/ascend/en/v0.13.0/installation.html",
+             index=f"on the package index ({INDEX_CHECKED})"),
     # source: https://docs.vllm.ai/projects/ascend/en/v0.11.0/installation.html (CANN == 8.3.RC2, torch-npu ==
     # 2.7.1.post1, torch == 2.7.1, Python >= 3.9, < 3.12).
     StackRow("0.11.0", "0.11.0", ("8.3.RC2",), "2.7.1", ("2.7.1.post1", "2.7.1"), ("3.9", "3.12"),
-             "https://docs.vllm.ai/projects/ascend/en/v0.11.0/installation.html"),
+             "https://docs.vllm.ai/projects/ascend/en/v0.11.0/installation.html",
+             index=f"on the package index ({INDEX_CHECKED})"),
 )
 
 # torch_npu release line -> the CANN versions it is built for (same sources as the rows above).
@@ -105,6 +123,7 @@ TORCH_NPU_CANN: dict[str, tuple[str, ...]] = {
     "2.7.1": ("8.3.RC1", "8.3.RC2"),  # vllm-ascend v0.11.0 zh docs (CANN >= 8.3.RC1, torch-npu == 2.7.1)
 }
 
+# verl 0.9.1 is the newest verl on the package index (2026-12-06, `pip index versions verl`).
 # verl's own requirements (verl 0.9.1 wheel METADATA: Requires-Python <3.13,>=3.10; ray[default]>=2.41.0;
 # transformers!=5.6.0,<5.11,>=5.5.3) and gspo's pin (issue #2: verl >=0.9.1,<0.10).
 VERL_REQUIREMENTS = {

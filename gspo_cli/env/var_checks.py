@@ -1,7 +1,8 @@
 """Doctor checks of the environment variables a job will see: the shell's, overridden by the preset's exports.
 
 Obsolete variables for the installed vllm-ascend, HCCL_EXEC_TIMEOUT against the AIV cap, allocator and task-queue
-settings, LD_PRELOAD / jemalloc, socket interface names, the HCCL buffer of an expert-parallel MoE rollout.
+settings, LD_PRELOAD / jemalloc, socket interface names, the HCCL buffer of an expert-parallel MoE rollout, the
+FRACTAL_NZ weight format vLLM-Ascend's wake_up refuses (a node's shell can set it where preflight cannot see).
 `env/checks.local_checks` runs them with the others.
 """
 
@@ -19,7 +20,26 @@ def env_checks(facts: dict[str, Any], preset: Any, npu: bool) -> list[Check]:
     env = effective_env(facts, preset)
     v = stack_versions(facts)
     return [*_obsolete_checks(env, v), *_hccl_timeout_checks(env), *_runtime_var_checks(env, preset, npu),
-            *_preload_checks(facts, preset), *_ifname_checks(env, facts), *_moe_ep_checks(env, preset, npu)]
+            *_preload_checks(facts, preset), *_ifname_checks(env, facts), *_moe_ep_checks(env, preset, npu),
+            *_nz_checks(env, v, npu)]
+
+
+NZ_VAR = "VLLM_ASCEND_ENABLE_NZ"
+NZ_WAKE_RAISES_FROM = "0.11.0"  # vllm-ascend PR #4023: NPUWorker.wake_up raises with NZ on (engines/verl/ascend_traps.py)
+
+
+def _nz_checks(env: dict[str, tuple[str, str]], v: dict[str, Any], npu: bool) -> list[Check]:
+    """VLLM_ASCEND_ENABLE_NZ not 0 where a job will see it: vllm-ascend >= 0.11 raises in wake_up, and verl 0.9.1
+    sets it to 0 only when it is unset (workers/rollout/vllm_rollout/utils.py:44, :199-201)."""
+    if not npu or NZ_VAR not in env or env[NZ_VAR][0].strip() in ("0", ""):
+        return []
+    if v["vllm_ascend"] and not matrix.in_range(matrix.base_release(v["vllm_ascend"]), NZ_WAKE_RAISES_FROM, None):
+        return []
+    value, origin = env[NZ_VAR]
+    return [Check("env.nz_weight_format", ERROR, f"{NZ_VAR}={value} ({origin}): vllm-ascend "
+                  f"{v['vllm_ascend'] or '(not found)'}'s wake_up raises ValueError ('FRACTAL_NZ mode is enabled') "
+                  "at verl's first weight sync, and verl leaves a set variable alone [ascend-nz-wake-up]",
+                  fix=f"unset {NZ_VAR} on the node or set env.vars.{NZ_VAR}: \"0\" in the preset")]
 
 
 HCCL_DEFAULT_BUFFSIZE_MB = 200  # HCCL's default per-communicator buffer (CANN HCCL environment variable reference)

@@ -53,6 +53,9 @@ SIGNATURES: tuple[tuple[str, re.Pattern, str, str], ...] = (
      "config", "NPU out of memory around vLLM-Ascend's sleep/wake_up: sleep mode did not give the rollout's memory "
      "back (restarting repeats it); fix: lower rollout.gpu_memory_utilization, set "
      "PYTORCH_NPU_ALLOC_CONF=expandable_segments:False, use a vllm-ascend with the sleep-mode memory fixes"),
+    ("run-nz-wake-up", re.compile(r"FRACTAL_NZ mode is enabled"), "config",
+     "vLLM-Ascend's wake_up refuses the FRACTAL_NZ weight format (restarting repeats it); fix: set "
+     "env.vars.VLLM_ASCEND_ENABLE_NZ: \"0\" and unset it on the nodes"),
     ("run-hccl-timeout", re.compile(r"EI0006|Getting socket times out|Hccl\w+, error code is"), "transient",
      "an HCCL collective timed out (a rank stopped answering); restarting from the last checkpoint; if it "
      "repeats, raise HCCL_EXEC_TIMEOUT / HCCL_CONNECT_TIMEOUT and find the rank that failed first"),

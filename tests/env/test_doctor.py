@@ -359,3 +359,15 @@ def test_a3_dies_counted_as_cards(host_factory):
     (count,) = [c for c in checks if c.name == "npu.count"]
     assert count.status == "error" and "16 devices (8 cards x 2 dies)" in count.message
     assert "[a3-dies-vs-cards]" in count.message and "cluster.devices_per_node=16" in count.fix
+
+
+def test_nz_weight_format_a_job_would_see_is_refused(host_factory):
+    """VLLM_ASCEND_ENABLE_NZ=1 in the node's shell: vllm-ascend 0.23's wake_up raises and verl 0.9.1 only sets 0 when
+    the variable is unset; the preset's "0" (qwen3-30b-a3b's) overrides the shell, and so does an unset variable."""
+    moe = load_preset("qwen3-30b-a3b", ["cluster.host_memory_gib=1536"])
+    host = host_factory(stack=STACK_023, env={"VLLM_ASCEND_ENABLE_NZ": "1"})
+    _, checks, status = run(host, clean_preset())
+    assert status["env.nz_weight_format"] == "error"
+    assert "[ascend-nz-wake-up]" in next(c.message for c in checks if c.name == "env.nz_weight_format")
+    assert "env.nz_weight_format" not in run(host, moe)[2]  # the preset's env.vars say "0"
+    assert "env.nz_weight_format" not in run(host_factory(stack=STACK_023), clean_preset())[2]

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.algo.losses import VERL_LOSS_NAMES
+from gspo_cli.engines.verl import explicit_defaults
 from gspo_cli.engines.verl.overrides import Table as _Table
 from gspo_cli.engines.verl.overrides import hydra_value as hydra_value
 from gspo_cli.engines.verl.overrides import override_key as override_key
@@ -75,8 +76,7 @@ def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, st
 
 
 def _device(preset: Preset) -> str:
-    """The preset's device: `gspo train` resolves `auto` before compiling (launch.make_plan, once, recorded in the
-    job file); a preset compiled directly gets the same rule (verl's, config/devices.py) here."""
+    """The preset's device, by the rule `gspo train` resolves `auto` with (launch.make_plan; config/devices.py)."""
     from gspo_cli.config import devices
 
     return devices.resolve(preset.cluster.device).name
@@ -373,6 +373,7 @@ def compile_preset(
     _rollout_engine(t, preset)
     _rollout_sampling(t, preset)
     _reward(t, preset)
+    explicit_defaults.put(t, preset)  # verl defaults that change a recipe's meaning, said by the preset
     _trainer(t, preset, run_dir, experiment_name, resume_from)
     switch_env = _cpu_switches(t, preset)
     # escape hatch last, so it wins

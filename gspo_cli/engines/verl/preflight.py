@@ -5,7 +5,8 @@ the prepared-data manifest; `evaluate(preset, facts, data)` is pure and returns 
 warn / ok / info) and estimates. Errors block launch; warnings are shown.
 
 Configuration traps (settings verl accepts that do not do what the preset says: the GSPO loss's aggregation,
-bypass mode, clip ratios, inert keys) come first, from `traps`. Memory is estimated per phase of a step (rollout, old-log-prob, update) as verl 0.9.1 places things
+bypass mode, clip ratios, inert keys) come first, from `traps`; vLLM-Ascend's colocated-rollout traps (NZ weight
+format, ACL graphs over reloaded experts, the sleep level with EP) come from `ascend_traps`. Memory is estimated per phase of a step (rollout, old-log-prob, update) as verl 0.9.1 places things
 (`gspo_cli.engines.verl.memory`); the verdict is on the largest phase. Run length (steps per epoch, total
 steps, samples per problem, the raw file's equivalent) comes from `run_length`.
 """
@@ -366,12 +367,15 @@ def _memory_checks(preset: Preset, model: ModelFacts) -> tuple[list[Check], dict
     return checks, {"memory": est.to_json()}
 
 
-def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
-    """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so)."""
-    from gspo_cli.engines.verl import megatron_checks, modes, moe_checks, traps
+def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None,
+             versions: dict[str, str | None] | None = None) -> Report:
+    """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so);
+    `versions` (pip name -> version) keys the vLLM-Ascend trap rules (None: gspo's pinned verl)."""
+    from gspo_cli.engines.verl import ascend_traps, megatron_checks, modes, moe_checks, traps
 
     checks = traps.checks(preset) + _cluster_checks(preset) + _head_checks(preset, model) + _batch_checks(preset)
     checks += moe_checks.checks(preset, model) + megatron_checks.checks(preset, model)
+    checks += ascend_traps.checks(preset, model, versions)
     checks += _token_checks(preset, model) + modes.checks(preset)
     step_check, estimates = _step_facts(preset)
     checks.append(step_check)
@@ -391,6 +395,16 @@ def estimate_memory(preset: Preset, m: ModelFacts, device_bytes: int | None) -> 
     return memory.estimate(preset, m, device_bytes).to_json()
 
 
+def installed_verl() -> str | None:
+    """The installed verl's version (package metadata: verl itself is not imported), None without one."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("verl")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def run(preset: Preset) -> Report:
     model, data = gather(preset)
-    return evaluate(preset, model, data)
+    return evaluate(preset, model, data, {"verl": installed_verl()})

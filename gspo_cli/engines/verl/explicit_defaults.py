@@ -1,0 +1,41 @@
+"""verl 0.9.1 defaults that change what a GSPO/DAPO preset means when left to verl, compiled from the preset's
+own keys every time (pure). Found by comparing each built-in preset's compiled overrides with verl 0.9.1's
+`trainer/config/_generated_ppo_trainer.yaml`; the keys verl reads there and gspo did not set were:
+
+- `algorithm.filter_groups.{enable,metric}`: DAPO dynamic sampling off, metric `reward` (yaml) / None
+  (dataclass): a DAPO recipe copied without them trains on zero-advantage groups;
+- `actor.optim.lr_scheduler_type`: constant after the warmup (upstream GRPO/DAPO scripts differ; the native
+  engine is constant too).
+
+The other implicit keys are either read only by losses gspo does not compile (policy_loss.clip_cov_*,
+kl_cov_ratio, ppo_kl_coef, actor.clip_ratio: gspo sets clip_ratio_low/high), judged by preflight already
+(algorithm.rollout_correction: traps.py), or do not change the objective (data.filter_overlong_prompts: gspo's
+prepare-data fixes the prompt set; actor.shuffle, betas). docs/presets.md lists them per preset.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gspo_cli.config.schema import Preset
+
+# (verl key, preset key): the preset key's value is compiled into the verl key.
+EXPLICIT: tuple[tuple[str, str], ...] = (
+    ("algorithm.filter_groups.enable", "algorithm.filter_groups.enable"),
+    ("algorithm.filter_groups.metric", "algorithm.filter_groups.metric"),
+    ("actor_rollout_ref.actor.optim.lr_scheduler_type", "actor.lr_scheduler_type"),
+)
+
+
+def value(preset: Preset, path: str) -> Any:
+    out: Any = preset
+    for part in path.split("."):
+        out = getattr(out, part)
+    return out
+
+
+def put(table: Any, preset: Preset) -> None:
+    """Add every EXPLICIT key to compile's override table (`table.put(key, value, origin)`)."""
+    for verl_key, path in EXPLICIT:
+        table.put(verl_key, value(preset, path), path)
