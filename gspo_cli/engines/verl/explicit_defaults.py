@@ -35,7 +35,15 @@ def value(preset: Preset, path: str) -> Any:
     return out
 
 
+# The Megatron route's optimizer (verl optim/megatron.yaml, McoreOptimizerConfig) names the schedule
+# `lr_decay_style` (default constant; cosine too) and has no `lr_scheduler_type`.
+MEGATRON_KEYS = {"actor_rollout_ref.actor.optim.lr_scheduler_type": "actor_rollout_ref.actor.optim.lr_decay_style"}
+
+
 def put(table: Any, preset: Preset) -> None:
-    """Add every EXPLICIT key to compile's override table (`table.put(key, value, origin)`)."""
+    """Add every EXPLICIT key to compile's override table (`table.put(key, value, origin)`), spelled for the
+    preset's training route."""
+    megatron = preset.actor.strategy == "megatron"
     for verl_key, path in EXPLICIT:
-        table.put(verl_key, value(preset, path), path)
+        key = MEGATRON_KEYS.get(verl_key, verl_key) if megatron else verl_key
+        table.put(key, value(preset, path), path)
