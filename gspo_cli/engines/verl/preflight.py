@@ -347,11 +347,12 @@ def _memory_checks(preset: Preset, model: ModelFacts) -> tuple[list[Check], dict
 
 def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None) -> Report:
     """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so)."""
+    from gspo_cli.config import env_rule
     from gspo_cli.engines.verl import modes, moe_checks, traps
 
     checks = traps.checks(preset) + _cluster_checks(preset) + _head_checks(preset, model) + _batch_checks(preset)
     checks += moe_checks.checks(preset, model)
-    checks += _token_checks(preset, model) + modes.checks(preset)
+    checks += _token_checks(preset, model) + modes.checks(preset) + env_rule.checks(preset.env.vars)
     step_check, estimates = _step_facts(preset)
     checks.append(step_check)
     if data is not None:
