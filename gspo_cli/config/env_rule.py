@@ -62,7 +62,7 @@ ALLOWED_NAMES: tuple[tuple[str, str], ...] = (
     ("RAY_DEDUP_LOGS", "shared/reference/verl/run_qwen3_32b_fsdp.sh, run_qwen3_8b_fsdp.sh"),
     ("RAY_EXPERIMENTAL_NOSET_*", "verl/plugin/platform/platform_npu.py; config/devices.py (Ray's NOSET switches)"),
     ("VERL_LOGGING_LEVEL", "verl's log level"),
-    ("PYTHONUNBUFFERED", f"{_REF}/run_qwen3_8b_fsdp.sh (output only; the other PYTHON* are refused)"),
+    ("PYTHONUNBUFFERED", f"{_REF}/run_gspo_qwen3_8b_fsdp2_npu.sh:154 (output only; the other PYTHON* are refused)"),
     ("PYTHONHASHSEED", "reproducible hashing (no code)"),
     ("PYTHONFAULTHANDLER", "tracebacks on a crash (no code)"),
     ("PYTHONDONTWRITEBYTECODE", "no .pyc files (no code)"),

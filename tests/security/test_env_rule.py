@@ -167,3 +167,12 @@ def test_the_job_env_builder_is_a_second_door():
     with pytest.raises(ConfigError, match="GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS cannot be set by a preset"):
         exports.job_vars(bad)
     assert "GSPO_TEST_FREEZE_ROLLOUT_WEIGHTS" not in exports.job_vars(good)  # control: the good preset builds
+
+
+def test_docs_table_lists_every_entry_of_the_rule():
+    """docs/security.md's table is the rule's: every name or family of the module is in it (one fact, one place:
+    the module; the docs follow it)."""
+    doc = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
+    table = doc[doc.index("## The env-var rule"):]
+    for pattern, _ in (*env_rule.ALLOWED_NAMES, *env_rule.REFUSED_NAMES, *env_rule.SHOWN_NAMES):
+        assert f"`{pattern}`" in table, pattern
