@@ -97,6 +97,8 @@ REFUSED_NAMES: tuple[tuple[str, str], ...] = (
                              "VLLM_LOGGING_CONFIG_PATH", "VERL_USE_EXTERNAL_MODULES")),
     ("VERL_FILE_LOGGER_PATH", "gspo sets it to the run folder's metrics.jsonl"),
     ("GSPO_*", _GSPO),
+    (f"{TEST_SWITCH_PREFIX}*", "test-only switches break a run on purpose: only a test's own process environment "
+                               "sets them (engines/verl/cpu/platform.py)"),
     *((n, _RAY) for n in ("RAY_ADDRESS", "RAY_AUTH_*", "RAY_JOB_*", "RAY_CLIENT_*", "RAY_API_SERVER_ADDRESS",
                           "RAY_NAMESPACE", "RAY_USE_TLS", "RAY_TLS_*")),
     ("RAY_RUNTIME_ENV_*", "Ray's runtime-env hooks and plug-ins (code Ray imports)"),
