@@ -107,12 +107,40 @@ def is_secret_name(name: str, marked: object = ()) -> bool:
 
 
 def redact_set(item: str, marked: object = ()) -> str:
-    """A `--set KEY=VALUE` as gspo may print or save it: the value of a secret variable (`env.vars.NAME=...`, or
-    the whole `env.vars={...}` mapping) replaced by the redaction mark."""
+    """A `--set KEY=VALUE` as gspo may print or save it, redacted by the key path it resolves to, whatever its form:
+    `env.vars.HF_TOKEN=...`, `env.vars={HF_TOKEN: ...}`, `env={vars: {HF_TOKEN: ...}}` all hide the secret's value
+    (the one rule above; names listed in the set's own `env.secrets` count too). A value gspo cannot read as a
+    mapping is hidden whole."""
     key, sep, value = str(item).partition("=")
     parts = key.strip().split(".")
-    if not sep or parts[:2] != ["env", "vars"]:
+    if not sep or parts[:2] != ["env", "vars"][:len(parts[:2])] or parts[0] != "env":
         return str(item)
-    if len(parts) == 2:  # the whole mapping at once: its values are not shown at all
-        return f"{key}={REDACTED}" if value.strip() not in ("", "{}") else str(item)
-    return f"{key}={REDACTED}" if is_secret_name(".".join(parts[2:]), marked) else str(item)
+    if len(parts) > 2:  # env.vars.NAME[...]=VALUE
+        return f"{key}={REDACTED}" if is_secret_name(parts[2], marked) else str(item)
+    if value.strip() in ("", "{}"):
+        return str(item)
+    redacted = _redact_mapping(value, env_level=len(parts) == 1, marked=marked)
+    return f"{key}={redacted if redacted is not None else REDACTED}"
+
+
+def _redact_mapping(text: str, *, env_level: bool, marked: object) -> str | None:
+    """`text` (YAML) with the secret variables' values replaced, as one flow-style line; None when it is not a
+    mapping gspo can read (then the caller hides it whole)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text) if len(text) <= 100_000 else None
+    except (yaml.YAMLError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    variables = data.get("vars") if env_level else data
+    if env_level and variables is None:
+        return yaml.safe_dump(data, default_flow_style=True, width=1 << 30).strip()
+    if not isinstance(variables, dict):
+        return None
+    own = data.get("secrets") if env_level else None
+    names = [*list(marked or ()), *(map(str, own) if isinstance(own, list) else ())]  # type: ignore[call-overload]
+    hidden = {k: (REDACTED if is_secret_name(str(k), names) else v) for k, v in variables.items()}
+    out = {**data, "vars": hidden} if env_level else hidden
+    return yaml.safe_dump(out, default_flow_style=True, width=1 << 30).strip()

@@ -59,7 +59,11 @@ def show(
 
     loaded = presets.load(name, sets or [])
     if resolved or json_out:
-        data = loaded.preset.model_dump(mode="json") if resolved else loaded.source.data
+        import copy
+
+        from gspo_cli.jobs.secret_env import redact_preset  # the one rule: secret env.vars never printed
+
+        data = redact_preset(loaded.preset.model_dump(mode="json") if resolved else copy.deepcopy(loaded.source.data))
         if json_out:
             from gspo_cli.console import print_json
 

@@ -283,9 +283,6 @@ class TrainerSection(Section):
         return self
 
 
-TEST_SWITCH_PREFIX = "GSPO_TEST_"
-
-
 class EnvSection(Section):
     # The node setup. `vars` are exported for every job (Ray runtime_env.env_vars) and by `gspo env exports`,
     # both through `gspo_cli.env.exports.build`: variables the target vllm-ascend ignores are dropped there.
@@ -305,29 +302,10 @@ class EnvSection(Section):
 
     @field_validator("vars")
     @classmethod
-    def _variables(cls, value: dict[str, str]) -> dict[str, str]:
-        """Names a shell and `ray start` accept (letters, digits, _), values without NUL: a name such as
-        `A=1; touch x` would otherwise reach `env exports` and `cluster up` (docs/security.md)."""
-        from gspo_cli.shell import is_name
+    def _env_rule(cls, value: dict[str, str]) -> dict[str, str]:
+        from gspo_cli.config.env_rule import check_vars  # the one env-var rule (names, values, refusals)
 
-        for name, text in value.items():
-            if not is_name(name):
-                raise ValueError(f"{name!r} is not a valid environment variable name (letters, digits and _, not "
-                                 "starting with a digit)")
-            if "\0" in text:
-                raise ValueError(f"{name}: a variable's value cannot hold a NUL byte")
-        return value
-
-    @field_validator("vars")
-    @classmethod
-    def _no_test_switches(cls, value: dict[str, str]) -> dict[str, str]:
-        # GSPO_TEST_* switches break a run on purpose (the engine tests' controls, engines/verl/cpu/platform.py):
-        # only a test's own process environment may set them, never a preset.
-        reserved = sorted(k for k in value if k.upper().startswith(TEST_SWITCH_PREFIX))
-        if reserved:
-            raise ValueError(f"{', '.join(reserved)}: names starting with {TEST_SWITCH_PREFIX} are test-only switches "
-                             "and cannot be set by a preset")
-        return value
+        return check_vars(value)
 
 
 class RewardSection(Section):
@@ -348,6 +326,13 @@ class OverridesSection(Section):
     """Escape hatch: raw settings for anything the schema does not model. `verl`: Hydra overrides appended last
     (checked against verl's config schema before launch)."""
     verl: list[str] = Field(default_factory=list)
+
+    @field_validator("verl")
+    @classmethod
+    def _data_only(cls, value: list[str]) -> list[str]:
+        from gspo_cli.config.verl_strings import check_overrides  # no instantiation keys, env or code paths
+
+        return check_overrides(value)
 
 
 class Preset(Section):
@@ -372,6 +357,9 @@ class Preset(Section):
     @classmethod
     def _engine_defaults(cls, data: Any) -> Any:
         from gspo_cli.config.engine_support import fill_engine_values
+        from gspo_cli.config.verl_strings import check_interpolations
+
+        check_interpolations(data)  # strings compiled for verl are data (verl_strings.py)
 
         return fill_engine_values(data)
 

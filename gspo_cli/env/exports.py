@@ -37,6 +37,7 @@ class Exports:
     overrides: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     nofile: int | None = None  # the preset's open-files limit (node setup, not a variable)
+    unreviewed: list[str] = field(default_factory=list)  # the env-var rule's warnings (config/env_rule.py)
 
     def job_env(self) -> dict[str, str]:
         """The variables every node of a job gets: the exports minus what only this host can decide."""
@@ -48,7 +49,7 @@ class Exports:
             "exports": {n: v for n, v, _ in self.exports},
             "why": {n: w for n, _, w in self.exports if w},
             "dropped": self.dropped, "rollout_overrides": self.overrides, "notes": self.notes,
-            "nofile": self.nofile,
+            "nofile": self.nofile, "unreviewed": self.unreviewed,
         }
 
     def as_sh(self) -> str:
@@ -60,6 +61,7 @@ class Exports:
         judged = (f"judged against vllm-ascend {self.stack}, {self.stack_source}" if self.stack
                   else "vllm-ascend unknown: nothing judged; pass --stack vllm-ascend==X")
         lines = [shell.comment(f"gspo env exports --preset {self.preset}  ({judged})")]
+        lines += [shell.comment(f"warning: {line}") for line in self.unreviewed]
         if self.nofile:
             lines.append(shell.comment("open files for Ray and its workers (`gspo cluster up/join` raise it before "
                                        "`ray start`)"))
@@ -148,6 +150,17 @@ def refuse_verl_owned(preset: Any) -> None:
                           f"remove it from env.vars; instead: {first.instead}")
 
 
+def _env_rule(preset: Any) -> list[str]:
+    """The env-var rule again (the schema applied it at load): this function builds every job's environment, so a
+    preset made without the schema's door cannot slip a refused name through. Returns the unreviewed lines."""
+    from gspo_cli.config import env_rule
+
+    problem = env_rule.refusal_message(preset.env.vars)
+    if problem:
+        raise ConfigError(f"env.vars: {problem}", "remove it from the preset (docs/security.md, the env-var rule)")
+    return [v.line() for v in env_rule.unreviewed(preset.env.vars)]
+
+
 def _fit(preset: Any, name: str, value: str) -> tuple[str, str]:
     """(value, why): the preset's value adjusted to the rollout mode and HCCL's AIV cap."""
     npu = devices.of(preset).ascend  # `auto` resolved on this host (config/devices.py)
@@ -185,9 +198,11 @@ def build(preset: Any, *, host: Host | None = None, stack: str | None = None, fa
           head: str | None = None) -> Exports:
     """Fit the preset's env section to a stack. `facts` (from probes) supplies jemalloc and the detected stack."""
     refuse_verl_owned(preset)
+    unreviewed = _env_rule(preset)
     host = host or Host()
     stack, stack_source = _stack(preset, stack, facts)
-    result = Exports(preset=preset.name, stack=stack, stack_source=stack_source, nofile=preset.env.nofile)
+    result = Exports(preset=preset.name, stack=stack, stack_source=stack_source, nofile=preset.env.nofile,
+                     unreviewed=unreviewed)
     stale = matrix.obsolete_at(stack)
     npu = devices.of(preset).ascend  # `auto` resolved on this host (config/devices.py)
     for name, value in preset.env.vars.items():

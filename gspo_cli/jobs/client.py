@@ -84,7 +84,7 @@ def job_env(env_vars: Mapping[str, str] | None = None) -> dict[str, str]:
 def test_switches() -> dict[str, str]:
     """GSPO_TEST_* switches of this process (tests' controls that break a run on purpose; no preset can set them,
     config/schema.py): they travel with the job, and say so on stderr."""
-    from gspo_cli.config.schema import TEST_SWITCH_PREFIX
+    from gspo_cli.config.env_rule import TEST_SWITCH_PREFIX
 
     found = {k: v for k, v in sorted(os.environ.items()) if k.startswith(TEST_SWITCH_PREFIX)}
     if found:

@@ -209,13 +209,16 @@ def test_property_hostile_presets_either_refuse_at_load_or_eval_to_their_variabl
         preset = validate(data, {})
     except ConfigError as exc:
         assert "\n" not in exc.message or "Traceback" not in exc.message
-        # refused only for what the rule names: a key that is not an identifier, or a line break / control
-        # character in the name or the address
+        # refused only for what the rules name: a key that is not an identifier, or a line break / control
+        # character in the name or the address, a name the env-var rule refuses, an interpolation (issue #39)
         from gspo_cli import shell
+        from gspo_cli.config import env_rule, verl_strings
 
         bad_key = any(not shell.is_name(k) for k in data["env"]["vars"])
         bad_line = any(shell.one_line(t) != t for t in (name, address or ""))
-        assert bad_key or bad_line, exc.message
+        refused = bool(env_rule.refusals(data["env"]["vars"]))
+        interpolation = verl_strings.interpolation_problem(data) is not None
+        assert bad_key or bad_line or refused or interpolation, exc.message
         CASES["presets_refused"] += 1
         return
     host = Host(runner=lambda argv, env, timeout: CmdResult(1, "", "no route in this test"))

@@ -371,12 +371,13 @@ def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None,
              versions: dict[str, str | None] | None = None) -> Report:
     """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so);
     `versions` (pip name -> version) keys the vLLM-Ascend trap rules (None: gspo's pinned verl)."""
+    from gspo_cli.config import env_rule
     from gspo_cli.engines.verl import ascend_traps, megatron_checks, modes, moe_checks, traps
 
     checks = traps.checks(preset) + _cluster_checks(preset) + _head_checks(preset, model) + _batch_checks(preset)
     checks += moe_checks.checks(preset, model) + megatron_checks.checks(preset, model)
     checks += ascend_traps.checks(preset, model, versions)
-    checks += _token_checks(preset, model) + modes.checks(preset)
+    checks += _token_checks(preset, model) + modes.checks(preset) + env_rule.checks(preset.env.vars)
     step_check, estimates = _step_facts(preset)
     checks.append(step_check)
     if data is not None:

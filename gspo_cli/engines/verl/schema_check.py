@@ -199,6 +199,52 @@ def _raw_value(cfg, key: str) -> Any:
     return parent._get_node(leaf)._value() if parent is not None else None
 
 
+# ---------------------------------------------------------------- never instantiate a user's string
+
+
+def _refuse_code(compiled: Compiled, loaded: LoadedPreset | None) -> None:
+    """The preset schema refused these already (config/verl_strings.py); the compiled overrides are checked again
+    because stage 2 builds objects from them: no interpolation in any override, no instantiation, Hydra, env or
+    code key in an overrides.verl entry."""
+    from gspo_cli.config.verl_strings import INTERPOLATION, override_problem
+
+    for item in compiled.overrides:
+        user = compiled.origins.get(override_key(item), "").startswith("overrides.verl")
+        problem = override_problem(item) if user else (
+            f"`{item}`: '${{' starts an OmegaConf interpolation" if INTERPOLATION in item else None)
+        if problem:
+            raise _fail("data check", problem, compiled, loaded, item)
+
+
+def _verls_targets() -> set[str]:
+    """Every `_target_` verl's own config files name (all config groups): the only classes stage 2 may build."""
+    found: set[str] = set()
+    for path in config_dir().rglob("*.yaml"):
+        found.update(re.findall(r"^\s*_target_:\s*([\w.]+)\s*$", path.read_text(encoding="utf-8"), re.M))
+    return found
+
+
+def _only_verls_targets(cfg, compiled: Compiled, loaded: LoadedPreset | None) -> None:
+    """Validate without instantiating anything from user strings: every `_target_` in the composed config (not
+    resolved: resolving could itself create nodes) is one of verl's own."""
+    from omegaconf import OmegaConf
+
+    allowed = _verls_targets()
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "_target_" and value not in allowed:
+                    raise _fail("data check", f"{path}._target_: {value!r} is not a class verl's config names; "
+                                "nothing from a preset is instantiated", compiled, loaded)
+                walk(value, f"{path}.{key}" if path else str(key))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{path}[{i}]")
+
+    walk(OmegaConf.to_container(cfg, resolve=False), "")
+
+
 # ---------------------------------------------------------------- stage 2: verl's own validators
 
 
@@ -235,6 +281,7 @@ def check(compiled: Compiled, loaded: LoadedPreset | None = None, *, full: bool 
           use_cache: bool = True) -> SchemaResult:
     """Raise ConfigError naming the override and preset key if verl would reject `compiled`."""
     t0 = time.perf_counter()
+    _refuse_code(compiled, loaded)
     marker = cache_dir() / f"{_cache_key(compiled)}.ok"
     if full and use_cache and marker.exists() and not os.environ.get(RECOMPOSE_VAR):
         # The marker is written only after these overrides composed, passed the type check and verl's validators
@@ -244,6 +291,7 @@ def check(compiled: Compiled, loaded: LoadedPreset | None = None, *, full: bool 
         cfg = compose(compiled.overrides)
     except Exception as exc:  # Hydra raises several types (ConfigCompositionException, OverrideParseException, ...)
         raise _fail("compose", _hydra_message(exc), compiled, loaded) from None
+    _only_verls_targets(cfg, compiled, loaded)
     _check_types(cfg, compiled, loaded)
     result = SchemaResult(verl_version=verl_version(), compose_s=time.perf_counter() - t0)
     if not full:
