@@ -174,7 +174,12 @@ def run_evals(req: EvalRequest) -> list[dict[str, Any]]:
 
 
 def read_results(path: str | Path) -> dict[str, Any]:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    from gspo_cli import untrusted
+
+    data = untrusted.read_json(path)  # size and depth limits (BadFile is a ValueError)
+    if not isinstance(data, dict):
+        raise untrusted.BadFile(f"{path}: not a JSON object")
+    return data
 
 
 def evaluated_dir(req: EvalRequest, preset, ref) -> Path | None:
