@@ -54,12 +54,11 @@ def report_command(
 
 
 def _render_one(result: dict) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from gspo_cli.console import out
     from gspo_cli.report.summary import cell, pct
-
-    from rich.markup import escape
 
     table = Table(title=escape(f"{result['run']}"), title_justify="left")
     for col in ("metric", "final", "at step", "last 10% mean"):
@@ -72,11 +71,10 @@ def _render_one(result: dict) -> None:
 
 
 def _render_compare(result: dict) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from gspo_cli.console import out
-
-    from rich.markup import escape
 
     names = [p.rstrip("/").rsplit("/", 1)[-1] for p in result["runs"]]
     table = Table(title=f"{len(names)} runs compared", title_justify="left")

@@ -48,9 +48,9 @@ def _num(v: float | None, pct: bool = False) -> str:
 
 
 def _status(info: dict) -> str:
-    from gspo_cli.console import styled
-
     from rich.markup import escape
+
+    from gspo_cli.console import styled
 
     return styled(escape(str(info["status"]))) + (" [red]![/]" if info["health"]["errors"] else "")
 
@@ -58,10 +58,9 @@ def _status(info: dict) -> str:
 @app.command("list")
 def list_cmd(preset: str | None = options.preset(help=RUNS_DIR_HELP), json_out: bool = options.json_out()) -> None:
     """One row per run, newest activity first: status, steps, last reward, best validation, latest evals."""
-    from gspo_cli.runs import catalog
-
     from gspo_cli import untrusted
     from gspo_cli.console import err
+    from gspo_cli.runs import catalog
 
     rows = catalog.list_runs(_preset(preset))
     untrusted.print_skipped(err)  # a bad file costs its run one line, never the listing
@@ -123,10 +122,9 @@ def _resolve(run: str, preset):
 def show_cmd(run: str = typer.Argument(..., help="Run name, run folder, or `latest`."),
              preset: str | None = options.preset(help=RUNS_DIR_HELP), json_out: bool = options.json_out()) -> None:
     """One run: settings changed from its preset, checkpoints, evals, health, and the commands to go on."""
-    from gspo_cli.runs import catalog
-
     from gspo_cli import untrusted
     from gspo_cli.console import err
+    from gspo_cli.runs import catalog
 
     info = catalog.show(_resolve(run, _preset(preset)))
     untrusted.print_skipped(err)

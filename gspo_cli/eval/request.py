@@ -46,6 +46,7 @@ class EvalRequest:
     limit: int | None = None  # first N problems only (smoke tests)
     out: str | None = None
     score_workers: int | None = None  # None = the batch pool's default; 0 = in-process
+    trust_remote_code: bool = False  # --trust-remote-code: the user's own word (a run folder's config never says it)
 
     def __post_init__(self) -> None:
         # the benchmark names the results folder (runs/<run>/eval/<benchmark>-<step>-<digest>) and, without

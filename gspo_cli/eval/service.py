@@ -29,9 +29,21 @@ def load_preset(req: EvalRequest):
         if req.sets:
             raise ConfigError("--set needs --preset", "name the preset the overrides apply to")
         return None
+    from gspo_cli.config import run_config
     from gspo_cli.config.presets import load_preset as _load
 
-    return _load(req.preset, req.sets)
+    preset = _load(req.preset, req.sets)
+    if run_config.is_run_config(Path(req.preset).expanduser()):
+        # a run folder's saved config is data: its env.vars never reach the eval job (trust_remote_code was dropped
+        # by the loader; config/run_config.py)
+        preset = preset.model_copy(update={"env": preset.env.model_copy(update={"vars": {}})})
+    return preset
+
+
+def trusts_remote_code(req: EvalRequest, preset=None) -> bool:
+    """Whether the model's own code may run: `--trust-remote-code`, or the user's own preset (a run folder's
+    saved config never turns it on: config/run_config.py)."""
+    return bool(req.trust_remote_code or (preset is not None and preset.model.trust_remote_code))
 
 
 def settings_digest(wanted: dict[str, Any]) -> str:

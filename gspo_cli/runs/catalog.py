@@ -49,7 +49,7 @@ def read_health(run: Path) -> list[dict[str, Any]]:
 
 
 def total_steps(run: Path, config: dict[str, Any]) -> int | None:
-    trainer = config.get("trainer") if isinstance(config.get("trainer"), dict) else {}
+    trainer = _section(config, "trainer")
     spec = untrusted.read_mapping(run / "verl_job.json")  # the verl launch records the computed total
     total = (spec or {}).get("total_steps") or trainer.get("total_training_steps")
     return total if isinstance(total, int) and not isinstance(total, bool) else None
@@ -134,6 +134,11 @@ def status_of(run: Path, steps_done: int, total: int | None) -> dict[str, Any]:
             "job_id": _text((holder or {}).get("job_id")), "job_address": _text((holder or {}).get("dashboard_url"))}
 
 
+def _section(config: dict[str, Any], key: str) -> dict[str, Any]:
+    value = config.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _text(value: Any) -> str | None:
     """A value of a run folder's record as text (a file from someone else may hold any JSON type there)."""
     return None if value is None or value == "" else value if isinstance(value, str) else json.dumps(value)[:200]
@@ -143,7 +148,7 @@ def run_info(run: Path, *, size: bool = True) -> dict[str, Any]:
     """One row of `gspo runs list`."""
     config = load_config(run)
     total = total_steps(run, config)
-    trainer = config.get("trainer") if isinstance(config.get("trainer"), dict) else {}
+    trainer = _section(config, "trainer")
     info = {"name": run.name, "path": str(run), "engine": _text(trainer.get("engine")),
             "preset": _text(config.get("name")), "total_steps": total, **_metrics_summary(run),
             "metrics_problem": describe_order_problems(order_problems(layout.metrics_file(run)))}
