@@ -34,7 +34,7 @@ class BadFile(ValueError):
 
 
 # escape sequences first (ESC + its string or parameters), then every C0/C1 control but tab and newline
-_ESCAPES = re.compile(r"(?:\x1b|\x9b)\[[0-?]*[ -/]*[@-~]?"  # CSI (ESC [ or the 8-bit 0x9b)
+_ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI (ESC [ or the 8-bit 0x9b)
                       r"|(?:\x1b[\]P^_X]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC DCS PM APC SOS
                       r"|\x1b[ -/]*[0-~]?")  # any other ESC sequence
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
