@@ -62,10 +62,20 @@ def output_dir(req: EvalRequest, preset=None, model_ref=None) -> Path:
         model_ref = resolve(req, preset)
     if model_ref.run is not None and model_ref.step is not None:
         digest = settings_digest(wanted_settings(req, preset))
-        return model_ref.run / "eval" / f"{req.benchmark}-{model_ref.step}-{digest}"
+        return _inside_run(model_ref.run / "eval" / f"{req.benchmark}-{model_ref.step}-{digest}", model_ref.run)
     # a folder name safe on every filesystem ("builtin:tiny" -> "builtin-tiny")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", model_ref.path.name or str(model_ref.path)).strip("-") or "model"
     return layout.gspo_home() / "evals" / f"{name}-{req.benchmark}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _inside_run(folder: Path, run: Path) -> Path:
+    """A run's eval folder, refused when a link takes it (or its eval/) outside the run: a run folder from someone
+    else must not make gspo write elsewhere (docs/security.md)."""
+    for part in (folder.parent, folder):
+        if part.is_symlink() or (part.exists() and not part.resolve().is_relative_to(run.resolve())):
+            raise ConfigError(f"{part} is a link out of run {run.name}: gspo writes a run's evals only inside it",
+                              "remove the link, or name another folder: --out DIR")
+    return folder
 
 
 def resolve(req: EvalRequest, preset=None):

@@ -89,12 +89,13 @@ def test_accept_with_a_baseline_file_trains_the_users_own_preset_only(tmp_path, 
     which writes its run under the user's own $GSPO_HOME."""
     planted = tmp_path / "planted-runs"
     assert gspo_at("prepare-data", "--preset", "tiny", "--local", timeout=600).returncode == 0
-    evil = _baseline(tmp_path / "evil.json", preset="tiny",
-                     sets=["trainer.total_training_steps=15", f"paths.runs_dir={planted}"])
+    from gspo_cli.accept.service import RECORD_SETS
+
+    evil = _baseline(tmp_path / "evil.json", preset="tiny", sets=[*RECORD_SETS, f"paths.runs_dir={planted}"])
     proc = gspo_at("accept", "--baseline", str(evil), "--preset", "tiny", "--local", "--json", timeout=900)
     assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
-    assert out["sets"] == ["trainer.total_training_steps=15"]
+    assert out["sets"] == RECORD_SETS
     assert Path(out["run"]).parent == gspo_home / "runs" and not planted.exists()
 
 
