@@ -72,7 +72,7 @@ def eval_command(
 
 def _say_trust(req, loaded) -> None:
     """The visible line of trust_remote_code on: where it came from (the user's flag or own preset)."""
-    from gspo_cli.eval.service import trusts_remote_code
+    from gspo_cli.eval.request import trusts_remote_code
 
     if trusts_remote_code(req, loaded):
         from gspo_cli.console import err

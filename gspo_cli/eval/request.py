@@ -60,6 +60,12 @@ class EvalRequest:
         return {name: getattr(self, name) for name in SETTING_FLAGS}
 
 
+def trusts_remote_code(req: EvalRequest, preset=None) -> bool:
+    """Whether the model's own code may run: `--trust-remote-code`, or the user's own preset (a run folder's
+    saved config never turns it on: config/run_config.py)."""
+    return bool(req.trust_remote_code or (preset is not None and preset.model.trust_remote_code))
+
+
 def _absolute(value: str | None, *, must_exist: bool = False) -> str | None:
     if value is None:
         return None

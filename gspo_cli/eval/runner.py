@@ -49,7 +49,7 @@ def _sections(preset, model_dir: Path):
 
 
 def _backend_options(ctx: EvalContext, model_dir: Path, tokenizer, prompts: list[str], backend_name: str):
-    from gspo_cli.eval.service import trusts_remote_code
+    from gspo_cli.eval.request import trusts_remote_code
 
     cluster, rollout, model = _sections(ctx.preset, model_dir)
     options: dict[str, Any] = {
@@ -79,7 +79,7 @@ def _generate(ctx: EvalContext, model_dir: Path, backend_name: str) -> tuple[lis
     from gspo_cli.eval.types import Sampling
 
     req, settings = ctx.req, ctx.settings
-    from gspo_cli.eval.service import trusts_remote_code
+    from gspo_cli.eval.request import trusts_remote_code
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=trusts_remote_code(req, ctx.preset))
     messages = [benchmarks.restyle(p, settings.prompt_style) for p in ctx.problems]

@@ -40,12 +40,6 @@ def load_preset(req: EvalRequest):
     return preset
 
 
-def trusts_remote_code(req: EvalRequest, preset=None) -> bool:
-    """Whether the model's own code may run: `--trust-remote-code`, or the user's own preset (a run folder's
-    saved config never turns it on: config/run_config.py)."""
-    return bool(req.trust_remote_code or (preset is not None and preset.model.trust_remote_code))
-
-
 def settings_digest(wanted: dict[str, Any]) -> str:
     """8 hex characters naming the settings that determine an eval's numbers (`wanted_settings`)."""
     import hashlib
