@@ -52,6 +52,7 @@ class Job:
     preset: str | None
     sets: list[str]
     not_applied: list[str] = field(default_factory=list)  # the baseline's own sets that are not gspo's nightly shape
+    run: str | None = None  # --run: a finished run is judged, nothing runs
 
     def as_dict(self) -> dict[str, Any]:
         return {"preset": self.preset, "sets": self.sets, "recorded_preset": self.baseline.preset,
@@ -109,11 +110,11 @@ def prepare(req: AcceptRequest) -> Job:
                           "name, never a baseline file's",
                           f"pass --preset {quote(str(b.preset))} (`gspo presets show` it first), or --run RUN to "
                           "judge a finished run")
-    preset = _preset_name(req.preset, b)
+    preset = _preset_name(req.preset, b) if b.shipped or req.preset else None
     own = [s for s in b.sets if s in RECORD_SETS]  # gspo's nightly shape: the file only says it was used
     not_applied = [] if b.shipped else [s for s in b.sets if s not in RECORD_SETS]
     sets = [*(b.sets if b.shipped else own), *req.sets]
-    return Job(b, preset, sets if not req.run else [], not_applied)
+    return Job(b, preset, sets if not req.run else [], not_applied, req.run)
 
 
 def accept(req: AcceptRequest, job: Job | None = None) -> Outcome:

@@ -49,7 +49,10 @@ def render_job(job: Any, console: Any) -> None:
     console.print(f"accept: baseline {_t(b.id)} ({'shipped with gspo' if b.shipped else 'file ' + _t(b.path)})",
                   highlight=False)
     sets = " ".join(f"--set {s}" for s in job.sets)
-    console.print(f"  runs:        preset {_t(job.preset or '-')} {_t(sets)}".rstrip(), highlight=False)
+    if job.run:
+        console.print(f"  runs:        nothing (judges the finished run {_t(job.run)})", highlight=False)
+    else:
+        console.print(f"  runs:        preset {_t(job.preset or '-')} {_t(sets)}".rstrip(), highlight=False)
     if not b.shipped:
         recorded = " ".join(f"--set {s}" for s in b.sets) or "(no --set)"
         console.print(f"  recorded:    preset {_t(b.preset or '-')} {_t(recorded)} (shown, not run: a baseline file "
