@@ -8,7 +8,6 @@ rules it is judged by, the preset and `--set`s that rerun its job, and where it 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ class Baseline:
     source: dict[str, Any] = field(default_factory=dict)  # repo, path, commit, url, checker, job script ...
     recorded: dict[str, Any] | None = None  # for a recorded baseline: run, host, date, per-step values
     path: str = ""  # the file it was read from
+    shipped: bool = False  # one of gspo's own (gspo_cli/accept/baselines/): the only kind whose preset gspo runs
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -76,8 +76,9 @@ def from_dict(data: dict[str, Any], path: str = "") -> Baseline:
     try:
         values = {k: (None if v is None else float(v)) for k, v in dict(data["values"]).items()}
         rules = tuple(R.rule_from_dict(r) for r in data.get("rules") or [R.rule_to_dict(r) for r in R.UPSTREAM_RULES])
+        preset = data.get("preset")
         return Baseline(id=str(data["id"]), title=str(data.get("title", data["id"])), values=values, rules=rules,
-                        preset=data.get("preset"), sets=list(data.get("sets") or []),
+                        preset=None if preset is None else str(preset), sets=[str(s) for s in data.get("sets") or []],
                         route=str(data.get("route", "fsdp2")), machine=str(data.get("machine", "")),
                         source=dict(data.get("source") or {}), recorded=data.get("recorded"), path=path)
     except (KeyError, TypeError, ValueError) as exc:
@@ -88,19 +89,26 @@ def from_dict(data: dict[str, Any], path: str = "") -> Baseline:
 def read(path: str | Path) -> Baseline:
     """A baseline file: ours (JSON) or upstream's `key:value` text (judged by upstream's rules; its job is not
     known, so `--preset` must name the preset that runs it)."""
+    from gspo_cli import untrusted
+
     p = Path(path).expanduser()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = untrusted.read_text(p, follow=True)  # a baseline file is data: size limits, a regular file only
+    except untrusted.BadFile as exc:
+        raise ConfigError(str(exc), "a baseline is a small JSON file `gspo accept --record` wrote, or upstream's "
+                          "`key:value` text") from None
     except OSError as exc:
         raise ConfigError(f"cannot read baseline {p}: {exc.strerror or exc}",
                           "pass --baseline FILE (a recorded .json or upstream's baseline .txt) or a shipped id "
                           "(`gspo accept --list`)") from None
     if text.lstrip().startswith("{"):
         try:
-            return from_dict(json.loads(text), str(p))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{p}: not valid JSON ({exc.msg}, line {exc.lineno})",
-                              "rerun `gspo accept --record`") from None
+            data = untrusted.loads(text, str(p))  # depth-checked before json recurses
+        except untrusted.BadFile as exc:
+            raise ConfigError(str(exc), "rerun `gspo accept --record`") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{p}: not a JSON object", "rerun `gspo accept --record`")
+        return from_dict(data, str(p))
     values = parse_upstream_text(text)
     missing = [m for m in R.METRICS if m not in values]
     if missing:
@@ -119,7 +127,10 @@ def shipped_dir() -> Path:
 
 def shipped() -> list[Baseline]:
     """The upstream baselines shipped with gspo, sorted by id."""
-    return sorted((read(p) for p in shipped_dir().glob("*.json")), key=lambda b: b.id)
+    found = [read(p) for p in shipped_dir().glob("*.json")]
+    for b in found:
+        b.shipped = True
+    return sorted(found, key=lambda b: b.id)
 
 
 def shipped_for(preset: str) -> Baseline | None:
@@ -133,9 +144,15 @@ def recorded_path(preset: str) -> Path:
 
 
 def recorded() -> list[Baseline]:
-    from gspo_cli import layout
+    from gspo_cli import layout, untrusted
 
-    return sorted((read(p) for p in layout.baselines_dir().glob("*.json")), key=lambda b: b.id)
+    found = []
+    for path in layout.baselines_dir().glob("*.json"):
+        try:
+            found.append(read(path))
+        except ConfigError as exc:  # one bad file costs its own line (`untrusted.skipped`), never the list
+            untrusted.note(path, exc.message)
+    return sorted(found, key=lambda b: b.id)
 
 
 def resolve(ref: str | None, preset: str | None) -> Baseline:

@@ -3,9 +3,13 @@ the run against the baseline, or record a baseline from the run (`--record`).
 
 The job is a plain `gspo train` of the preset (same engine launcher, Ray job or `--local`) in a fresh run folder
 `accept-<preset>-<timestamp>`; a recorded baseline keeps the `--set`s that shorten a preset to the nightly shape
-(RECORD_SETS: 15 steps, no checkpoint, no validation, as upstream's nightly scripts run) so the acceptance run
-repeats exactly the recorded job, plus any `--set` given then. `--set` at acceptance time changes the job on
-top of that (the way to see a changed setting fail).
+(RECORD_SETS: 15 steps, no checkpoint, no validation, as upstream's nightly scripts run). `--set` at acceptance
+time changes the job on top of that (the way to see a changed setting fail).
+
+A baseline file is data (docs/security.md): gspo takes its values and rules, and runs only the user's own
+`--preset` and `--set` (plus those of its `sets` that are gspo's own nightly shape, RECORD_SETS). Its recorded
+preset and other `sets` are shown (`Job.not_applied`, before the run and in `--json`), never run. Only a baseline
+shipped with gspo names the preset to run by itself.
 """
 
 from __future__ import annotations
@@ -41,6 +45,21 @@ class AcceptRequest:
 
 
 @dataclass
+class Job:
+    """What an acceptance run runs, decided before it starts, and what the baseline recorded but gspo does not run."""
+
+    baseline: baselines.Baseline
+    preset: str | None
+    sets: list[str]
+    not_applied: list[str] = field(default_factory=list)  # the baseline's own sets that are not gspo's nightly shape
+    run: str | None = None  # --run: a finished run is judged, nothing runs
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"preset": self.preset, "sets": self.sets, "recorded_preset": self.baseline.preset,
+                "recorded_sets": self.baseline.sets, "sets_not_applied": self.not_applied}
+
+
+@dataclass
 class Outcome:
     baseline: baselines.Baseline
     run_dir: Path
@@ -48,12 +67,15 @@ class Outcome:
     sets: list[str]
     verdict: R.Verdict | None = None
     recorded_to: Path | None = None
+    job: Job | None = None
 
     def as_dict(self) -> dict[str, Any]:
         b = self.baseline
         out: dict[str, Any] = {"run": str(self.run_dir), "preset": self.preset, "sets": self.sets,
                                "baseline": {"id": b.id, "title": b.title, "file": b.path, "source": b.source,
-                                            "recorded": b.recorded}}
+                                            "recorded": b.recorded, "recorded_preset": b.preset,
+                                            "recorded_sets": b.sets,
+                                            "sets_not_applied": self.job.not_applied if self.job else []}}
         if self.verdict is not None:
             v = self.verdict
             out.update(verdict="pass" if v.passed else "fail", window_steps=v.window_steps, last_step=v.last_step,
@@ -71,21 +93,37 @@ def route_refusal(b: baselines.Baseline) -> ConfigError:
         f"steps 5-14 with {b.source.get('url', b.path)} by hand")
 
 
-def accept(req: AcceptRequest) -> Outcome:
-    """Judge (or with `record`, record) one acceptance run."""
-    if req.record:
-        return record(req)
+def prepare(req: AcceptRequest) -> Job:
+    """The baseline and the job to run against it (the CLI shows it before the run starts)."""
     b = baselines.resolve(req.baseline, req.preset)
     if b.route not in baselines.ROUTES or (b.preset is None and not req.preset and not req.run):
         if b.route not in baselines.ROUTES:
             raise route_refusal(b)
         raise ConfigError(f"baseline {b.id} names no preset to run", "pass --preset NAME (the preset whose job "
                           "made this baseline), or --run RUN to judge a finished run")
-    preset = _preset_name(req.preset, b)
-    sets = [*b.sets, *req.sets]
-    run_dir = _finished_run(req.run) if req.run else _train(preset, sets, req)
+    if not b.shipped and not req.preset and not req.run:
+        from gspo_cli.shell import quote
+
+        raise ConfigError(f"baseline {b.path or b.id} records preset {b.preset!r}; gspo runs only a preset you "
+                          "name, never a baseline file's",
+                          f"pass --preset {quote(str(b.preset))} (`gspo presets show` it first), or --run RUN to "
+                          "judge a finished run")
+    preset = _preset_name(req.preset, b) if b.shipped or req.preset else None
+    own = [s for s in b.sets if s in RECORD_SETS]  # gspo's nightly shape: the file only says it was used
+    not_applied = [] if b.shipped else [s for s in b.sets if s not in RECORD_SETS]
+    sets = [*(b.sets if b.shipped else own), *req.sets]
+    return Job(b, preset, sets if not req.run else [], not_applied, req.run)
+
+
+def accept(req: AcceptRequest, job: Job | None = None) -> Outcome:
+    """Judge (or with `record`, record) one acceptance run (`job`: `prepare(req)`, shown by the caller)."""
+    if req.record:
+        return record(req)
+    job = job or prepare(req)
+    b = job.baseline
+    run_dir = _finished_run(req.run) if req.run else _train(job.preset, job.sets, req)
     verdict = R.compare(_by_step(run_dir), b.values, b.rules)
-    return Outcome(b, run_dir, preset, sets if not req.run else [], verdict)
+    return Outcome(b, run_dir, job.preset, job.sets, verdict, job=job)
 
 
 def record(req: AcceptRequest) -> Outcome:

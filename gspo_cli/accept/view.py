@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
+
 from gspo_cli.accept import hints
 from gspo_cli.accept import rules as R
+from gspo_cli.shell import quote
+from gspo_cli.untrusted import clean
+
+
+def _t(value: Any) -> str:
+    """A baseline file's text as printed: control characters and escape sequences removed, rich markup escaped."""
+    return escape(clean(value))
 
 _STYLE = {"pass": "ok", "fail": "failed", "missing": "failed", "warn": "warn", "skipped": "skip"}
 
@@ -26,10 +35,31 @@ def _diff(m: R.MetricVerdict, rule_kind: str) -> str:
 def source_line(b: Any) -> str:
     s = b.source
     if s.get("repo"):
-        return f"{s['repo']} {s.get('path', '')} @ {str(s.get('commit', ''))[:12]}"
-    if b.recorded:
-        return f"recorded {b.recorded.get('date', '')} on {b.recorded.get('host', '')} from {b.recorded.get('run', '')}"
-    return b.path or "-"
+        return _t(f"{s['repo']} {s.get('path', '')} @ {str(s.get('commit', ''))[:12]}")
+    if isinstance(b.recorded, dict):
+        r = b.recorded
+        return _t(f"recorded {r.get('date', '')} on {r.get('host', '')} from {r.get('run', '')}")
+    return _t(b.path or "-")
+
+
+def render_job(job: Any, console: Any) -> None:
+    """Before the run: the baseline, what runs (the user's own preset and sets), what the baseline recorded but
+    gspo does not run (a baseline file is data; docs/security.md)."""
+    b = job.baseline
+    console.print(f"accept: baseline {_t(b.id)} ({'shipped with gspo' if b.shipped else 'file ' + _t(b.path)})",
+                  highlight=False)
+    sets = " ".join(f"--set {s}" for s in job.sets)
+    if job.run:
+        console.print(f"  runs:        nothing (judges the finished run {_t(job.run)})", highlight=False)
+    else:
+        console.print(f"  runs:        preset {_t(job.preset or '-')} {_t(sets)}".rstrip(), highlight=False)
+    if not b.shipped:
+        recorded = " ".join(f"--set {s}" for s in b.sets) or "(no --set)"
+        console.print(f"  recorded:    preset {_t(b.preset or '-')} {_t(recorded)} (shown, not run: a baseline file "
+                      "is data)", highlight=False)
+    if job.not_applied:
+        console.print(f"  not applied: {_t(' '.join('--set ' + s for s in job.not_applied))} (to rerun the recorded "
+                      "job, give them yourself)", highlight=False)
 
 
 def render(outcome: Any, console: Any) -> None:
@@ -46,35 +76,35 @@ def render(outcome: Any, console: Any) -> None:
             extra = "  (advisory: noisy host)" if rule.advisory else ""
             if rule.widened_from is not None:
                 extra += f"  (widened to the spread of {len(b.recorded.get('repeats', []))} runs)"
-            console.print(f"  {rule.metric:<38} {_num(b.values.get(rule.metric)):>12}  {rule.describe()}{extra}",
+            console.print(f"  {_t(rule.metric):<38} {_num(b.values.get(rule.metric)):>12}  {_t(rule.describe())}{extra}",
                           highlight=False)
         console.print(f"Judge a run against it: gspo accept --preset {outcome.preset} --baseline {outcome.recorded_to}",
                       highlight=False)
         return
     kinds = {r.metric: r.kind for r in b.rules}
-    table = Table(title=f"gspo accept: run {outcome.run_dir.name} vs baseline {b.id}", title_justify="left")
+    table = Table(title=_t(f"gspo accept: run {outcome.run_dir.name} vs baseline {b.id}"), title_justify="left")
     for col in ("metric", "run", "baseline", "difference", "tolerance", "verdict"):
         table.add_column(col, justify="right" if col in ("run", "baseline", "difference") else "left",
                          no_wrap=col in ("metric", "verdict"))
     for m in v.metrics:
-        table.add_row(m.metric, _num(m.value), _num(m.baseline), _diff(m, kinds.get(m.metric, "absolute")),
+        table.add_row(_t(m.metric), _num(m.value), _num(m.baseline), _diff(m, kinds.get(m.metric, "absolute")),
                       m.tolerance.split(" (")[0], f"[{STATUS_STYLE[_STYLE[m.status]]}]{m.status}[/]")
     console.print(table)
     console.print(f"run: mean of steps {', '.join(map(str, v.window_steps)) or 'none (no step in 5-14)'}; "
                   f"{R.MEMORY}: step {v.last_step} (as check_npu.py reduces a log)",
                   highlight=False)
-    console.print(f"baseline: {b.title}", highlight=False)
+    console.print(f"baseline: {_t(b.title)}", highlight=False)
     console.print(f"  source: {source_line(b)}", highlight=False)
     if b.source.get("checker"):
         c = b.source["checker"]
-        console.print(f"  rules:  {c['repo']} {c['path']} @ {c['commit'][:12]}", highlight=False)
+        console.print(f"  rules:  {_t(c.get('repo'))} {_t(c.get('path'))} @ {_t(str(c.get('commit'))[:12])}", highlight=False)
     if b.path:
-        console.print(f"  file:   {b.path}", highlight=False)
+        console.print(f"  file:   {_t(b.path)}", highlight=False)
     for m in v.metrics:
         if m.note and m.status in ("warn", "skipped"):
-            console.print(f"{m.status}: {m.metric}: {m.note}", highlight=False)
+            console.print(f"{m.status}: {_t(m.metric)}: {_t(m.note)}", highlight=False)
     for m in v.failures:
-        console.print(f"[red]fail[/]: {m.metric}: {m.note + '; ' if m.note else ''}{hints.hint(m.metric)}",
+        console.print(f"[red]fail[/]: {_t(m.metric)}: {_t(m.note) + '; ' if m.note else ''}{_t(hints.hint(m.metric))}",
                       highlight=False)
     word = "[green]PASS[/]" if v.passed else "[bold red]FAIL[/]"
     n_fail = len(v.failures)
@@ -88,19 +118,19 @@ def render_list(found: dict[str, list[Any]], console: Any) -> None:
         if not items:
             console.print(f"{kind}: none" + (" (gspo accept --preset NAME --record)" if kind == "recorded" else ""))
         for b in items:
-            console.print(f"{kind}: [bold]{b.id}[/]  {b.title}", highlight=False)
-            console.print(f"  machine:   {b.machine}", highlight=False)
-            runs_with = (f"gspo accept --preset {b.preset}  (verl's {b.route} route)" if b.preset else "-")
-            console.print(f"  runs with: {runs_with}", highlight=False)
+            console.print(f"{kind}: [bold]{_t(b.id)}[/]  {_t(b.title)}", highlight=False)
+            console.print(f"  machine:   {_t(b.machine)}", highlight=False)
+            runs_with = (f"gspo accept --preset {quote(b.preset)}  (verl's {b.route} route)" if b.preset else "-")
+            console.print(f"  runs with: {_t(runs_with)}", highlight=False)
             for rule in b.rules:
-                console.print(f"    {rule.metric:<36} {_num(b.values.get(rule.metric)):>10}  {rule.describe()}"
+                console.print(f"    {_t(rule.metric):<36} {_num(b.values.get(rule.metric)):>10}  {_t(rule.describe())}"
                               + ("  advisory" if rule.advisory else ""), highlight=False)
             console.print(f"  source:    {source_line(b)}", highlight=False)
             if b.source.get("url"):
-                console.print(f"             {b.source['url']}", highlight=False)
+                console.print(f"             {_t(b.source['url'])}", highlight=False)
             if b.source.get("job_script"):
                 j = b.source["job_script"]
-                console.print(f"  job:       {j['repo']} {j['path']} @ {j['commit'][:12]}", highlight=False)
+                console.print(f"  job:       {_t(j.get('repo'))} {_t(j.get('path'))} @ {_t(str(j.get('commit'))[:12])}", highlight=False)
     c = next((b.source["checker"] for b in found.get("upstream", []) if b.source.get("checker")), None)
     if c:
-        console.print(f"Rules: {c['repo']} {c['path']} @ {c['commit'][:12]}", highlight=False)
+        console.print(f"Rules: {_t(c.get('repo'))} {_t(c.get('path'))} @ {_t(str(c.get('commit'))[:12])}", highlight=False)

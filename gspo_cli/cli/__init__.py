@@ -123,10 +123,11 @@ def main(argv: list[str] | None = None) -> None:
         from rich.markup import escape
 
         from gspo_cli.console import err
+        from gspo_cli.untrusted import clean  # a message may quote a run name or a file's value
 
-        err.print(f"[bold red]Error:[/] {escape(exc.message)}", highlight=False)
+        err.print(f"[bold red]Error:[/] {escape(clean(exc.message, newlines=True))}", highlight=False)
         if exc.hint:
-            err.print(f"[dim]Hint:[/] {escape(exc.hint)}", highlight=False)
+            err.print(f"[dim]Hint:[/] {escape(clean(exc.hint, newlines=True))}", highlight=False)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)

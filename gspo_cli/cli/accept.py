@@ -47,10 +47,13 @@ def accept_command(
 
     [bold]gspo accept --preset tiny --local[/]    [dim](and with --set actor.lr=2e-3: a changed setting fails)[/]
     """
+    from gspo_cli import untrusted
     from gspo_cli.accept import service
+    from gspo_cli.console import err
 
     if list_:
         found = service.list_baselines()
+        untrusted.print_skipped(err)  # a bad recorded baseline costs its own line
         if json_out:
             from gspo_cli.console import print_json
 
@@ -61,8 +64,16 @@ def accept_command(
 
             render_list(found, out)
         return
-    outcome = service.accept(service.AcceptRequest(preset=preset, sets=list(sets or []), baseline=baseline, run=run,
-                                                   record=record, repeat=repeat, output=output, local=local, address=address))
+    req = service.AcceptRequest(preset=preset, sets=list(sets or []), baseline=baseline, run=run, record=record,
+                                repeat=repeat, output=output, local=local, address=address)
+    job = None
+    if not record:
+        from gspo_cli.accept.view import render_job
+
+        job = service.prepare(req)
+        render_job(job, err)  # what runs, and what the baseline recorded but is not run, before anything starts
+    outcome = service.accept(req, job)
+    untrusted.print_skipped(err)
     if json_out:
         from gspo_cli.console import print_json
 

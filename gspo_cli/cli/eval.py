@@ -40,6 +40,8 @@ def eval_command(
     address: str = options.address(),
     force: bool = options.force("Evaluate again the checkpoints already evaluated with the same settings."),
     json_out: bool = options.json_out("Print results.json to stdout (a list for several steps)."),
+    trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Let the model folder's own Python "
+                                           "code (config.json auto_map) run; never taken from a run folder."),
 ) -> None:
     """Evaluate a model on a benchmark: avg@n, unbiased pass@k, maj@k, with every response saved."""
     from gspo_cli.eval import request, service, settings
@@ -48,7 +50,7 @@ def eval_command(
         benchmark=benchmark, model=model, preset=preset, sets=list(sets or []), n=n, k=_k_list(k),
         temperature=temperature, top_p=top_p, top_k=top_k, max_tokens=max_tokens, prompt_style=prompt_style,
         enable_thinking=thinking, data=data, backend=backend, device=device, batch_size=batch_size, tp=tp,
-        limit=limit, seed=seed, out=out,
+        limit=limit, seed=seed, out=out, trust_remote_code=trust_remote_code,
     )
     loaded = service.load_preset(req)  # fail fast here on a bad preset or --set, before a job is submitted
     settings.benchmark_settings(benchmark, loaded, req.flags())  # and on a bad flag
@@ -60,11 +62,24 @@ def eval_command(
         loaded = service.load_preset(req)
         settings.benchmark_settings(benchmark, loaded, req.flags())
         err.print(f"Preset: the run's own ({config}); --preset NAME to use another", highlight=False)
+    _say_trust(req, loaded)
     _check_hub_model(refs)
     if len(refs) > 1:
         _eval_steps(req, loaded, refs, force=force, address=address, local=local, json_out=json_out)
     else:
         _eval_one(req, loaded, refs[0], force=force, address=address, local=local, json_out=json_out)
+
+
+def _say_trust(req, loaded) -> None:
+    """The visible line of trust_remote_code on: where it came from (the user's flag or own preset)."""
+    from gspo_cli.eval.request import trusts_remote_code
+
+    if trusts_remote_code(req, loaded):
+        from gspo_cli.console import err
+
+        where = "--trust-remote-code" if req.trust_remote_code else f"preset {loaded.name}: model.trust_remote_code"
+        err.print(f"trust_remote_code: on ({where}): the model folder's own Python code (auto_map) runs",
+                  highlight=False, markup=False)
 
 
 def _check_hub_model(refs) -> None:

@@ -28,19 +28,24 @@ def report_command(
         loaded = load_preset(preset)
     paths = [resolve_run(r, loaded) for r in (runs or ["latest"])]
     result = report.make_report(paths, out)
+    from gspo_cli import untrusted
+    from gspo_cli.console import err
+
+    untrusted.print_skipped(err)  # a bad file of a run costs one line
     if json_out:
         from gspo_cli.console import print_json
 
         print_json(result)
         return
+    result = untrusted.clean_tree(result)  # names and values from run folders: no escape sequences printed
     if len(paths) == 1:
         _render_one(result)
     else:
         _render_compare(result)
-    from gspo_cli.console import err
+    from rich.markup import escape
 
     for warning in result["warnings"]:
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     for path in result["charts"]:
         err.print(f"chart: {path}", highlight=False)
     if result["missing"]:
@@ -49,22 +54,24 @@ def report_command(
 
 
 def _render_one(result: dict) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from gspo_cli.console import out
     from gspo_cli.report.summary import cell, pct
 
-    table = Table(title=f"{result['run']}", title_justify="left")
+    table = Table(title=escape(f"{result['run']}"), title_justify="left")
     for col in ("metric", "final", "at step", "last 10% mean"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for row in result["final"]:
-        table.add_row(row["metric"], cell(row, "final"), str(row["final_step"]), cell(row, "last10pct_mean"))
+        table.add_row(escape(str(row["metric"])), cell(row, "final"), str(row["final_step"]), cell(row, "last10pct_mean"))
     for ev in result["evals"]:
-        table.add_row(f"eval {ev['benchmark']} avg@{ev['n']}", pct(ev["avg"]), str(ev["step"]), "")
+        table.add_row(escape(f"eval {ev['benchmark']} avg@{ev['n']}"), pct(ev["avg"]), str(ev["step"]), "")
     out.print(table)
 
 
 def _render_compare(result: dict) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from gspo_cli.console import out
@@ -73,7 +80,7 @@ def _render_compare(result: dict) -> None:
     table = Table(title=f"{len(names)} runs compared", title_justify="left")
     table.add_column("")
     for name in names:
-        table.add_column(name, justify="right", overflow="fold")
+        table.add_column(escape(name), justify="right", overflow="fold")
     for label, cells in result["table"].items():
-        table.add_row(label.strip("`"), *[cells[n] for n in names])
+        table.add_row(escape(label.strip("`")), *[escape(str(cells[n])) for n in names])
     out.print(table)

@@ -42,29 +42,39 @@ def _size(n: int | None) -> str:
 def _num(v: float | None, pct: bool = False) -> str:
     if v is None:
         return "-"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):  # a value from a run folder that is no number
+        return "?"
     return f"{100 * v:.1f}%" if pct else f"{v:.3g}"
 
 
 def _status(info: dict) -> str:
+    from rich.markup import escape
+
     from gspo_cli.console import styled
 
-    return styled(info["status"]) + (" [red]![/]" if info["health"]["errors"] else "")
+    return styled(escape(str(info["status"]))) + (" [red]![/]" if info["health"]["errors"] else "")
 
 
 @app.command("list")
 def list_cmd(preset: str | None = options.preset(help=RUNS_DIR_HELP), json_out: bool = options.json_out()) -> None:
     """One row per run, newest activity first: status, steps, last reward, best validation, latest evals."""
+    from gspo_cli import untrusted
+    from gspo_cli.console import err
     from gspo_cli.runs import catalog
 
     rows = catalog.list_runs(_preset(preset))
+    untrusted.print_skipped(err)  # a bad file costs its run one line, never the listing
     if json_out:
         from gspo_cli.console import print_json
 
         print_json(rows)
         return
+    from rich.markup import escape
     from rich.table import Table
 
-    from gspo_cli.console import err, out
+    from gspo_cli.console import out
+
+    rows = untrusted.clean_tree(rows)  # names and values from run folders: no escape sequences reach the terminal
 
     if not rows:
         err.print("No runs yet. Start one: gspo train --preset tiny")
@@ -92,7 +102,9 @@ def list_cmd(preset: str | None = options.preset(help=RUNS_DIR_HELP), json_out: 
             evals = " ".join(f"{e['benchmark']} {_num(e['accuracy'], True)}@{e['step']}" for e in r["evals"])
         else:
             evals = " ".join(f"{_num(e['accuracy'], True)}@{e['step']}" for e in r["evals"][:1])
-        cells = [r["name"]] + ([r["engine"] or "-", r["preset"] or "-"] if wide else [])
+        cells = [escape(r["name"])] + ([escape(str(r["engine"] or "-")), escape(str(r["preset"] or "-"))]
+                                       if wide else [])
+        evals = escape(evals)
         cells += [_status(r), steps, _num(r["last_reward"]), _num(best and best["value"], True), evals or "-"]
         ago = _ago(r["last_activity"])
         cells += ([_size(r["size_bytes"])] if wide else []) + [ago if wide else ago.replace(" ago", "")]
@@ -110,15 +122,18 @@ def _resolve(run: str, preset):
 def show_cmd(run: str = typer.Argument(..., help="Run name, run folder, or `latest`."),
              preset: str | None = options.preset(help=RUNS_DIR_HELP), json_out: bool = options.json_out()) -> None:
     """One run: settings changed from its preset, checkpoints, evals, health, and the commands to go on."""
+    from gspo_cli import untrusted
+    from gspo_cli.console import err
     from gspo_cli.runs import catalog
 
     info = catalog.show(_resolve(run, _preset(preset)))
+    untrusted.print_skipped(err)
     if json_out:
         from gspo_cli.console import print_json
 
         print_json(info)
         return
-    _render_show(info)
+    _render_show(untrusted.clean_tree(info))  # what a run folder holds is printed without escape sequences
 
 
 def _render_show(info: dict) -> None:

@@ -399,16 +399,40 @@ class LoadedPreset:
     preset: Preset
     source: PresetSource
     origins: Origins
+    notes: list[str] = field(default_factory=list)  # what was not taken from a run folder's saved config
+
+
+_NOTED: set[str] = set()  # notes printed in this process (a command loads one preset more than once)
 
 
 def load(name_or_path: str, sets: list[str] | None = None) -> LoadedPreset:
-    """Find a preset, apply `extends` and `--set` overrides, and validate it against the schema."""
+    """Find a preset, apply `extends` and `--set` overrides, and validate it against the schema. A run folder's
+    saved config is data (config/run_config.py): what would run code is dropped or refused before the `--set`s."""
+    from gspo_cli.config import run_config
+
     source = find_source(name_or_path)
     data, origins = resolve_extends(source)
+    notes: list[str] = []
+    if run_config.is_run_config(source.path):
+        data, notes = run_config.as_data(data, str(source.path))
+        _print_notes(notes)
     if sets:
         data = apply_sets(data, origins, sets)
     preset = validate(data, origins, str(source.path))
-    return LoadedPreset(preset=preset, source=source, origins=origins)
+    if run_config.is_run_config(source.path) and preset.model.trust_remote_code:  # only a --set can say so here
+        notes.append(run_config.TRUST_ON)
+        _print_notes(notes[-1:])
+    return LoadedPreset(preset=preset, source=source, origins=origins, notes=notes)
+
+
+def _print_notes(notes: list[str]) -> None:
+    from gspo_cli.console import err
+    from gspo_cli.untrusted import clean
+
+    for text in notes:
+        if text not in _NOTED:
+            _NOTED.add(text)
+            err.print(f"note: {clean(text)}", highlight=False, markup=False)
 
 
 def load_preset(name_or_path: str, sets: list[str] | None = None) -> Preset:

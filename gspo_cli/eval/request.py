@@ -46,6 +46,7 @@ class EvalRequest:
     limit: int | None = None  # first N problems only (smoke tests)
     out: str | None = None
     score_workers: int | None = None  # None = the batch pool's default; 0 = in-process
+    trust_remote_code: bool = False  # --trust-remote-code: the user's own word (a run folder's config never says it)
 
     def __post_init__(self) -> None:
         # the benchmark names the results folder (runs/<run>/eval/<benchmark>-<step>-<digest>) and, without
@@ -57,6 +58,12 @@ class EvalRequest:
 
     def flags(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in SETTING_FLAGS}
+
+
+def trusts_remote_code(req: EvalRequest, preset=None) -> bool:
+    """Whether the model's own code may run: `--trust-remote-code`, or the user's own preset (a run folder's
+    saved config never turns it on: config/run_config.py)."""
+    return bool(req.trust_remote_code or (preset is not None and preset.model.trust_remote_code))
 
 
 def _absolute(value: str | None, *, must_exist: bool = False) -> str | None:

@@ -49,9 +49,12 @@ def _sections(preset, model_dir: Path):
 
 
 def _backend_options(ctx: EvalContext, model_dir: Path, tokenizer, prompts: list[str], backend_name: str):
+    from gspo_cli.eval.request import trusts_remote_code
+
     cluster, rollout, model = _sections(ctx.preset, model_dir)
     options: dict[str, Any] = {
-        "device": ctx.device, "batch_size": ctx.settings.batch_size, "trust_remote_code": model.trust_remote_code,
+        "device": ctx.device, "batch_size": ctx.settings.batch_size,
+        "trust_remote_code": trusts_remote_code(ctx.req, ctx.preset),
         # bf16 generate on CPU is slow and gains nothing for eval-sized models (the device table's eval_dtype)
         "dtype": devices.kind(ctx.device).eval_dtype or model.dtype,
         "gpu_memory_utilization": rollout.gpu_memory_utilization, "tp": ctx.req.tp or rollout.tensor_parallel_size,
@@ -76,8 +79,9 @@ def _generate(ctx: EvalContext, model_dir: Path, backend_name: str) -> tuple[lis
     from gspo_cli.eval.types import Sampling
 
     req, settings = ctx.req, ctx.settings
-    trust = _sections(ctx.preset, model_dir)[2].trust_remote_code
-    tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=trust)
+    from gspo_cli.eval.request import trusts_remote_code
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=trusts_remote_code(req, ctx.preset))
     messages = [benchmarks.restyle(p, settings.prompt_style) for p in ctx.problems]
     prompts = [benchmarks.render_prompt(tokenizer, m, settings.enable_thinking) for m in messages]
     sampling = Sampling(temperature=settings.temperature, top_p=settings.top_p, top_k=settings.top_k,

@@ -29,9 +29,15 @@ def load_preset(req: EvalRequest):
         if req.sets:
             raise ConfigError("--set needs --preset", "name the preset the overrides apply to")
         return None
+    from gspo_cli.config import run_config
     from gspo_cli.config.presets import load_preset as _load
 
-    return _load(req.preset, req.sets)
+    preset = _load(req.preset, req.sets)
+    if run_config.is_run_config(Path(req.preset).expanduser()):
+        # a run folder's saved config is data: its env.vars never reach the eval job (trust_remote_code was dropped
+        # by the loader; config/run_config.py)
+        preset = preset.model_copy(update={"env": preset.env.model_copy(update={"vars": {}})})
+    return preset
 
 
 def settings_digest(wanted: dict[str, Any]) -> str:
@@ -50,10 +56,20 @@ def output_dir(req: EvalRequest, preset=None, model_ref=None) -> Path:
         model_ref = resolve(req, preset)
     if model_ref.run is not None and model_ref.step is not None:
         digest = settings_digest(wanted_settings(req, preset))
-        return model_ref.run / "eval" / f"{req.benchmark}-{model_ref.step}-{digest}"
+        return _inside_run(model_ref.run / "eval" / f"{req.benchmark}-{model_ref.step}-{digest}", model_ref.run)
     # a folder name safe on every filesystem ("builtin:tiny" -> "builtin-tiny")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", model_ref.path.name or str(model_ref.path)).strip("-") or "model"
     return layout.gspo_home() / "evals" / f"{name}-{req.benchmark}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _inside_run(folder: Path, run: Path) -> Path:
+    """A run's eval folder, refused when a link takes it (or its eval/) outside the run: a run folder from someone
+    else must not make gspo write elsewhere (docs/security.md)."""
+    for part in (folder.parent, folder):
+        if part.is_symlink() or (part.exists() and not part.resolve().is_relative_to(run.resolve())):
+            raise ConfigError(f"{part} is a link out of run {run.name}: gspo writes a run's evals only inside it",
+                              "remove the link, or name another folder: --out DIR")
+    return folder
 
 
 def resolve(req: EvalRequest, preset=None):
@@ -174,7 +190,12 @@ def run_evals(req: EvalRequest) -> list[dict[str, Any]]:
 
 
 def read_results(path: str | Path) -> dict[str, Any]:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    from gspo_cli import untrusted
+
+    data = untrusted.read_json(path)  # size and depth limits (BadFile is a ValueError)
+    if not isinstance(data, dict):
+        raise untrusted.BadFile(f"{path}: not a JSON object")
+    return data
 
 
 def evaluated_dir(req: EvalRequest, preset, ref) -> Path | None:

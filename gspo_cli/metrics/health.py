@@ -488,15 +488,10 @@ def append_event(path: str | Path, event: Event | dict[str, Any]) -> None:
 
 def read_events(path: str | Path) -> list[dict[str, Any]]:
     """The events of a health.jsonl in file order; torn or foreign lines are skipped, an absent file is empty."""
-    path = Path(path)
-    if not path.is_file():
-        return []
+    from gspo_cli import untrusted
+
     out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
+    for record in untrusted.json_lines(path):  # size and depth limits (a run folder may come from others)
         if isinstance(record, dict) and isinstance(record.get("step"), int):
             out.append(record)
     return out

@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from gspo_cli import untrusted
 from gspo_cli.errors import GspoError
 from gspo_cli.fsutil import atomic_write_text
 
@@ -36,7 +37,7 @@ def parse_line(line: str) -> dict | None:
     if not line:
         return None
     try:
-        record = json.loads(line)
+        record = untrusted.loads(line)  # depth-checked: a run folder may come from someone else
         step = int(record["step"])
         data = record["data"]
     except (ValueError, KeyError, TypeError, AttributeError):
@@ -48,9 +49,7 @@ def parse_line(line: str) -> dict | None:
 
 def _lines(path: Path) -> Iterator[tuple[str, dict]]:
     """(raw line, record) for every readable line of the file; raw lines are copied verbatim on rewrite."""
-    if not path.is_file():
-        return
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in untrusted.lines(path):  # size limits; a symlink or FIFO in a run folder reads as nothing
         record = parse_line(line)
         if record is not None:
             yield line, record

@@ -33,6 +33,15 @@ def default_out(runs: list[RunData]) -> Path:
     return layout.gspo_home() / "reports" / f"compare-{name}"
 
 
+def inside_run(folder: Path, run: Path) -> Path:
+    """`folder` (a run's own report/), refused when a link takes it outside the run: a run folder from someone
+    else must not make gspo write elsewhere (docs/security.md)."""
+    if folder.is_symlink() or (folder.exists() and not folder.resolve().is_relative_to(run.resolve())):
+        raise DataError(f"{folder} is a link out of run {run.name}: gspo writes a run's report only inside it",
+                        "remove the link, or name another folder: gspo report RUN --out DIR")
+    return folder
+
+
 def draw_all(runs: list[RunData], out: Path) -> tuple[list[tuple[str, str]], list[str]]:
     """Every chart that has data in some run -> ([(title, file)], [titles not charted])."""
     import matplotlib
@@ -73,7 +82,7 @@ def make_report(run: Path | list[Path], out: Path | None = None) -> dict[str, An
         raise DataError(f"{empty[0]} has no metrics.jsonl data and no eval results",
                         "is this a run folder? train first (metrics are appended every step)")
     keys = label_runs(runs)
-    out = Path(out) if out else default_out(runs)
+    out = Path(out) if out else inside_run(default_out(runs), runs[0].path) if len(runs) == 1 else default_out(runs)
     out.mkdir(parents=True, exist_ok=True)
     charts, missing = draw_all(runs, out)
     if len(runs) == 1:

@@ -3,13 +3,13 @@ legend label naming the settings in which the compared runs differ."""
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gspo_cli import untrusted
 from gspo_cli.metrics.jsonl import Series, describe_order_problems, order_problems, read_series
 
 # Settings named in a compare legend: at most this many; one line under the legend says how many more differ (all
@@ -40,9 +40,8 @@ def read_evals(run: Path) -> list[dict[str, Any]]:
     """The results.json of every finished eval of this run, sorted by (benchmark, step)."""
     found = []
     for path in sorted((run / "eval").glob("*/results.json")):
-        try:
-            res = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        res = untrusted.read_mapping(path)  # size and depth limits: a run folder may be another's
+        if res is None:
             continue
         step = (res.get("model") or {}).get("step")
         if step is None:

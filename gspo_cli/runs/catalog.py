@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from gspo_cli import layout
+from gspo_cli import layout, untrusted
 from gspo_cli.errors import ConfigError
 from gspo_cli.metrics import names
 from gspo_cli.metrics.health import HEALTH_FILE  # written by the job wrapper; format in docs/health.md
@@ -33,8 +33,10 @@ def load_config(run: Path) -> dict[str, Any]:
 
     path = run / "config.yaml"
     try:
-        data = yaml_limits.load(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, ConfigError):
+        data = yaml_limits.load(untrusted.read_text(path), str(path))
+    except (OSError, ValueError, yaml.YAMLError, ConfigError) as exc:
+        if isinstance(exc, (yaml.YAMLError, ConfigError)):
+            untrusted.note(path, f"{path}: not read ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -47,15 +49,10 @@ def read_health(run: Path) -> list[dict[str, Any]]:
 
 
 def total_steps(run: Path, config: dict[str, Any]) -> int | None:
-    trainer = config.get("trainer") or {}
-    spec = run / "verl_job.json"  # the verl launch records the computed total
-    if spec.is_file():
-        try:
-            return json.loads(spec.read_text(encoding="utf-8")).get("total_steps") or trainer.get(
-                "total_training_steps")
-        except ValueError:
-            pass
-    return trainer.get("total_training_steps")
+    trainer = _section(config, "trainer")
+    spec = untrusted.read_mapping(run / "verl_job.json")  # the verl launch records the computed total
+    total = (spec or {}).get("total_steps") or trainer.get("total_training_steps")
+    return total if isinstance(total, int) and not isinstance(total, bool) else None
 
 
 def read_evals(run: Path) -> list[dict[str, Any]]:
@@ -63,9 +60,8 @@ def read_evals(run: Path) -> list[dict[str, Any]]:
     of one step (other settings or data) the newer is last, the one `runs list` shows."""
     rows = []
     for path in sorted((run / "eval").glob("*/results.json")):
-        try:
-            res = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        res = untrusted.read_mapping(path)
+        if res is None:
             continue
         m, s = res.get("metrics") or {}, res.get("settings") or {}
         rows.append({"benchmark": res.get("benchmark"), "step": (res.get("model") or {}).get("step"),
@@ -130,18 +126,31 @@ def status_of(run: Path, steps_done: int, total: int | None) -> dict[str, Any]:
     error = None if holder else (record or {}).get("error")
     if error == status:  # "stopped: stopped" (a record of an older gspo) says nothing more than the status
         error = None
-    return {"status": status, "error": error, "failure_kind": None if holder else (record or {}).get("failure_kind"),
-            "exit_code": None if holder else (record or {}).get("exit_code"),
-            "job_host": (holder or {}).get("job_host") or (holder or record or {}).get("host"),
-            "job_id": (holder or {}).get("job_id"), "job_address": (holder or {}).get("dashboard_url")}
+    exit_code = None if holder else (record or {}).get("exit_code")
+    return {"status": _text(status), "error": _text(error),
+            "failure_kind": None if holder else _text((record or {}).get("failure_kind")),
+            "exit_code": exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
+            "job_host": _text((holder or {}).get("job_host") or (holder or record or {}).get("host")),
+            "job_id": _text((holder or {}).get("job_id")), "job_address": _text((holder or {}).get("dashboard_url"))}
+
+
+def _section(config: dict[str, Any], key: str) -> dict[str, Any]:
+    value = config.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    """A value of a run folder's record as text (a file from someone else may hold any JSON type there)."""
+    return None if value is None or value == "" else value if isinstance(value, str) else json.dumps(value)[:200]
 
 
 def run_info(run: Path, *, size: bool = True) -> dict[str, Any]:
     """One row of `gspo runs list`."""
     config = load_config(run)
     total = total_steps(run, config)
-    info = {"name": run.name, "path": str(run), "engine": (config.get("trainer") or {}).get("engine"),
-            "preset": config.get("name"), "total_steps": total, **_metrics_summary(run),
+    trainer = _section(config, "trainer")
+    info = {"name": run.name, "path": str(run), "engine": _text(trainer.get("engine")),
+            "preset": _text(config.get("name")), "total_steps": total, **_metrics_summary(run),
             "metrics_problem": describe_order_problems(order_problems(layout.metrics_file(run)))}
     info.update(status_of(run, info["steps_done"], total))
     latest: dict[str, dict] = {}
@@ -184,6 +193,9 @@ def preset_diff(config: dict[str, Any]) -> dict[str, Any]:
     from gspo_cli.config.schema import to_jsonable
 
     name = config.get("name")
+    if not isinstance(name, str) or layout.name_problem(name) is not None:
+        # a run folder's config names its base preset; only a preset name is looked up, never a path or a file
+        return {"base": None, "error": f"the run names no preset by a plain name ({str(name)[:60]!r})", "changes": []}
     try:
         from gspo_cli.jobs.secret_env import redact_preset
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import socket
 import time
@@ -44,11 +43,10 @@ def lock_path(run_dir: Path) -> Path:
 
 
 def read(run_dir: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(lock_path(run_dir).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and data.get("job_id") else None
+    from gspo_cli import untrusted
+
+    data = untrusted.read_mapping(lock_path(run_dir))  # size and depth limits: a run folder may be another's
+    return data if data and data.get("job_id") else None
 
 
 @contextlib.contextmanager

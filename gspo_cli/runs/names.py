@@ -50,11 +50,12 @@ def is_run(path: Path) -> bool:
         return False
     import yaml
 
+    from gspo_cli import untrusted
     from gspo_cli.config import yaml_limits
 
     try:
-        data = yaml_limits.load(config.read_text(encoding="utf-8"), str(config))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, ConfigError):
+        data = yaml_limits.load(untrusted.read_text(config), str(config))
+    except (OSError, ValueError, yaml.YAMLError, ConfigError):
         return False
     return isinstance(data, dict) and isinstance(data.get("trainer"), dict)
 

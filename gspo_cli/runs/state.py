@@ -10,7 +10,6 @@ job left it.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
@@ -30,11 +29,9 @@ def _write(run_dir: Path, **fields: Any) -> None:
 
 
 def read(run_dir: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((run_dir / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    from gspo_cli import untrusted
+
+    return untrusted.read_mapping(run_dir / STATE_FILE)  # size and depth limits: a run folder may be another's
 
 
 def note_failure(run_dir: Path, kind: str, cause: str) -> None:

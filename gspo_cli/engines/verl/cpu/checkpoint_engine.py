@@ -31,6 +31,23 @@ from verl.workers.rollout.utils import ensure_async_iterator
 
 BACKEND = "cpu_store"
 TIMEOUT = timedelta(minutes=30)  # a loaded CPU host can take minutes between buckets
+# The store carries the policy weights unauthenticated: it listens on loopback only. torch's TCPStore server binds
+# every interface whatever host it is given, so the master binds the socket itself and hands TCPStore its fd
+# (`master_listen_fd`). verl on a CPU is one host (engines/verl/cpu/head.py): every reader is local.
+LOOPBACK = "127.0.0.1"
+
+
+def loopback_listener() -> tuple[int, int]:
+    """(fd, port) of a listening TCP socket on 127.0.0.1 and a free port; the fd is the TCPStore's (it closes it)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind((LOOPBACK, 0))
+        sock.listen(128)
+        port = sock.getsockname()[1]
+    except OSError:
+        sock.close()
+        raise
+    return sock.detach(), port
 
 
 def _pack(items: list[tuple[str, torch.Tensor]], last: bool) -> bytes:
@@ -59,14 +76,13 @@ class CpuStoreCheckpointEngine(CheckpointEngine):
     # verl's base declares dict[str, Any]; its callers collect every worker's value as metadata and our
     # build_topology reads only the master's (metadata[0], as verl's nccl engine does), so the others return None.
     def prepare(self) -> dict[str, Any] | None:  # type: ignore[override]
-        """The master opens this sync's store (a free port) and hands out its address."""
+        """The master opens this sync's store (a free loopback port) and hands out its address."""
         if not self.is_master:
             return None
-        import ray
-
-        host = ray.util.get_node_ip_address().strip("[]") if ray.is_initialized() else socket.gethostname()
-        self.store = dist.TCPStore(host, 0, is_master=True, timeout=TIMEOUT, wait_for_workers=False)
-        return {"host": host, "port": self.store.port}
+        fd, port = loopback_listener()
+        self.store = dist.TCPStore(LOOPBACK, port, is_master=True, timeout=TIMEOUT, wait_for_workers=False,
+                                   master_listen_fd=fd)
+        return {"host": LOOPBACK, "port": port}
 
     @classmethod
     def build_topology(cls, actor_wg_world_size: int, rollout_world_size: int, metadata: list
