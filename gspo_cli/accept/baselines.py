@@ -15,6 +15,7 @@ from typing import Any
 
 from gspo_cli.accept import rules as R
 from gspo_cli.errors import ConfigError
+from gspo_cli.private import redact_set
 
 FORMAT = "gspo-accept-baseline/1"
 # verl's training routes gspo compiles (actor.strategy fsdp2 / megatron: engines/verl/compile.py, megatron.py)
@@ -41,7 +42,8 @@ class Baseline:
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "format": FORMAT, "id": self.id, "title": self.title, "preset": self.preset, "sets": self.sets,
+            "format": FORMAT, "id": self.id, "title": self.title, "preset": self.preset,
+            "sets": [redact_set(item) for item in self.sets],  # a saved baseline holds no secret (docs/security.md)
             "route": self.route, "machine": self.machine, "values": self.values,
             "rules": [R.rule_to_dict(r) for r in self.rules], "source": self.source,
         }

@@ -31,6 +31,13 @@ NOISY_HOST = ("time metrics of a baseline recorded on a CPU host are advisory: a
               "2-3x with whatever else runs (presets/tiny.yaml, trainer.health.throughput)")
 
 
+def shown(sets: list[str]) -> list[str]:
+    """`--set` items as gspo prints or saves them: secrets redacted by key path (private.redact_set)."""
+    from gspo_cli.private import redact_set
+
+    return [redact_set(item) for item in sets]
+
+
 @dataclass
 class AcceptRequest:
     preset: str | None = None
@@ -55,8 +62,8 @@ class Job:
     run: str | None = None  # --run: a finished run is judged, nothing runs
 
     def as_dict(self) -> dict[str, Any]:
-        return {"preset": self.preset, "sets": self.sets, "recorded_preset": self.baseline.preset,
-                "recorded_sets": self.baseline.sets, "sets_not_applied": self.not_applied}
+        return {"preset": self.preset, "sets": shown(self.sets), "recorded_preset": self.baseline.preset,
+                "recorded_sets": shown(self.baseline.sets), "sets_not_applied": shown(self.not_applied)}
 
 
 @dataclass
@@ -71,11 +78,11 @@ class Outcome:
 
     def as_dict(self) -> dict[str, Any]:
         b = self.baseline
-        out: dict[str, Any] = {"run": str(self.run_dir), "preset": self.preset, "sets": self.sets,
+        out: dict[str, Any] = {"run": str(self.run_dir), "preset": self.preset, "sets": shown(self.sets),
                                "baseline": {"id": b.id, "title": b.title, "file": b.path, "source": b.source,
                                             "recorded": b.recorded, "recorded_preset": b.preset,
-                                            "recorded_sets": b.sets,
-                                            "sets_not_applied": self.job.not_applied if self.job else []}}
+                                            "recorded_sets": shown(b.sets),
+                                            "sets_not_applied": shown(self.job.not_applied if self.job else [])}}
         if self.verdict is not None:
             v = self.verdict
             out.update(verdict="pass" if v.passed else "fail", window_steps=v.window_steps, last_step=v.last_step,

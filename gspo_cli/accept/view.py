@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from gspo_cli.accept import hints
 from gspo_cli.accept import rules as R
+from gspo_cli.accept.service import shown
 from gspo_cli.shell import quote
 from gspo_cli.untrusted import clean
 
@@ -48,17 +49,17 @@ def render_job(job: Any, console: Any) -> None:
     b = job.baseline
     console.print(f"accept: baseline {_t(b.id)} ({'shipped with gspo' if b.shipped else 'file ' + _t(b.path)})",
                   highlight=False)
-    sets = " ".join(f"--set {s}" for s in job.sets)
+    sets = " ".join(f"--set {s}" for s in shown(job.sets))
     if job.run:
         console.print(f"  runs:        nothing (judges the finished run {_t(job.run)})", highlight=False)
     else:
         console.print(f"  runs:        preset {_t(job.preset or '-')} {_t(sets)}".rstrip(), highlight=False)
     if not b.shipped:
-        recorded = " ".join(f"--set {s}" for s in b.sets) or "(no --set)"
+        recorded = " ".join(f"--set {s}" for s in shown(b.sets)) or "(no --set)"
         console.print(f"  recorded:    preset {_t(b.preset or '-')} {_t(recorded)} (shown, not run: a baseline file "
                       "is data)", highlight=False)
     if job.not_applied:
-        console.print(f"  not applied: {_t(' '.join('--set ' + s for s in job.not_applied))} (to rerun the recorded "
+        console.print(f"  not applied: {_t(' '.join('--set ' + s for s in shown(job.not_applied)))} (to rerun the recorded "
                       "job, give them yourself)", highlight=False)
 
 
@@ -70,7 +71,7 @@ def render(outcome: Any, console: Any) -> None:
     b, v = outcome.baseline, outcome.verdict
     if v is None:  # --record
         console.print(f"Recorded baseline {outcome.recorded_to}")
-        console.print(f"  from run {outcome.run_dir} (preset {outcome.preset}; --set {' '.join(outcome.sets)})",
+        console.print(f"  from run {outcome.run_dir} (preset {outcome.preset}; --set {_t(' '.join(shown(outcome.sets)))})",
                       highlight=False)
         for rule in b.rules:
             extra = "  (advisory: noisy host)" if rule.advisory else ""

@@ -83,6 +83,19 @@ def test_a_baseline_files_preset_and_sets_are_shown_not_run(tmp_path, gspo_home,
     assert not planted.exists()
 
 
+
+def test_a_baseline_files_secret_sets_are_redacted_where_shown(tmp_path, gspo_home, gspo_at):
+    """A baseline's recorded sets are shown by the secret rule's key path (private.redact_set), in text and --json;
+    before the merge of #39's two halves, accept printed them as written."""
+    secret = "hf_live_5a0c7e"
+    _run_with_metrics(gspo_home, "mine")
+    evil = _baseline(tmp_path / "evil.json", preset="tiny", sets=[f"env={{vars: {{HF_TOKEN: {secret}}}}}"])
+    for extra in ((), ("--json",)):
+        proc = gspo_at("accept", "--baseline", str(evil), "--run", "mine", *extra)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        assert secret not in proc.stdout + proc.stderr
+        assert "<redacted>" in proc.stdout + proc.stderr  # control: the set was shown, its secret hidden
+
 @pytest.mark.slow
 def test_accept_with_a_baseline_file_trains_the_users_own_preset_only(tmp_path, gspo_home, gspo_at):
     """The whole flow: the user names the preset; the file's other sets (a foreign runs_dir) never reach the job,
