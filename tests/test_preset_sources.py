@@ -93,10 +93,6 @@ def unsourced(text: str) -> list[Value]:
 
 
 ALL = sorted(p.name for p in PRESETS.glob("*.yaml"))
-# Presets whose values are not all sourced yet, with how many are not (a ratchet: the count may only fall; a preset
-# reaching 0 must leave this table). Issue #40 sourced qwen3-30b-a3b-2x16, qwen3-8b-2x8, tiny-moe and tiny-moe-verl in
-# full; these are open work (counted at 85f9e67 + #40).
-PENDING: dict[str, int] = {"tiny-verl.yaml": 60}
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -104,10 +100,6 @@ def test_every_value_is_sourced_or_marked_ours(name):
     missing = unsourced((PRESETS / name).read_text())
     listed = "\n".join(f"  {name}:{v.line} {v.key}" + (f"  (comment without a source: {v.comment[:60]!r})"
                                                        if v.comment else "") for v in missing)
-    if name in PENDING:
-        assert len(missing) <= PENDING[name], f"{len(missing)} unsourced values (was {PENDING[name]}):\n{listed}"
-        assert missing, f"{name} is fully sourced now: remove it from PENDING"
-        return
     assert not missing, f"values with neither a source nor an 'ours:' mark (docs/presets.md):\n{listed}"
 
 
