@@ -370,6 +370,7 @@ def _entry_python(preset: Preset, address: str | None) -> str:
 
 def launch_request(req: TrainRequest) -> int:
     """`gspo train` for presets with trainer.engine=verl (see gspo_cli.engines.TrainRequest)."""
+    from gspo_cli.config import trust
     from gspo_cli.console import err, print_json
 
     preset_ref = None if req.resume else req.preset_ref
@@ -386,12 +387,11 @@ def launch_request(req: TrainRequest) -> int:
                      python=_entry_python(req.preset, req.address), env_python=env_python, env=env)
     if req.dry_run:
         if req.json_out:
-            print_json(plan.to_json())
+            print_json({**plan.to_json(), "trust_remote_code": trust.field(req.trust_remote_code)})
         else:
             from gspo_cli.engines.verl.dryrun import render
 
-            render(plan, req.plan_line(plan.preset, plan.report) if req.plan_line else None,
-                   verbose=req.verbose)
+            render(plan, req.plan_line(plan.preset, plan.report) if req.plan_line else None, verbose=req.verbose)
         return 0 if plan.ok else 2
     for w in plan.report.warnings:
         err.print(f"[yellow]warning:[/] {w.name}: {w.message}", highlight=False)
