@@ -6,7 +6,9 @@ what gets printed from them (docs/security.md, "Run folders and baseline files")
   `MAX_LINE`), JSON nested at most `MAX_DEPTH` levels, checked on the text before `json.loads` ever recurses (a
   100k-deep document made RecursionError tracebacks in `runs list`). A bad file raises `BadFile` (a ValueError,
   so the readers' existing "unreadable: skip it" paths take it) and is noted in `skipped()`, which the commands
-  print as one line per file; a bad JSONL line is skipped like a torn one.
+  print as one line per file. A JSONL line over the limits (`MAX_LINE`, `MAX_DEPTH`) is left out and counted, so
+  the commands say once per file how many lines were skipped and why; a line that is merely not JSON (a torn last
+  line while a job writes) is skipped by the caller, silently.
 - `clean`: text from such a file without control characters and escape sequences (CSI such as `ESC [ 2 J`, OSC
   such as `ESC ] 8 ;;` links and `ESC ] 0 ;` title changes, DCS/APC/PM/SOS strings, C1 controls), so a run
   name or a recorded error cannot drive the terminal.
@@ -27,6 +29,8 @@ MAX_LINE = 4 << 20  # one JSONL record (a samples.jsonl response of 32k tokens i
 MAX_DEPTH = 64  # gspo's own files nest at most 5 levels (as YAML's limit, config/yaml_limits.py)
 
 _SKIPPED: dict[str, str] = {}  # path -> why, in the order met (printed by the commands, `skipped()`)
+# path -> {line number: why} of JSONL lines left out over the limits (numbered, so reading a file twice counts once)
+_LINES: dict[str, dict[int, str]] = {}
 
 
 class BadFile(ValueError):
@@ -53,8 +57,25 @@ def note(path: str | os.PathLike, why: str) -> None:
 
 
 def skipped() -> list[tuple[str, str]]:
-    """(path, why) of each bad file met in this process so far, once each, in order."""
-    return list(_SKIPPED.items())
+    """(path, why) of each bad file met in this process so far, once each, in order; then one entry per file
+    with lines over the limits: how many, and why."""
+    found = list(_SKIPPED.items())
+    for path, bad in _LINES.items():
+        whys: dict[str, int] = {}
+        for why in bad.values():
+            whys[why] = whys.get(why, 0) + 1
+        counted = ", ".join(f"{n} {why}" for why, n in whys.items())
+        found.append((path, f"{len(bad)} line{'s' if len(bad) > 1 else ''} of {clean(path)} ({counted})"))
+    return found
+
+
+def line_problem(line: str) -> str | None:
+    """Why one JSONL line is over the limits (too long, nested too deep), or None."""
+    if len(line) > MAX_LINE:
+        return f"longer than {MAX_LINE} characters"
+    if depth_of(line) > MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH} levels"
+    return None
 
 
 def _open(path: Path, follow: bool) -> int:
@@ -132,16 +153,18 @@ def read_mapping(path: str | os.PathLike) -> dict[str, Any] | None:
 
 
 def lines(path: str | os.PathLike) -> Iterator[str]:
-    """The lines of `path` (within the size limit), a line over `MAX_LINE` bytes left out; nothing when absent."""
+    """The lines of `path` (within the size limit), a line over `MAX_LINE` or `MAX_DEPTH` left out and counted
+    (`skipped()`); nothing when absent."""
     try:
         text = read_text(path)
     except FileNotFoundError:
         return
     except (OSError, BadFile):
         return
-    for line in text.splitlines():
-        if len(line) > MAX_LINE:
-            note(path, f"{path}: a line of {len(line)} characters left out (at most {MAX_LINE})")
+    for number, line in enumerate(text.splitlines(), 1):
+        why = line_problem(line)
+        if why:
+            _LINES.setdefault(str(path), {})[number] = why
             continue
         yield line
 

@@ -29,7 +29,7 @@ def train_command(
                                "with its saved config (--set changes are applied and shown)."),
 ) -> None:
     """Train a policy with GSPO using the preset's engine (native on one device, or verl on a cluster)."""
-    from gspo_cli.config.presets import load_preset
+    from gspo_cli.config import presets, trust
     from gspo_cli.engines import TrainRequest, get_engine
 
     if resume and not preset:
@@ -40,12 +40,13 @@ def train_command(
         from gspo_cli.errors import ConfigError
 
         raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
-    loaded = load_preset(preset, list(sets or []))  # fail fast on a bad preset or --set, before any job
+    loaded = presets.load(preset, list(sets or []))  # fail fast on a bad preset or --set, before any job
+    trusted = trust.say(loaded)  # the visible line, both engines, run or dry-run
     from gspo_cli.plan import dry_run_line
 
-    req = TrainRequest(preset=loaded, preset_ref=preset, sets=list(sets or []), run_name=run_name, local=local,
+    req = TrainRequest(preset=loaded.preset, preset_ref=preset, sets=list(sets or []), run_name=run_name, local=local,
                        address=address, json_out=json_out, dry_run=dry_run, resume=resume, plan_line=dry_run_line,
-                       verbose=verbose)
-    code = get_engine(loaded.trainer.engine)(req)
+                       verbose=verbose, trust_remote_code=trusted)
+    code = get_engine(loaded.preset.trainer.engine)(req)
     if code:
         raise typer.Exit(code)

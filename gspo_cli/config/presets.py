@@ -408,7 +408,7 @@ _NOTED: set[str] = set()  # notes printed in this process (a command loads one p
 def load(name_or_path: str, sets: list[str] | None = None) -> LoadedPreset:
     """Find a preset, apply `extends` and `--set` overrides, and validate it against the schema. A run folder's
     saved config is data (config/run_config.py): what would run code is dropped or refused before the `--set`s."""
-    from gspo_cli.config import run_config
+    from gspo_cli.config import run_config, trust
 
     source = find_source(name_or_path)
     data, origins = resolve_extends(source)
@@ -418,11 +418,11 @@ def load(name_or_path: str, sets: list[str] | None = None) -> LoadedPreset:
         _print_notes(notes)
     if sets:
         data = apply_sets(data, origins, sets)
-    preset = validate(data, origins, str(source.path))
-    if run_config.is_run_config(source.path) and preset.model.trust_remote_code:  # only a --set can say so here
-        notes.append(run_config.TRUST_ON)
+    loaded = LoadedPreset(preset=validate(data, origins, str(source.path)), source=source, origins=origins, notes=notes)
+    if run_config.is_run_config(source.path) and loaded.preset.model.trust_remote_code:  # only a --set says so here
+        notes.append(trust.line(trust.source(loaded) or "--set"))
         _print_notes(notes[-1:])
-    return LoadedPreset(preset=preset, source=source, origins=origins, notes=notes)
+    return loaded
 
 
 def _print_notes(notes: list[str]) -> None:

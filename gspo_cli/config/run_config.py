@@ -28,8 +28,6 @@ CODE_SEGMENTS = ("trust_remote_code", "external_lib", "custom_cls", "custom_rewa
 TRUST_HINT = ("if you trust that model's code: --set model.trust_remote_code=true (gspo eval: --trust-remote-code); "
               "docs/security.md")
 
-TRUST_ON = "trust_remote_code: on (your --set model.trust_remote_code): the model folder's own Python code runs"
-
 
 def is_run_config(path: Path) -> bool:
     """Whether a preset file is a run folder's saved config (config.yaml beside a run's own files)."""

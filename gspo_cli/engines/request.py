@@ -29,6 +29,7 @@ class TrainRequest:
     # gspo_cli.plan.dry_run_line (the planner imports the engines' preflight, so the engines cannot import it)
     plan_line: Callable[[Preset, Report], str] | None = None
     verbose: bool = False  # --dry-run: every detail, not the folded view; verl run: stream verl's own output too
+    trust_remote_code: str | None = None  # where model.trust_remote_code was turned on (config/trust.py); None: off
 
 
 class Launcher(Protocol):

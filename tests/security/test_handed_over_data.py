@@ -156,7 +156,7 @@ def plant_remote_code_run(home: Path, marker: Path, name: str = "zz-handed-over"
                                      "class PayloadConfig(PretrainedConfig):\n    model_type = 'payload'\n")
     preset = to_jsonable(load_preset("tiny"))
     preset["model"]["trust_remote_code"] = True
-    preset["env"]["vars"] = {"GSPO_PLANTED_VAR": "1"}
+    preset["env"]["vars"] = {"PLANTED_VAR": "1"}  # unreviewed: loads (a GSPO_* name is refused at load)
     (run / "config.yaml").write_text(yaml.safe_dump(preset))
     (run / "metrics.jsonl").write_text(json.dumps({"step": 1, "data": {R.REWARD: 0.1}}) + "\n")
     return run

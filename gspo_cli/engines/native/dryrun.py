@@ -108,6 +108,7 @@ def checks(req: TrainRequest) -> list[Check]:
 
 def dry_run(req: TrainRequest) -> int:
     """Verdict and its reasons first, then the details; exit 2 on errors. Nothing is created."""
+    from gspo_cli.config import trust
     from gspo_cli.console import print_json
     from gspo_cli.engines.native.inputs import run_path
 
@@ -119,7 +120,7 @@ def dry_run(req: TrainRequest) -> int:
     if req.json_out:
         print_json({"ok": ok, "engine": "native", "run": run_dir.name, "run_dir": str(run_dir),
                     "run_exists": run_dir.is_dir(), "preflight": {"ok": ok, "checks": [c.to_dict() for c in found]},
-                    "timings_s": {"preflight": round(seconds, 3)}})
+                    "trust_remote_code": trust.field(req.trust_remote_code), "timings_s": {"preflight": round(seconds, 3)}})
         return 0 if ok else 2
     _render(req, found, run_dir, seconds)
     return 0 if ok else 2

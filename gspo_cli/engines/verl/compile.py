@@ -329,6 +329,17 @@ def _cpu_switches(t: _Table, p: Preset) -> dict[str, str]:
     return env
 
 
+METRICS_ENV = "VERL_FILE_LOGGER_PATH"  # where verl's file logger writes: the run folder's metrics.jsonl
+
+
+def own_env(run_dir: Path) -> dict[str, str]:
+    """The variables gspo itself sets for a verl job of `run_dir`, whatever the preset, with their values (the
+    env rule refuses them in a preset): the job checks its job file's env against this (job.py)."""
+    from gspo_cli.engines.verl.cpu.switches import all_env
+
+    return {METRICS_ENV: str(run_dir / "metrics.jsonl"), **all_env()}
+
+
 def job_env(preset: Preset, run_dir: Path, notes: list[str]) -> dict[str, str]:
     """`gspo env exports`' own result minus host-specific lines, plus where verl's file logger writes."""
     from gspo_cli.env import exports
@@ -338,7 +349,7 @@ def job_env(preset: Preset, run_dir: Path, notes: list[str]) -> dict[str, str]:
     for d in fitted.dropped:
         notes.append(f"env.vars.{d['name']}: dropped, ignored since vllm-ascend {d['since']} "
                      f"(judged against {fitted.stack}, {fitted.stack_source})")
-    env["VERL_FILE_LOGGER_PATH"] = str(run_dir / "metrics.jsonl")
+    env[METRICS_ENV] = own_env(run_dir)[METRICS_ENV]
     if preset.env.jemalloc:
         notes.append("env.jemalloc: LD_PRELOAD is resolved per host by `gspo env exports`, not put in the job env")
     return env

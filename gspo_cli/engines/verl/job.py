@@ -113,6 +113,7 @@ def job_main(argv: list[str]) -> int:
         return 2
     spec_path = Path(argv[0]).resolve()
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    env = checked_env(spec, spec_path)  # before anything starts: a planted variable ends the job in one line
     # verl (Hydra) writes outputs/<date>/<time>/ under its cwd: keep that inside the run folder.
     run_dir = spec_path.parent
     preset = _load_preset(run_dir, Preset)
@@ -121,7 +122,7 @@ def job_main(argv: list[str]) -> int:
     events.message("verl starts its Ray workers and the vLLM server before the first step (minutes; a CPU host or "
                    "a 32B model take longest): a line per step follows")
     child = Child(name="verl", run_dir=run_dir, metrics=verl.metrics, command=verl.command, cwd=run_dir,
-                  env=dict(spec.get("env_vars") or {}), total_steps=spec.get("total_steps"),
+                  env=env, total_steps=spec.get("total_steps"),
                   progress_from_metrics=True, progress_metrics=PROGRESS_METRICS, before_attempt=verl.before,
                   after_attempt=verl.after, resume_step=verl.resume_step, **_capacity(spec, preset, run_dir.name))
     from gspo_cli.runs import state
@@ -129,6 +130,36 @@ def job_main(argv: list[str]) -> int:
     # job_state.json: running, then how it ended (`gspo runs list`)
     return state.run_tracked(run_dir, "verl", lambda: supervise(
         child, preset, on_failure=lambda kind, cause: state.note_failure(run_dir, kind, cause)))
+
+
+def checked_env(spec: dict, spec_path: Path) -> dict[str, str]:
+    """The job file's `env_vars`, checked again here: the run folder may have been written between `gspo train`
+    and this start. Each name passes the env rule (config/env_rule.py) or is one gspo sets itself, with gspo's
+    value (compile.own_env); otherwise ConfigError naming the variable and the file (never its value)."""
+    from gspo_cli.config import env_rule
+    from gspo_cli.engines.verl.compile import METRICS_ENV, own_env
+    from gspo_cli.errors import ConfigError
+    from gspo_cli.shell import is_name
+    from gspo_cli.untrusted import clean
+
+    env = spec.get("env_vars") or {}
+    hint = ("gspo never writes it there: the run folder was changed after `gspo train` wrote it; check the folder "
+            "and start the run again with `gspo train` (docs/security.md, the env-var rule)")
+    if not isinstance(env, dict):
+        raise ConfigError(f"{spec_path}: env_vars is not a mapping of variables", hint)
+    own = own_env(spec_path.parent)
+    for name, value in env.items():
+        why = None
+        if not is_name(name) or not isinstance(value, str) or "\0" in value:
+            why = "not a variable name with a text value"
+        elif name in own:
+            same = Path(value).resolve() == Path(own[name]).resolve() if name == METRICS_ENV else value == own[name]
+            why = None if same else f"gspo sets {name} itself, to {own[name]!r} for this run"
+        elif (verdict := env_rule.judge(name)).kind == env_rule.REFUSED:
+            why = verdict.why
+        if why:
+            raise ConfigError(f"{spec_path}: env_vars.{clean(name)} is refused: {why}", hint)
+    return dict(env)
 
 
 def _capacity(spec: dict, preset: Preset, run_name: str) -> dict:

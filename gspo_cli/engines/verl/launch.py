@@ -273,12 +273,12 @@ def write_run(plan: Plan) -> Path:
     import yaml
 
     from gspo_cli.config.schema import to_jsonable
+    from gspo_cli.engines.verl.compile import METRICS_ENV
     from gspo_cli.fsutil import atomic_write_json, atomic_write_text
+    from gspo_cli.jobs import secret_env
 
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     config = plan.run_dir / "config.yaml"
-    from gspo_cli.jobs import secret_env
-
     # the preset as given (`cluster.device: auto` stays auto: a resume resolves it again on its host); the job file
     # records what this job was compiled for
     saved = secret_env.redact_preset(to_jsonable(plan.loaded.preset))  # run folders never hold secret values
@@ -289,7 +289,7 @@ def write_run(plan: Plan) -> Path:
     atomic_write_json(spec, {  # the job gets the secrets from its secrets file (GSPO_SECRETS_FILE), not here
         "overrides": plan.compiled.overrides,
         "env_vars": public,
-        "metrics_file": plan.compiled.env_vars.get("VERL_FILE_LOGGER_PATH"),
+        "metrics_file": plan.compiled.env_vars.get(METRICS_ENV),
         "total_steps": plan.total_steps,
         "resume_from": str(plan.resume_from) if plan.resume_from else None,
         # the device the job was compiled for and what it needs of the cluster: the wrapper's capacity check
@@ -370,6 +370,7 @@ def _entry_python(preset: Preset, address: str | None) -> str:
 
 def launch_request(req: TrainRequest) -> int:
     """`gspo train` for presets with trainer.engine=verl (see gspo_cli.engines.TrainRequest)."""
+    from gspo_cli.config import trust
     from gspo_cli.console import err, print_json
 
     preset_ref = None if req.resume else req.preset_ref
@@ -386,12 +387,11 @@ def launch_request(req: TrainRequest) -> int:
                      python=_entry_python(req.preset, req.address), env_python=env_python, env=env)
     if req.dry_run:
         if req.json_out:
-            print_json(plan.to_json())
+            print_json({**plan.to_json(), "trust_remote_code": trust.field(req.trust_remote_code)})
         else:
             from gspo_cli.engines.verl.dryrun import render
 
-            render(plan, req.plan_line(plan.preset, plan.report) if req.plan_line else None,
-                   verbose=req.verbose)
+            render(plan, req.plan_line(plan.preset, plan.report) if req.plan_line else None, verbose=req.verbose)
         return 0 if plan.ok else 2
     for w in plan.report.warnings:
         err.print(f"[yellow]warning:[/] {w.name}: {w.message}", highlight=False)

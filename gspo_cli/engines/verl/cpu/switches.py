@@ -91,6 +91,11 @@ ASYNC_SWITCHES: tuple[Switch, ...] = (
 )
 
 
+def all_env() -> dict[str, str]:
+    """Every variable any switch sets, with its value: what a job file may carry beyond the env rule (job.py)."""
+    return {name: value for switch in SWITCHES + ASYNC_SWITCHES for name, value in switch.env.items()}
+
+
 def switches_for(preset: Preset) -> tuple[Switch, ...]:
     """The switches a preset gets on `cluster.device: cpu` (the async one only in separate_async), none otherwise."""
     from gspo_cli.engines.verl.cpu import applies
