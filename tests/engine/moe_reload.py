@@ -29,6 +29,9 @@ def main(path: str) -> None:
     import vllm._custom_ops as ops
 
     ops._supports_onednn = False  # gspo's vllm_cpu_reloadable_weights switch, as the verl CPU runs set it
+    from gspo_cli.engines.verl.cpu.platform import keep_fp32_moe_off_amx
+
+    keep_fp32_moe_off_amx()  # as the verl CPU runs do: vLLM-CPU refuses a float32 MoE on AMX hosts otherwise
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from vllm import LLM, SamplingParams

