@@ -12,6 +12,7 @@ NON_DEFAULT: dict[str, list[str]] = {
     "algorithm.use_kl_loss": ["algorithm.use_kl_loss=true", "algorithm.kl_loss_coef=0.01"],
     "algorithm.kl_loss_coef": ["algorithm.kl_loss_coef=0.01"],
     "algorithm.rollout_correction": ["algorithm.rollout_correction.rollout_is=sequence"],
+    "algorithm.filter_groups.enable": ["algorithm.filter_groups.enable=true"],
     "rollout.calculate_log_probs": ["rollout.calculate_log_probs=true"],
     "actor.use_dynamic_bsz": ["actor.use_dynamic_bsz=true"],
     "actor.ppo_max_token_len_per_device": ["actor.ppo_max_token_len_per_device=4096"],

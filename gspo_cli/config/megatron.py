@@ -9,15 +9,14 @@ verl 0.9.1 has no `grad_offload` key: its `param_offload` also releases the grad
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from gspo_cli.config.section import PositiveInt, Section
 
-if TYPE_CHECKING:
-    from gspo_cli.config.schema import ActorSection, Preset
-
+# The rules below take schema.py's ActorSection and Preset, typed Any: schema.py imports this module, and even a
+# TYPE_CHECKING import back would make an import circle (tests/test_import_layers.py).
 # verl 0.9.1 reads `router_replay` only on its Megatron (and veomni) engine (verl/workers/engine_workers.py:496-505:
 # any other strategy gets mode "disabled"), so on the FSDP route the option would silently do nothing.
 ROUTING_REPLAY_FSDP = ("actor.megatron.router_replay is verl's Megatron engine option (verl 0.9.1 reads "
@@ -92,7 +91,7 @@ class MegatronSection(Section):
         return self.expert_model_parallel_size * self.expert_tp * self.pipeline_model_parallel_size
 
 
-def _check_other_strategy(actor: ActorSection) -> None:
+def _check_other_strategy(actor: Any) -> None:
     """`actor.megatron` set on another strategy: ValueError naming the key (routing replay with its own reason)."""
     m = actor.megatron
     if m == MegatronSection():
@@ -105,7 +104,7 @@ def _check_other_strategy(actor: ActorSection) -> None:
                      "verl's Megatron actor only (set actor.strategy: megatron, or remove actor.megatron)")
 
 
-def check_preset(p: Preset) -> None:
+def check_preset(p: Any) -> None:
     """Cross-section rules of the Megatron route that need no model or cluster (ValueError, key paths named)."""
     a = p.actor
     if a.strategy != "megatron":

@@ -401,6 +401,10 @@ class LoadedPreset:
     origins: Origins
     notes: list[str] = field(default_factory=list)  # what was not taken from a run folder's saved config
 
+    def origin(self, key: tuple[str, ...]) -> str | None:
+        """Where `key` (or the nearest section above it) was set: a file and line, or the `--set`."""
+        return _origin_for(key, self.origins)
+
 
 _NOTED: set[str] = set()  # notes printed in this process (a command loads one preset more than once)
 

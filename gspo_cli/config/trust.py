@@ -8,22 +8,20 @@ user's `--set` notes the same line (config/presets.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from gspo_cli.config.presets import LoadedPreset
-
+# `loaded` below is config/presets.py's LoadedPreset, typed Any: presets.py imports this module, and even a
+# TYPE_CHECKING import back would make an import circle (tests/test_import_layers.py).
 KEY = ("model", "trust_remote_code")
 
 
-def source(loaded: LoadedPreset) -> str | None:
+def source(loaded: Any) -> str | None:
     """Where it was turned on: `--set ...`, or `preset NAME, FILE:LINE model.trust_remote_code`; None when off."""
-    from gspo_cli.config.presets import _origin_for
     from gspo_cli.untrusted import clean
 
     if not loaded.preset.model.trust_remote_code:
         return None
-    origin = _origin_for(KEY, loaded.origins) or str(loaded.source.path)
+    origin = loaded.origin(KEY) or str(loaded.source.path)
     where = origin if origin.startswith("--set ") else f"preset {loaded.preset.name}, {origin} model.trust_remote_code"
     return clean(where)
 
@@ -37,7 +35,7 @@ def field(where: str | None) -> dict[str, Any]:
     return {"on": where is not None, "from": where, "line": line(where) if where else None}
 
 
-def say(loaded: LoadedPreset) -> str | None:
+def say(loaded: Any) -> str | None:
     """Print the line on stderr when it is on (once: a run folder's config already noted it) and return where."""
     where = source(loaded)
     if where and line(where) not in loaded.notes:

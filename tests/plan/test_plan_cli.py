@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 TINY_SETS = ["--set", "data.arith.train_size=64", "--set", "data.arith.val_size=8"]
@@ -59,8 +60,9 @@ def test_calibrate_a_run_of_a_model_of_unknown_shape_says_so(gspo, gspo_home):
     run = gspo_home / "runs" / "odd"
     run.mkdir(parents=True)
     tiny = (Path(__file__).resolve().parents[2] / "presets" / "tiny.yaml").read_text()
-    assert "  path: builtin:tiny\n" in tiny
-    (run / "config.yaml").write_text(tiny.replace("  path: builtin:tiny\n", "  path: acme/unknown-7b\n"))
+    odd = re.sub(r"(?m)^  path: builtin:tiny\b.*$", "  path: acme/unknown-7b", tiny)
+    assert odd != tiny
+    (run / "config.yaml").write_text(odd)
     proc = gspo("plan", "--calibrate", "odd")
     assert proc.returncode == 2, proc.stderr
     assert "model 'acme/unknown-7b' has no config.json and is not a known Qwen3 size" in proc.stderr

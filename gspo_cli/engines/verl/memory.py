@@ -220,11 +220,9 @@ def _host_parts(preset: Preset, offloaded: dict[str, int], vllm_weights: int, sl
 
 def estimate(preset: Preset, m: ModelFacts, device_bytes: int | None) -> MemoryEstimate:
     """The four phases of one step on one device and on the host (see the module docstring for each term); the
-    Megatron route's sharding: megatron_memory.py."""
+    Megatron route's sharding: megatron_memory.py (which builds on this module; preflight.phase_memory picks)."""
     if preset.actor.strategy == "megatron":
-        from gspo_cli.engines.verl import megatron_memory
-
-        return megatron_memory.estimate(preset, m, device_bytes)
+        raise ValueError("memory.estimate models FSDP sharding: a Megatron preset's is megatron_memory.estimate")
     a, r = preset.actor, preset.rollout
     world = preset.cluster.world_size
     shard = m.params / world

@@ -352,9 +352,18 @@ def _rollout_memory_checks(preset: Preset, est: memory.MemoryEstimate, dev: int)
     return checks
 
 
+def phase_memory(preset: Preset, m: ModelFacts, device_bytes: int | None) -> memory.MemoryEstimate:
+    """Per-phase memory of the preset's training route: FSDP (memory.py) or Megatron (megatron_memory.py)."""
+    from gspo_cli.engines.verl import megatron_memory
+
+    if preset.actor.strategy == "megatron":
+        return megatron_memory.estimate(preset, m, device_bytes)
+    return memory.estimate(preset, m, device_bytes)
+
+
 def _memory_checks(preset: Preset, model: ModelFacts) -> tuple[list[Check], dict[str, Any]]:
     profile = DEVICE_PROFILES.get((preset.cluster.profile or "").lower())
-    est = memory.estimate(preset, model, profile.memory_bytes if profile else None)
+    est = phase_memory(preset, model, profile.memory_bytes if profile else None)
     if profile is None:
         return [Check("device memory", "warn", f"cluster.profile {preset.cluster.profile!r} is not one of "
                       f"{', '.join(DEVICE_PROFILES)}: memory checked only as estimates", ["cluster.profile"],
@@ -393,7 +402,7 @@ def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None,
 
 def estimate_memory(preset: Preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
     """Per-device memory per phase as a dict (see `gspo_cli.engines.verl.memory`)."""
-    return memory.estimate(preset, m, device_bytes).to_json()
+    return phase_memory(preset, m, device_bytes).to_json()
 
 
 def installed_verl() -> str | None:
