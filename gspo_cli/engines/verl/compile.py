@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.algo.losses import VERL_LOSS_NAMES
-from gspo_cli.engines.verl import explicit_defaults
+from gspo_cli.engines.verl import actor_keys, explicit_defaults
 from gspo_cli.engines.verl.overrides import Table as _Table
 from gspo_cli.engines.verl.overrides import hydra_value as hydra_value
 from gspo_cli.engines.verl.overrides import override_key as override_key
@@ -134,19 +134,9 @@ def _actor(t: _Table, p: Preset) -> None:
     t.put(f"{A}.use_torch_compile", a.use_torch_compile, "actor.use_torch_compile")
     t.put(f"{A}.fsdp_config.use_torch_compile", a.use_torch_compile, "actor.use_torch_compile")
     _actor_loss(t, p)
-    t.put(f"{A}.optim.lr", a.lr, "actor.lr")
-    t.put(f"{A}.optim.lr_warmup_steps", a.lr_warmup_steps, "actor.lr_warmup_steps")
-    t.put(f"{A}.optim.weight_decay", a.weight_decay, "actor.weight_decay")
-    t.put(f"{A}.optim.clip_grad", a.grad_clip, "actor.grad_clip")
+    actor_keys.optim(t, p)
     t.put(f"{A}.grad_clip", a.grad_clip, "actor.grad_clip")
-    t.put(f"{A}.ppo_mini_batch_size", a.ppo_mini_batch_size, "actor.ppo_mini_batch_size")
-    if a.ppo_micro_batch_size_per_device is not None:
-        t.put(f"{A}.ppo_micro_batch_size_per_gpu", a.ppo_micro_batch_size_per_device,
-              "actor.ppo_micro_batch_size_per_device")
-    t.put(f"{A}.ppo_epochs", a.ppo_epochs, "actor.ppo_epochs")
-    t.put(f"{A}.use_dynamic_bsz", a.use_dynamic_bsz, "actor.use_dynamic_bsz")
-    if a.ppo_max_token_len_per_device is not None:
-        t.put(f"{A}.ppo_max_token_len_per_gpu", a.ppo_max_token_len_per_device, "actor.ppo_max_token_len_per_device")
+    actor_keys.batching(t, p)
     # 0.9.1's FSDP engine reads fsdp_config's SP size; `actor.ulysses_sequence_parallel_size` is the deprecated
     # alias (FSDPActorConfig.__post_init__ copies it over), so set the key the engine reads, as upstream does.
     t.put(f"{A}.fsdp_config.ulysses_sequence_parallel_size", a.ulysses_sequence_parallel_size,

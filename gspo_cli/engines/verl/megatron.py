@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gspo_cli.config.megatron import VERL_TRANSFORMER_KEYS
+from gspo_cli.engines.verl import actor_keys
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -63,18 +64,8 @@ def actor(t: Table, p: Preset) -> None:
     a = p.actor
     t.put("model_engine", "megatron", "actor.strategy")
     t.put(f"{A}.strategy", "megatron", "actor.strategy")
-    t.put(f"{A}.optim.lr", a.lr, "actor.lr")
-    t.put(f"{A}.optim.lr_warmup_steps", a.lr_warmup_steps, "actor.lr_warmup_steps")
-    t.put(f"{A}.optim.weight_decay", a.weight_decay, "actor.weight_decay")
-    t.put(f"{A}.optim.clip_grad", a.grad_clip, "actor.grad_clip")
-    t.put(f"{A}.ppo_mini_batch_size", a.ppo_mini_batch_size, "actor.ppo_mini_batch_size")
-    if a.ppo_micro_batch_size_per_device is not None:
-        t.put(f"{A}.ppo_micro_batch_size_per_gpu", a.ppo_micro_batch_size_per_device,
-              "actor.ppo_micro_batch_size_per_device")
-    t.put(f"{A}.ppo_epochs", a.ppo_epochs, "actor.ppo_epochs")
-    t.put(f"{A}.use_dynamic_bsz", a.use_dynamic_bsz, "actor.use_dynamic_bsz")
-    if a.ppo_max_token_len_per_device is not None:
-        t.put(f"{A}.ppo_max_token_len_per_gpu", a.ppo_max_token_len_per_device, "actor.ppo_max_token_len_per_device")
+    actor_keys.optim(t, p)
+    actor_keys.batching(t, p)
     _layout(t, A, p)
     t.put(f"{A}.megatron.optimizer_offload", a.optimizer_offload, "actor.optimizer_offload")
     t.put(f"{A}.megatron.dtype", DTYPES[p.model.dtype], "model.dtype")
