@@ -40,8 +40,9 @@ XDIST := -n $(TEST_WORKERS) --dist loadgroup
 # The unit tier: no Ray head, no multi-minute runs (markers in pyproject.toml; README "Two commands" gives times).
 FAST := -m "not slow and not ray and not multinode"
 
+# The 40 slowest tests' times go to the log (CI's budget: docs/benchmarks.md "CI").
 test: install
-	$(PYTEST) $(XDIST)
+	$(PYTEST) $(XDIST) --durations=40
 
 test-fast: install
 	$(PYTEST) $(XDIST) $(FAST)
