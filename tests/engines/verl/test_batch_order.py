@@ -97,3 +97,30 @@ def test_the_patched_methods_exist_in_verl():
     trainer_base = pytest.importorskip(batch_order.TRAINER_MODULE)
     assert callable(trainer_base.PPOTrainer._next_train_batch)
     assert callable(trainer_base.PPOTrainer._balance_batch)
+
+
+_PROBE = """
+import verl  # imports the plugin (VERL_USE_EXTERNAL_MODULES), before the trainer module exists
+from verl.trainer.ppo.v1.trainer_base import PPOTrainer
+print("ordered", getattr(PPOTrainer._balance_batch, "_gspo_order", False))
+"""
+
+
+@pytest.mark.slow
+def test_the_plugin_patches_verls_trainer_only_with_the_switch():
+    """As verl loads it, in fresh processes: verl's own PPOTrainer is patched under VERL_PLATFORM=cpu with the
+    switch's variable, and not without the variable."""
+    import os
+    import subprocess
+    import sys
+
+    from gspo_cli.engines.verl.cpu.switches import PLUGIN_MODULE
+
+    base = {k: v for k, v in os.environ.items() if k != batch_order.BATCH_ORDER_ENV}
+    base.update(VERL_PLATFORM="cpu", VERL_USE_EXTERNAL_MODULES=PLUGIN_MODULE)
+    procs = {on: subprocess.Popen([sys.executable, "-c", _PROBE], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, env=dict(base, **({batch_order.BATCH_ORDER_ENV: "1"} if on else {})))
+             for on in (True, False)}
+    out = {on: proc.communicate(timeout=600)[0] for on, proc in procs.items()}
+    assert "ordered True\n" in out[True], out[True][-2000:]
+    assert "ordered False\n" in out[False], out[False][-2000:]
