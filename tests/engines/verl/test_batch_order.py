@@ -124,3 +124,16 @@ def test_the_plugin_patches_verls_trainer_only_with_the_switch():
     out = {on: proc.communicate(timeout=600)[0] for on, proc in procs.items()}
     assert "ordered True\n" in out[True], out[True][-2000:]
     assert "ordered False\n" in out[False], out[False][-2000:]
+
+
+def test_tiny_verl_compiles_both_repeat_switches_on():
+    """tiny-verl repeats by default: its compiled job carries the seeds and the batch order (an NPU preset gets
+    neither: test_cpu_platform.py's test_accelerator_presets_compile_with_no_cpu_switch)."""
+    from gspo_cli.config import presets
+    from gspo_cli.engines.verl.compile import compile_preset
+    from gspo_cli.engines.verl.cpu.switches import SAMPLE_SEEDS_ENV
+
+    c = compile_preset(presets.load("tiny-verl").preset, run_dir="/runs/r", train_file="/d/t.parquet",
+                       val_file="/d/v.parquet")
+    assert c.env_vars[batch_order.BATCH_ORDER_ENV] == c.env_vars[SAMPLE_SEEDS_ENV] == "1"
+    assert any(n.startswith("cpu switch verl_batch_order: ") for n in c.notes)
