@@ -12,7 +12,7 @@ import json
 import pytest
 from conftest import gspo
 
-# Three 15-step verl runs (~15-25 min): outside the CI engine tier's budget, run by `make test-engine-long`.
+# Three 15-step verl runs (38 min measured on the shared 2-core host, 2026-12-06): outside the CI engine tier's budget, run by `make test-engine-long`.
 pytestmark = [pytest.mark.engine, pytest.mark.engine_long, pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 
