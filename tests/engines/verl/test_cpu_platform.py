@@ -23,7 +23,7 @@ from gspo_cli.errors import ConfigError
 PATHS = dict(run_dir="/runs/r", train_file="/d/t.parquet", val_file="/d/v.parquet")
 CPU_ENV = {"VERL_PLATFORM", "VERL_USE_EXTERNAL_MODULES", "VERL_ENGINE_DEVICE", "GSPO_VLLM_CPU_RELOADABLE_WEIGHTS",
            "VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND", cpu_switches.REPLAY_POLL_ENV,
-           cpu_switches.SAMPLE_SEEDS_ENV}
+           cpu_switches.SAMPLE_SEEDS_ENV, cpu_switches.BATCH_ORDER_ENV}
 
 
 def _verl_presets() -> list[str]:

@@ -356,7 +356,8 @@ if os.environ.get("VERL_PLATFORM", "").strip().lower() == PLATFORM:
     keep_fp32_moe_off_amx()
     _poll_replay_buffer_sooner()
     _freeze_rollout_weights_for_tests()
-    from gspo_cli.engines.verl.cpu import record, sample_seeds
+    from gspo_cli.engines.verl.cpu import batch_order, record, sample_seeds
 
     sample_seeds.install(after_import)  # GSPO_VLLM_SAMPLE_SEEDS: a vLLM seed per response
+    batch_order.install(after_import)  # GSPO_VERL_BATCH_ORDER: each step's batch in draw order
     record.install(after_import)  # GSPO_TEST_RECORD_UPDATE: the same-batch equivalence test's recording

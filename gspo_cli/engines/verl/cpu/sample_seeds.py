@@ -9,7 +9,7 @@ With GSPO_VLLM_SAMPLE_SEEDS=1 (the compiled CPU switch `vllm_sample_seeds`) the 
 `AgentLoopWorker._run_agent_loop` (verl/experimental/agent_loop/agent_loop.py) gives each request the seed
 sha256(step, dataset index, sample number within its group: session_id under the V1 trainer), so a response depends on what it is, not on when
 it was scheduled. A seed already set (a custom agent loop) is kept. Step 1's rollouts of two identical jobs then
-repeat; the updates still part because the mini-batches follow the order rollouts complete in (docs/benchmarks.md).
+repeat; the order the update sees them in is fixed by the switch `verl_batch_order` (batch_order.py).
 """
 
 from __future__ import annotations

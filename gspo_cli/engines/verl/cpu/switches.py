@@ -24,6 +24,7 @@ CHECKPOINT_ENGINE_MODULE = f"{__package__}.checkpoint_engine"
 REPLAY_POLL_ENV = "GSPO_VERL_REPLAY_POLL_S"
 REPLAY_POLL_S = "0.1"
 SAMPLE_SEEDS_ENV = "GSPO_VLLM_SAMPLE_SEEDS"  # read by sample_seeds.py (imported by platform.py)
+BATCH_ORDER_ENV = "GSPO_VERL_BATCH_ORDER"  # read by batch_order.py (imported by platform.py)
 R = "actor_rollout_ref.rollout"
 M = "actor_rollout_ref.model"
 
@@ -77,6 +78,12 @@ SWITCHES: tuple[Switch, ...] = (
            "without it responses depend on the order the agent loop submits them: each response gets a seed from "
            "its step, prompt index and sample number (cpu/sample_seeds.py), so identical jobs sample alike",
            env={SAMPLE_SEEDS_ENV: "1"}),
+    Switch("verl_batch_order",
+           "verl's V1 trainer trains on a step's rollouts in the order they finished (its replay buffer lists them "
+           "as the agent loop put them), so which samples share a mini-batch changed with the scheduling: the "
+           "batch is sorted by the order its prompts were drawn, then sample number (cpu/batch_order.py), "
+           "groups whole, before verl's balancing and mini-batch split",
+           env={BATCH_ORDER_ENV: "1"}),
 )
 
 
