@@ -66,6 +66,7 @@ the code without it, stands.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 SYNC_TOL = 1e-4
@@ -122,6 +123,7 @@ def rise(records: list[dict], size: int = 4) -> float:
     return b[-1] - b[0]
 
 
+NATIVE_SEEDS = (11, 12, 13, 14)  # the band's reference: native runs on verl's prompts (N1's design)
 BAND_Z = 3.5  # the band's half-width in sd of the verl-minus-native-mean difference (module docstring)
 
 
@@ -144,6 +146,20 @@ def learn_threshold(learning: list[float], still: list[float]) -> tuple[float, f
 def band_half_width(sd_run: float, sd_ref: float, k: int, z: float = BAND_Z) -> float:
     """z sd of (one run's block mean - the mean of k reference runs' block means)."""
     return z * (sd_run ** 2 + sd_ref ** 2 / k) ** 0.5
+
+
+def derive(runs: list[dict]) -> dict:
+    """The thresholds the plan (module docstring) derives from its runs (benchmarks/learning_spread.py's records:
+    `group`, `rise`, `blocks`): LEARN_MARGIN rounded down to 0.01 with its k, and the per-block sds rounded up to
+    0.001 (a wider band, never a narrower one)."""
+    by = {g: [r for r in runs if r["group"] == g] for g in ("V", "V0", "N", "N0", "N1")}
+    t, k = learn_threshold([r["rise"] for g in ("V", "N") for r in by[g]], [r["rise"] for g in ("V0", "N0") for r in by[g]])
+    nblocks = len(by["N1"][0]["blocks"])
+    sd_run = [pooled_sd([[r["blocks"][b] for r in by[g]] for g in ("V", "N")]) for b in range(nblocks)]
+    sd_ref = [statistics.stdev([r["blocks"][b] for r in by["N1"]]) for b in range(nblocks)]
+    return {"learn_margin": math.floor(t * 100) / 100, "k": k,
+            "block_sd_run": tuple(math.ceil(x * 1000) / 1000 for x in sd_run),
+            "block_sd_ref": tuple(math.ceil(x * 1000) / 1000 for x in sd_ref)}
 
 
 def band(curves: list[list[float]], sd_run: tuple[float, ...], sd_ref: tuple[float, ...]) -> list[tuple[float, float]]:
