@@ -36,7 +36,8 @@ STEPS = 24
 PRESET = ROOT / "presets" / "tiny-verl.yaml"
 # group -> (engine, lr 0?, data.seed pinned to verl's): semantics.py's plan
 GROUPS = {"V": ("verl", False, False), "V0": ("verl", True, False), "N": ("native", False, False),
-          "N0": ("native", True, False), "N1": ("native", False, True)}
+          "N0": ("native", True, False), "N1": ("native", False, True),
+          "C0": ("native", True, True)}  # C0: the band test's lr=0 control (not in the derivation)
 NATIVE_K = len(semantics.NATIVE_SEEDS)  # the test's reference runs per band
 # Earlier faulted-story verl runs (trainer.seed 1, before vllm_sample_seeds), block means as docs/benchmarks.md
 # "tiny-verl learns" lists them: checked against the derived band and margin as they stand.
@@ -121,7 +122,8 @@ def _print_runs(by: dict[str, list[dict]]) -> None:
     print("group engine  seed   rise    blocks (4-step mean reward)                    wall_s")
     for g, rows in by.items():
         for r in rows:
-            print(f"{g:5} {r['engine']:7} {r['seed']:4d} {r['rise']:+.3f}   {_fmt(r['blocks'])}   {r['wall_s']:.0f}")
+            wall = f"{r['wall_s']:.0f}" if r["wall_s"] else r.get("source", "")[:40]
+            print(f"{g:5} {r['engine']:7} {r['seed']:4d} {r['rise']:+.3f}   {_fmt(r['blocks'])}   {wall}")
     print("\ngroup  n   rise mean    sd   | block means (sd)")
     for g, rows in by.items():
         if len(rows) > 1:

@@ -123,6 +123,14 @@ def rise(records: list[dict], size: int = 4) -> float:
     return b[-1] - b[0]
 
 
+# Derived by `derive` from the runs of 2026-12-06 (tests/fixtures/learning_spread/2026-12-06.jsonl: 1 verl + 17
+# native learning runs, 9 native lr=0 runs, 13 native runs on verl's prompts; the verl run count fell short of the
+# plan: a second verl run was stopped by Ray's OOM killer on the shared host; docs/benchmarks.md "tiny-verl learns",
+# 2026-12-06). test_semantics.py re-derives them from that file.
+# Learning rises +0.626 (sd 0.085), lr=0 rises +0.053 (sd 0.071): T = 0.317, 3.66 sd from each mean.
+LEARN_MARGIN = 0.31
+BLOCK_SD_RUN = (0.074, 0.081, 0.080, 0.127, 0.114, 0.089)  # per 4-step block, V + N pooled (16 df)
+BLOCK_SD_REF = (0.046, 0.055, 0.063, 0.085, 0.099, 0.087)  # per 4-step block, N1 (12 df)
 NATIVE_SEEDS = (11, 12, 13, 14)  # the band's reference: native runs on verl's prompts (N1's design)
 BAND_Z = 3.5  # the band's half-width in sd of the verl-minus-native-mean difference (module docstring)
 
