@@ -56,23 +56,27 @@ def _pct(value) -> str:
 
 
 def render_many(results: list[dict]) -> None:
-    """One row per (benchmark, checkpoint): avg@n ± stderr, the largest k's pass@k and maj@k, extraction,
-    truncation and mean response length."""
+    """One row per (benchmark, checkpoint): avg@n ± stderr, pass@k and maj@k at each benchmark's largest k, the
+    extraction and truncation rates; narrow enough for an 80-column terminal."""
     from rich.table import Table
 
-    from gspo_cli.console import out
+    from gspo_cli.console import err, out
 
     first = results[0]["model"]
     who = first.get("run_name") or first["path"]
+    ns = sorted({r["metrics"]["n"] for r in results})
+    avg = f"avg@{ns[0]} ± se" if len(ns) == 1 else "avg@n ± se"
     table = Table(title=f"{', '.join(dict.fromkeys(r['benchmark'] for r in results))}: {who}", title_justify="left")
-    for col in ("benchmark", "step", "problems", "n", "avg@n", "± stderr", "pass@k", "maj@k", "extracted",
-                "truncated", "tokens"):
-        table.add_column(col, justify="left" if col == "benchmark" else "right")
+    for col in ("benchmark", "step", avg, "pass@k", "maj@k", "extr.", "trunc."):
+        table.add_column(col, justify="left" if col == "benchmark" else "right", no_wrap=True)
     for r in results:
         m, n, k = r["metrics"], r["metrics"]["n"], max(r["settings"]["k"])
         step = r["model"].get("step")
-        table.add_row(r["benchmark"], "-" if step is None else str(step), str(m["num_problems"]), str(n),
-                      _pct(m[f"avg@{n}"]), f"{100 * m.get(f'avg@{n}_stderr', 0.0):.1f}",
-                      f"{_pct(m.get(f'pass@{k}'))} (k={k})", f"{_pct(m.get(f'maj@{k}'))} (k={k})",
-                      _pct(m["extraction_rate"]), _pct(m["truncation_rate"]), f"{m['response_length_mean']:.0f}")
+        table.add_row(r["benchmark"], "-" if step is None else str(step),
+                      f"{_pct(m[f'avg@{n}'])} ± {100 * m.get(f'avg@{n}_stderr', 0.0):.1f}",
+                      f"{_pct(m.get(f'pass@{k}'))} @{k}", f"{_pct(m.get(f'maj@{k}'))} @{k}",
+                      _pct(m["extraction_rate"]), _pct(m["truncation_rate"]))
     out.print(table)
+    per = dict.fromkeys(f"{r['benchmark']} {r['metrics']['num_problems']} x n={r['metrics']['n']}" for r in results)
+    err.print(f"Problems x samples: {'; '.join(per)}; pass@k and maj@k at the largest k (@k); results.json of each "
+              "in its folder (--json prints them all)", highlight=False)
