@@ -31,7 +31,8 @@ def _prepared(raw: Path, source: str, dest: Path) -> None:
 
 @pytest.fixture()
 def many_home(eval_home, tmp_path) -> Path:
-    """eval_home (run tiny-test, step 5; aime-2024 prepared) plus step 10 and prepared aime-2025 and amc-2023."""
+    """eval_home (run tiny-test, step 5; aime-2024 prepared) plus step 10, and aime-2025 and amc-2023 as their real
+    adapters build them from files in the published schemas."""
     run = eval_home / "runs" / "tiny-test" / "checkpoints"
     shutil.copytree(run / "global_step_5", run / "global_step_10")
     _prepared(write_aime25(tmp_path / "aime25.parquet"), "aime-2025", eval_home / "data" / "aime-2025" / "val.parquet")
@@ -118,6 +119,7 @@ def test_bad_benchmark_list_is_one_clean_line(many_home, bench, extra, needle):
 
 
 def test_missing_benchmark_data_names_the_prepare_command(eval_home):
+    shutil.rmtree(eval_home / "data" / "amc-2023")
     proc = gspo("eval", "aime2024,amc2023", "--model", "tiny-test", *ARGS, home=eval_home)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "benchmark data not found" in proc.stderr
