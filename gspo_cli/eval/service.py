@@ -202,7 +202,23 @@ def _context(req: EvalRequest, preset, device: str):
         events.message(f"data: {settings.data} (a set prepared before keyed folders; its manifest matches the "
                        "preset's settings)")
     problems = benchmarks.load_problems(settings.data, req.limit)
+    if preset is not None and preset.reward.verifier == "verl":
+        _verl_scores(req.benchmark, {p.data_source for p in problems})
     return EvalContext(req=req, preset=preset, settings=settings, problems=problems, device=device)
+
+
+def _verl_scores(benchmark: str, data_sources: set[str]) -> None:
+    """verl's default_compute_score knows some data sources only (amc2023 is not one): asked once per source, so an
+    eval with `reward.verifier: verl` is refused in one line instead of scoring every response as an error."""
+    from gspo_cli.rewards.choice import verl_compute_score
+
+    for source in sorted(data_sources):
+        try:
+            verl_compute_score(source, "Answer: 1", "1")
+        except NotImplementedError:
+            raise ConfigError(f"{benchmark}: reward.verifier verl: verl's default_compute_score has no scorer for "
+                              f"data source {source!r}", "evaluate it with gspo's verifier: --set "
+                              "reward.verifier=gspo") from None
 
 
 def read_results(path: str | Path) -> dict[str, Any]:

@@ -124,3 +124,16 @@ def test_missing_benchmark_data_names_the_prepare_command(eval_home):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "benchmark data not found" in proc.stderr
     assert "gspo prepare-data --preset tiny --dataset amc-2023" in " ".join(proc.stderr.split())
+
+
+def test_verl_verifier_refuses_a_data_source_verl_cannot_score(eval_home):
+    """reward.verifier verl on amc2023: one line before any model loads (verl's own dispatch asked); aime2025, which
+    verl sends to math_dapo, passes the same check (control)."""
+    from gspo_cli.errors import ConfigError
+    from gspo_cli.eval.request import EvalRequest
+    from gspo_cli.eval.service import _verl_scores, run_evals
+
+    with pytest.raises(ConfigError, match="no scorer for data source 'amc2023'") as err:
+        run_evals(EvalRequest("amc2023", model="tiny-test", preset="tiny", sets=["reward.verifier=verl"]))
+    assert "reward.verifier=gspo" in err.value.hint
+    _verl_scores("aime2025", {"aime2025"})
