@@ -9,7 +9,9 @@ from gspo_cli.shell import quote
 
 
 def eval_command(
-    benchmark: str = typer.Argument(..., help="aime2024, arith, or any name with --data PATH (verl-schema parquet)."),
+    benchmark: str = typer.Argument(..., help="aime2024, aime2025, amc2023, arith, or any name with --data PATH "
+                                    "(verl-schema parquet); several, comma-separated (aime2024,aime2025,amc2023): one "
+                                    "job, each checkpoint loaded once for all of them, one table."),
     model: str = typer.Option("latest", "--model", "-m",
                               help="`latest`, a run name, RUN:STEP, RUN:all or RUN:20,40,60 (several checkpoints in "
                                    "one job), a run or checkpoint folder, an HF folder, or a hub id (org/name)."),
@@ -50,21 +52,27 @@ def eval_command(
         benchmark=benchmark, model=model, preset=preset, sets=list(sets or []), n=n, k=_k_list(k),
         temperature=temperature, top_p=top_p, top_k=top_k, max_tokens=max_tokens, prompt_style=prompt_style,
         enable_thinking=thinking, data=data, backend=backend, device=device, batch_size=batch_size, tp=tp,
-        limit=limit, seed=seed, out=out, trust_remote_code=trust_remote_code,
+        limit=limit, seed=seed, out=out, trust_remote_code=trust_remote_code, force=force,
     )
     loaded = service.load_preset(req)  # fail fast here on a bad preset or --set, before a job is submitted
-    settings.benchmark_settings(benchmark, loaded, req.flags())  # and on a bad flag
+    for name in req.names():
+        settings.benchmark_settings(name, loaded, req.flags())  # and on a bad flag
     refs = service.resolve_all(req, loaded)  # and on a --model that names nothing loadable
     if req.preset is None and (config := service.run_preset(refs)) is not None:
         from gspo_cli.console import err
 
         req.preset = str(config)  # a run's checkpoints are evaluated with the run's own resolved preset
         loaded = service.load_preset(req)
-        settings.benchmark_settings(benchmark, loaded, req.flags())
+        for name in req.names():
+            settings.benchmark_settings(name, loaded, req.flags())
         err.print(f"Preset: the run's own ({config}); --preset NAME to use another", highlight=False)
     _say_trust(req, loaded)
     _check_hub_model(refs)
-    if len(refs) > 1:
+    if len(req.names()) > 1:
+        from gspo_cli.cli.eval_many import eval_many
+
+        eval_many(req, loaded, refs, address=address, local=local, json_out=json_out)
+    elif len(refs) > 1:
         _eval_steps(req, loaded, refs, force=force, address=address, local=local, json_out=json_out)
     else:
         _eval_one(req, loaded, refs[0], force=force, address=address, local=local, json_out=json_out)

@@ -25,6 +25,15 @@ BUILTIN_BENCHMARKS: dict[str, BuiltinBenchmark] = {
         # DAPO's protocol (avg@32, temperature 1.0, top_p 0.7); 30 problems make n=1 pure noise.
         {"n": 32, "k": [1, 4, 8, 16, 32], "temperature": 1.0, "top_p": 0.7, "top_k": -1, "max_tokens": 8192},
     ),
+    # ours: the same protocol as aime2024 (one number per problem, the Answer: prompt), so the three read side by side
+    "aime2025": BuiltinBenchmark(
+        "aime-2025", "AIME 2025, 30 integer-answer problems",
+        {"n": 32, "k": [1, 4, 8, 16, 32], "temperature": 1.0, "top_p": 0.7, "top_k": -1, "max_tokens": 8192},
+    ),
+    "amc2023": BuiltinBenchmark(
+        "amc-2023", "AMC 12 2023, 40 problems with numeric answers",
+        {"n": 32, "k": [1, 4, 8, 16, 32], "temperature": 1.0, "top_p": 0.7, "top_k": -1, "max_tokens": 8192},
+    ),
     "arith": BuiltinBenchmark(
         "arith", "synthetic integer arithmetic of the tiny demo (val split)",
         {"n": 1, "k": [1], "temperature": 0.0, "top_p": 1.0, "top_k": -1, "max_tokens": 8},

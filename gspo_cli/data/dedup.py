@@ -59,13 +59,14 @@ class Result:
 class Collector:
     """One pass over the rows: counts, rejects, and one entry per distinct raw prompt text."""
 
-    def __init__(self, *, keep_rows: bool = False, answer: Callable[[Any], str | None] = integer_answer):
+    def __init__(self, *, keep_rows: bool = False, answer: Callable[[Any], str | None] = integer_answer,
+                 why: Callable[[Any], str] = reject_reason):
         # raw text -> [first_row, answer, rows, other answers (set or None), meta]
         self.entries: dict[str, list[Any]] = {}
         self.rows_in = 0
         self.rejected: Counter[str] = Counter()
         self.examples: dict[str, list[dict[str, Any]]] = {}
-        self._answer = answer
+        self._answer, self._why = answer, why
         self._answers: dict[Any, str | None] = {}  # raw ground truth -> normalised (few thousand distinct)
         # With dedup off every valid row is written: (raw text, answer, row, meta) per row.
         self.rows: list[tuple[str, str, int, Any]] | None = [] if keep_rows else None
@@ -88,7 +89,7 @@ class Collector:
             if ans is _MISSING:
                 ans = answers[truth] = self._answer(truth)
             if ans is None:
-                self._reject(reject_reason(truth), base + i, truth)
+                self._reject(self._why(truth), base + i, truth)
                 continue
             if not isinstance(text, str) or not text:
                 self._reject("empty problem", base + i, text)

@@ -43,8 +43,11 @@ def settings_for(source: str, data) -> dict[str, Any]:
     if source == "arith":
         settings["arith"] = data.arith.model_dump(mode="json")
     else:
-        # AIME is always deduplicated (see sources.Aime2024), so `dedup` does not shape its output.
-        if source != "aime-2024":
+        # benchmarks are always deduplicated (sources.Source.always_dedup): `dedup` does not shape their output
+        from gspo_cli.data.sources import SOURCES
+
+        known = SOURCES.get(source)
+        if known is None or not known.always_dedup:
             settings["dedup"] = data.dedup
         settings["conflict_policy"] = data.conflict_policy
         settings["language"] = data.language

@@ -120,7 +120,7 @@ def _locate_input(item: Item, source_dir: Path, input_path: str | None, previous
     for a synthetic source."""
     src = sources.get(item.source)
     spec = item.spec
-    revision = getattr(spec, "revision", None)
+    revision = pinned_revision(src, spec)
     if not src.needs_input:
         return None, revision
     path, where = fetch.resolve_input(
@@ -135,6 +135,15 @@ def _locate_input(item: Item, source_dir: Path, input_path: str | None, previous
     if where.get("origin") == "local":
         revision = None  # a local file has no hub revision
     return {**_input_identity(path, previous), **where}, revision
+
+
+def pinned_revision(src, spec) -> str | None:
+    """The hub revision to read: the preset's, else the source's own pin when the preset names no other repo."""
+    if getattr(spec, "revision", None):
+        return spec.revision
+    if getattr(spec, "input", None) or getattr(spec, "hub_repo", None) not in (None, src.hub_repo):
+        return None  # a local file, or another repo: the source's pin is for its own repo
+    return src.hub_revision
 
 
 def _build(item: Item, preset, input_info: dict | None, progress: Progress | None):

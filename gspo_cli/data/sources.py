@@ -1,54 +1,24 @@
 """Dataset sources: one adapter per raw dataset, each stating the raw columns it expects.
 
 An adapter turns one raw input file (or nothing, for synthetic data) into verl-schema tables, one per split it
-writes, plus the counts that go into the manifest. Registered adapters: `dapo-math-17k`, `aime-2024`, `arith`, `gsm8k`, `gsm8k-test`.
+writes, plus the counts that go into the manifest. Registered adapters: `dapo-math-17k`, `aime-2024`, `arith`, `gsm8k`, `gsm8k-test`,
+and the eval-only `aime-2025`, `amc-2023` (data/bench_sources.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gspo_cli.data import rows as vrows
-from gspo_cli.data.dedup import Collector, Result
+from gspo_cli.data.bench_sources import Aime2025, Amc2023
+from gspo_cli.data.dedup import Collector
 from gspo_cli.data.readers import RawFile
+from gspo_cli.data.source_base import BuildOptions, Built, Progress, Source
+from gspo_cli.data.source_base import counts as _counts
 from gspo_cli.errors import DataError
 
-Progress = Callable[[int, int | None], None]
-
-
-@dataclass
-class BuildOptions:
-    splits: tuple[str, ...]
-    prompt_style: str = "dapo"
-    dedup: bool = True
-    conflict_policy: str = "drop"
-    language: str | None = None
-    arith: Any = None  # schema.ArithSpec for the arith source
-    progress: Progress | None = None
-
-
-@dataclass
-class Built:
-    tables: dict[str, Any]  # split -> pyarrow Table
-    stats: dict[str, Any] = field(default_factory=dict)
-
-
-class Source:
-    name: ClassVar[str]
-    description: ClassVar[str]
-    default_splits: ClassVar[tuple[str, ...]]
-    # Raw columns the adapter reads: column -> what it holds (shown in errors and `docs/data.md`).
-    columns: ClassVar[dict[str, str]] = {}
-    needs_input: ClassVar[bool] = True
-    hub_repo: ClassVar[str | None] = None
-    hub_filename: ClassVar[str | None] = None
-
-    def build(self, raw: RawFile | None, opts: BuildOptions) -> Built:
-        raise NotImplementedError
-
+__all__ = ["SOURCES", "BuildOptions", "Built", "Progress", "Source", "get"]
 
 # ------------------------------------------------------------------ verl-schema raw files
 
@@ -128,24 +98,6 @@ def _collect_verl(raw: RawFile, collector: Collector, progress: Progress | None,
             progress(collector.rows_in, raw.num_rows)
 
 
-def _counts(res: Result) -> dict[str, Any]:
-    return {
-        "rows_in": res.rows_in,
-        "rows_out": res.rows_out,
-        "unique_problems": res.unique_problems,
-        "duplicates_removed": res.duplicates,
-        "conflicts": res.conflicts,
-        "language_filter": res.language,
-        "rejected": {
-            "rows": sum(res.rejected.values()),
-            "reasons": {
-                reason: {"rows": n, "examples": res.rejected_examples.get(reason, [])}
-                for reason, n in sorted(res.rejected.items())
-            },
-        },
-    }
-
-
 class DapoMath17k(Source):
     name = "dapo-math-17k"
     description = "DAPO-Math-17k (BytedTsinghua-SIA): ~17.4k integer-answer math problems, each repeated ~100x"
@@ -210,6 +162,7 @@ class Aime2024(Source):
     columns = {"prompt | Problem | problem": "problem text", "reward_model | Answer | answer": "integer answer"}
     hub_repo = "BytedTsinghua-SIA/AIME-2024"
     hub_filename = "data/aime-2024.parquet"
+    always_dedup = True
     DATA_SOURCE = "aime2024"
     PROBLEMS = 30
 
@@ -347,7 +300,8 @@ class Gsm8kTest(Gsm8k):
     hub_filename = "main/test-00000-of-00001.parquet"
 
 
-SOURCES: dict[str, Source] = {s.name: s for s in (DapoMath17k(), Aime2024(), Arith(), Gsm8k(), Gsm8kTest())}
+SOURCES: dict[str, Source] = {s.name: s for s in (DapoMath17k(), Aime2024(), Arith(), Gsm8k(), Gsm8kTest(),
+                                                  Aime2025(), Amc2023())}
 
 
 def get(name: str) -> Source:

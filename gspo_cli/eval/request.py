@@ -23,6 +23,7 @@ SETTING_FLAGS = ("n", "k", "temperature", "top_p", "top_k", "max_tokens", "promp
 
 @dataclass
 class EvalRequest:
+    # one benchmark, or several separated by commas (`aime2024,aime2025,amc2023`): one job, one engine per model
     benchmark: str
     model: str = "latest"
     preset: str | None = None
@@ -47,14 +48,36 @@ class EvalRequest:
     out: str | None = None
     score_workers: int | None = None  # None = the batch pool's default; 0 = in-process
     trust_remote_code: bool = False  # --trust-remote-code: the user's own word (a run folder's config never says it)
+    force: bool = False  # --force: the job evaluates again what is already evaluated with the same settings
+    # the time in the folder name of a model that is not a run's checkpoint ($GSPO_HOME/evals/<model>-<bench>-<stamp>),
+    # fixed by the CLI so it finds what the job wrote; None: the time the folder is named
+    stamp: str | None = None
 
     def __post_init__(self) -> None:
-        # the benchmark names the results folder (runs/<run>/eval/<benchmark>-<step>-<digest>) and, without
+        # a benchmark names the results folder (runs/<run>/eval/<benchmark>-<step>-<digest>) and, without
         # --data, the prepared data's folder: the one checked rule for names that become paths
         from gspo_cli.layout import path_component
 
-        path_component(self.benchmark, "benchmark name", "a benchmark is a plain name, e.g. aime2024 or arith "
-                       "(with --data PATH for another parquet)")
+        names = self.names()
+        for name in names:
+            path_component(name, "benchmark name", "a benchmark is a plain name, e.g. aime2024 or arith "
+                           "(with --data PATH for another parquet); several: aime2024,aime2025,amc2023")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ConfigError(f"benchmark {twice[0]!r} is named twice in {self.benchmark!r}",
+                              "name each benchmark once: aime2024,aime2025,amc2023")
+        if len(names) > 1 and (self.data or self.out):
+            flag = "--data" if self.data else "--out"
+            raise ConfigError(f"{flag} names one file or folder but {self.benchmark!r} names {len(names)} "
+                              "benchmarks", f"evaluate one benchmark with {flag}, or drop {flag}")
+
+    def names(self) -> list[str]:
+        """The benchmarks of the request, in the order given."""
+        return [part.strip() for part in self.benchmark.split(",")]
+
+    def one(self, name: str) -> EvalRequest:
+        """The request of one of its benchmarks (what the folder, settings and results of that benchmark use)."""
+        return replace(self, benchmark=name)
 
     def flags(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in SETTING_FLAGS}

@@ -1,8 +1,9 @@
-"""Evaluate one model with settings and problems resolved once (`service.run_evals` loops over checkpoints).
+"""Evaluate one model on one or more benchmarks, with settings and problems resolved once per benchmark
+(`service.run_evals` loops over checkpoints).
 
-Per model: tokenizer -> prompts -> generate (vllm or hf backend) -> score through the reward's batch pool ->
-metrics -> `samples.jsonl` (every response) and `results.json` written atomically, results last: its presence
-means the eval finished.
+Per model: tokenizer -> one backend (one vLLM engine or one HF model), shared by every benchmark of the request ->
+per benchmark: prompts -> generate -> score through the reward's batch pool -> metrics -> `samples.jsonl` (every
+response) and `results.json` written atomically, results last: its presence means that benchmark's eval finished.
 """
 
 from __future__ import annotations
@@ -48,9 +49,13 @@ def _sections(preset, model_dir: Path):
     return ClusterSection(), RolloutSection(), ModelSection(path=str(model_dir))
 
 
-def _backend_options(ctx: EvalContext, model_dir: Path, tokenizer, prompts: list[str], backend_name: str):
+def _backend_options(ctxs: list[EvalContext], model_dir: Path, tokenizer, prompts: list[list[str]],
+                     backend_name: str) -> dict[str, Any]:
+    """The backend's options for every benchmark it will serve: what the model and preset fix, and (vLLM) a context
+    long enough for the longest prompt plus the largest max_tokens among them."""
     from gspo_cli.eval.request import trusts_remote_code
 
+    ctx = ctxs[0]  # the model, device and preset are the same for every benchmark of one request
     cluster, rollout, model = _sections(ctx.preset, model_dir)
     options: dict[str, Any] = {
         "device": ctx.device, "batch_size": ctx.settings.batch_size,
@@ -64,42 +69,32 @@ def _backend_options(ctx: EvalContext, model_dir: Path, tokenizer, prompts: list
         # vLLM's CPU settings (VLLM_CPU_KVCACHE_SPACE, ...) are the preset's env.vars (backends/vllm_target.py)
         options["env_vars"] = dict(ctx.preset.env.vars) if ctx.preset is not None else {}
         options["enforce_eager"] = rollout.enforce_eager
-        # prompt + response must fit the engine's context
-        longest = max(len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts)
-        options["max_model_len"] = longest + ctx.settings.max_tokens
+        # prompt + response must fit the engine's context, for every benchmark it serves
+        options["max_model_len"] = max(
+            max(len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in ps) + c.settings.max_tokens
+            for c, ps in zip(ctxs, prompts, strict=True))
     return options
 
 
-def _generate(ctx: EvalContext, model_dir: Path, backend_name: str) -> tuple[list[str], list, dict[str, float], dict]:
-    """(prompts, generations per problem, timings, backend options)."""
-    from transformers import AutoTokenizer
-
+def _prompts(ctx: EvalContext, tokenizer) -> list[str]:
     from gspo_cli.eval import benchmarks
-    from gspo_cli.eval.backends import make_backend
+
+    messages = [benchmarks.restyle(p, ctx.settings.prompt_style) for p in ctx.problems]
+    return [benchmarks.render_prompt(tokenizer, m, ctx.settings.enable_thinking) for m in messages]
+
+
+def _generate(ctx: EvalContext, backend, prompts: list[str]) -> tuple[list, float]:
+    """Generations per problem of one benchmark on the shared backend, and the seconds it took."""
     from gspo_cli.eval.types import Sampling
 
-    req, settings = ctx.req, ctx.settings
-    from gspo_cli.eval.request import trusts_remote_code
-
-    tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=trusts_remote_code(req, ctx.preset))
-    messages = [benchmarks.restyle(p, settings.prompt_style) for p in ctx.problems]
-    prompts = [benchmarks.render_prompt(tokenizer, m, settings.enable_thinking) for m in messages]
+    settings = ctx.settings
     sampling = Sampling(temperature=settings.temperature, top_p=settings.top_p, top_k=settings.top_k,
                         max_tokens=settings.max_tokens, seed=settings.seed)
-    options = _backend_options(ctx, model_dir, tokenizer, prompts, backend_name)
+    if hasattr(backend, "batch_size"):  # the hf backend's sequences per call: each benchmark's own setting
+        backend.batch_size = max(1, int(settings.batch_size))
     t0 = time.monotonic()
-    backend = make_backend(backend_name, str(model_dir), **options)
-    load_s = time.monotonic() - t0
-    if getattr(backend, "settings", None):
-        options["engine"] = backend.settings  # what the engine ran with (vllm: the CPU / accelerator target)
-    t0 = time.monotonic()
-    try:
-        generations = backend.generate(prompts, sampling, settings.n, _Progress(f"generate {req.benchmark}"))
-    finally:
-        close = getattr(backend, "close", None)
-        if close is not None:
-            close()
-    return prompts, generations, {"load_s": load_s, "generate_s": time.monotonic() - t0}, options
+    generations = backend.generate(prompts, sampling, settings.n, _Progress(f"generate {ctx.req.benchmark}"))
+    return generations, time.monotonic() - t0
 
 
 def _score(ctx: EvalContext, generations) -> tuple[list[dict], float]:
@@ -151,17 +146,52 @@ def _samples(ctx: EvalContext, prompts, generations, verdicts) -> tuple[list[lis
     return scored, lines
 
 
-def evaluate_model(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path) -> dict[str, Any]:
-    from gspo_cli.eval import metrics
-    from gspo_cli.eval.backends import choose_backend
+def evaluate_model(jobs: list[tuple[EvalContext, Path]], model_ref, model_dir: Path) -> list[dict[str, Any]]:
+    """Every (benchmark, output folder) of `jobs` on one model, through one backend loaded once; a benchmark's
+    results are written as soon as it is scored."""
+    from transformers import AutoTokenizer
+
+    from gspo_cli.eval.backends import choose_backend, make_backend
+    from gspo_cli.eval.request import trusts_remote_code
     from gspo_cli.eval.settings import eval_section
 
-    started = time.time()
-    req, preset, settings = ctx.req, ctx.preset, ctx.settings
-    backend_name = choose_backend(req.backend or eval_section(preset).backend, ctx.device)
-    events.message(f"eval {req.benchmark}: {len(ctx.problems)} problems x n={settings.n} on {ctx.device} with "
-                   f"{backend_name}, model {model_dir}")
-    prompts, generations, timing, options = _generate(ctx, model_dir, backend_name)
+    ctxs = [ctx for ctx, _ in jobs]
+    first = ctxs[0]
+    backend_name = choose_backend(first.req.backend or eval_section(first.preset).backend, first.device)
+    names = [c.req.benchmark for c in ctxs]
+    events.message(f"eval {', '.join(names)}: {' + '.join(str(len(c.problems)) for c in ctxs)} problems on "
+                   f"{first.device} with {backend_name}, model {model_dir}")
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=trusts_remote_code(first.req, first.preset))
+    prompts = [_prompts(c, tokenizer) for c in ctxs]
+    options = _backend_options(ctxs, model_dir, tokenizer, prompts, backend_name)
+    t0 = time.monotonic()
+    backend = make_backend(backend_name, str(model_dir), **options)
+    load_s = time.monotonic() - t0
+    if getattr(backend, "settings", None):
+        options["engine"] = backend.settings  # what the engine ran with (vllm: the CPU / accelerator target)
+    shared = {"load_s": load_s, "backend": backend_name, "options": options, "benchmarks": names}
+    results = []
+    try:
+        for (ctx, out_dir), ps in zip(jobs, prompts, strict=True):
+            started = time.time()
+            if len(jobs) > 1:
+                events.message(f"benchmark {ctx.req.benchmark}: {len(ctx.problems)} problems x n={ctx.settings.n}")
+            generations, gen_s = _generate(ctx, backend, ps)
+            results.append(_finish(ctx, model_ref, out_dir, model_dir, ps, generations,
+                                   {"load_s": load_s, "generate_s": gen_s}, shared, started))
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    return results
+
+
+def _finish(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path, prompts, generations, timing: dict,
+            shared: dict, started: float) -> dict[str, Any]:
+    """Score one benchmark's generations, summarize them and write its results folder."""
+    from gspo_cli.eval import metrics
+
+    req, preset, settings, options = ctx.req, ctx.preset, ctx.settings, shared["options"]
     verdicts, timing["score_s"] = _score(ctx, generations)
     scored, lines = _samples(ctx, prompts, generations, verdicts)
     summary = metrics.summarize(scored, settings.k)
@@ -173,7 +203,7 @@ def evaluate_model(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path) 
         "benchmark": req.benchmark,
         "accuracy": summary["metrics"][f"avg@{settings.n}"],
         "metrics": summary["metrics"],
-        "settings": {**settings.to_dict(), "backend": backend_name, "device": ctx.device,
+        "settings": {**settings.to_dict(), "backend": shared["backend"], "device": ctx.device,
                      "tp": options["tp"], "limit": req.limit,
                      **({"engine": options["engine"]} if "engine" in options else {}),
                      "verifier": preset.reward.verifier if preset is not None else "gspo",
@@ -183,7 +213,9 @@ def evaluate_model(ctx: EvalContext, model_ref, out_dir: Path, model_dir: Path) 
         "data": {"path": str(settings.data), "problems": len(ctx.problems), "sha256": settings.data_sha256},
         "timing": {**{k: round(v, 3) for k, v in timing.items()}, "total_s": round(time.time() - started, 3),
                    "response_tokens": total_tokens,
-                   "tokens_per_s": round(total_tokens / gen_s, 2) if gen_s > 0 else None},
+                   "tokens_per_s": round(total_tokens / gen_s, 2) if gen_s > 0 else None,
+                   # the benchmarks one loaded engine served (load_s is that one load, counted once per job)
+                   "engine_shared_by": shared["benchmarks"]},
         "definitions": metrics.DEFINITIONS,
         "per_problem": summary["per_problem"],
         "files": {"results": str(out_dir / "results.json"), "samples": str(out_dir / "samples.jsonl")},

@@ -59,7 +59,7 @@ def output_dir(req: EvalRequest, preset=None, model_ref=None) -> Path:
         return _inside_run(model_ref.run / "eval" / f"{req.benchmark}-{model_ref.step}-{digest}", model_ref.run)
     # a folder name safe on every filesystem ("builtin:tiny" -> "builtin-tiny")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", model_ref.path.name or str(model_ref.path)).strip("-") or "model"
-    return layout.gspo_home() / "evals" / f"{name}-{req.benchmark}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return layout.gspo_home() / "evals" / f"{name}-{req.benchmark}-{req.stamp or time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def _inside_run(folder: Path, run: Path) -> Path:
@@ -164,29 +164,61 @@ def wanted_settings(req: EvalRequest, preset=None) -> dict[str, Any]:
 
 
 def run_evals(req: EvalRequest) -> list[dict[str, Any]]:
-    """Evaluate every checkpoint the request names in this process: data and prompts' sources are read once."""
-    from gspo_cli.eval import benchmarks
-    from gspo_cli.eval.runner import EvalContext, evaluate_model
+    """Evaluate every checkpoint the request names on each of its benchmarks, in this process: each benchmark's data
+    is read once, and each checkpoint is loaded once (one engine) for all its benchmarks. A (benchmark, checkpoint)
+    already evaluated with the same settings is skipped unless the request says `force`."""
+    from gspo_cli.eval.runner import evaluate_model
 
     preset = load_preset(req)
-    settings = resolve_settings(req.benchmark, preset, req.flags())
     refs = resolve_all(req, preset)
-    problems = benchmarks.load_problems(settings.data, req.limit)
-    ctx = EvalContext(req=req, preset=preset, settings=settings, problems=problems, device=choose_device(req, preset))
-    from gspo_cli.data.manifest import is_legacy
-
-    if is_legacy(settings.data.parent):
-        events.message(f"data: {settings.data} (a set prepared before keyed folders; its manifest matches the "
-                       "preset's settings)")
-    wanted = wanted_settings(req, preset)
+    device = choose_device(req, preset)
+    ctxs = [_context(req.one(name), preset, device) for name in req.names()]
     results = []
     for i, ref in enumerate(refs):
         if len(refs) > 1:
             events.message(f"checkpoint {i + 1}/{len(refs)}: step {ref.step}")
-        folder = output_dir(req, preset, ref)
-        check_replace(folder, wanted)
-        results.append(evaluate_model(ctx, ref, folder, hf_folder(ref)))
+        jobs = []
+        for ctx in ctxs:
+            done = None if req.force else evaluated_dir(ctx.req, preset, ref)
+            if done is not None:
+                events.message(f"{ctx.req.benchmark}: already evaluated with these settings: {done}")
+                continue
+            folder = output_dir(ctx.req, preset, ref)
+            check_replace(folder, wanted_settings(ctx.req, preset))
+            jobs.append((ctx, folder))
+        if jobs:
+            results.extend(evaluate_model(jobs, ref, hf_folder(ref)))
     return results
+
+
+def _context(req: EvalRequest, preset, device: str):
+    """One benchmark's settings and problems (read once for every checkpoint)."""
+    from gspo_cli.data.manifest import is_legacy
+    from gspo_cli.eval import benchmarks
+    from gspo_cli.eval.runner import EvalContext
+
+    settings = resolve_settings(req.benchmark, preset, req.flags())
+    if is_legacy(settings.data.parent):
+        events.message(f"data: {settings.data} (a set prepared before keyed folders; its manifest matches the "
+                       "preset's settings)")
+    problems = benchmarks.load_problems(settings.data, req.limit)
+    if preset is not None and preset.reward.verifier == "verl":
+        _verl_scores(req.benchmark, {p.data_source for p in problems})
+    return EvalContext(req=req, preset=preset, settings=settings, problems=problems, device=device)
+
+
+def _verl_scores(benchmark: str, data_sources: set[str]) -> None:
+    """verl's default_compute_score knows some data sources only (amc2023 is not one): asked once per source, so an
+    eval with `reward.verifier: verl` is refused in one line instead of scoring every response as an error."""
+    from gspo_cli.rewards.choice import verl_compute_score
+
+    for source in sorted(data_sources):
+        try:
+            verl_compute_score(source, "Answer: 1", "1")
+        except NotImplementedError:
+            raise ConfigError(f"{benchmark}: reward.verifier verl: verl's default_compute_score has no scorer for "
+                              f"data source {source!r}", "evaluate it with gspo's verifier: --set "
+                              "reward.verifier=gspo") from None
 
 
 def read_results(path: str | Path) -> dict[str, Any]:
@@ -223,6 +255,19 @@ def split_evaluated(req: EvalRequest, preset, refs: list, *, force: bool = False
         else:
             todo.append(ref.step)
     return todo, done
+
+
+def pending(req: EvalRequest, preset, refs: list, *, force: bool = False) -> list[tuple[EvalRequest, Any]]:
+    """(benchmark request, checkpoint) pairs of a several-benchmark request not yet evaluated with these settings
+    (every pair with `force`); a folder holding another result is refused here, before any job."""
+    todo = []
+    for name in req.names():
+        one = req.one(name)
+        for ref in refs:
+            if force or evaluated_dir(one, preset, ref) is None:
+                check_replace(output_dir(one, preset, ref), wanted_settings(one, preset))
+                todo.append((one, ref))
+    return todo
 
 
 def results_of(req: EvalRequest, preset, refs: list) -> list[dict[str, Any]]:

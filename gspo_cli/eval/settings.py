@@ -99,10 +99,25 @@ def data_path(benchmark: str, config: EvalBenchmark, preset=None) -> Path:
         return data
     known = benchmark in BUILTIN_BENCHMARKS or (preset is not None and benchmark in preset.eval.benchmarks)
     if not known:
-        raise ConfigError(f"unknown benchmark {benchmark!r}",
-                          f"known: {', '.join(BUILTIN_BENCHMARKS)}; or pass --data PATH to a verl-schema parquet")
-    hint = f"run: gspo prepare-data --preset {quote(preset.name)}" if preset is not None else "run gspo prepare-data"
-    raise DataError(f"benchmark data not found: {data}", f"{hint}, or pass --data PATH")
+        import difflib
+
+        names = list(dict.fromkeys([*BUILTIN_BENCHMARKS, *(preset.eval.benchmarks if preset is not None else ())]))
+        close = difflib.get_close_matches(benchmark, names, n=1)
+        raise ConfigError(f"unknown benchmark {benchmark!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
+                          f"known: {', '.join(names)}; or pass --data PATH to a verl-schema parquet")
+    raise DataError(f"benchmark data not found: {data}", f"{_prepare_hint(source, preset)}, or pass --data PATH")
+
+
+def _prepare_hint(source: str, preset) -> str:
+    """The prepare-data command that writes `source`: the preset's own run when it prepares it, else with
+    `--dataset SOURCE` (an eval benchmark the preset does not list in eval.prepare)."""
+    from gspo_cli.config.benchmarks import source_of
+
+    if preset is None:
+        return f"run: gspo prepare-data --preset PRESET --dataset {quote(source)}"
+    prepares = {preset.data.train.source, preset.data.val.source, *map(source_of, preset.eval.prepare)}
+    extra = "" if source in prepares else f" --dataset {quote(source)}"
+    return f"run: gspo prepare-data --preset {quote(preset.name)}{extra}"
 
 
 def _only_set(source: str) -> Path:

@@ -22,7 +22,7 @@ ENTRY_FUNCTION = "compute_score"
 # data_source of each gspo dataset adapter -> whether verl's default_compute_score knows it (its dispatch in
 # verl/utils/reward_score/__init__.py: "math_dapo", and any source starting with "aime", go to math_dapo;
 # "openai/gsm8k" to its gsm8k rule).
-VERL_KNOWS = {"dapo-math-17k": "math_dapo", "aime-2024": "aime2024", "gsm8k": "openai/gsm8k",
+VERL_KNOWS = {"dapo-math-17k": "math_dapo", "aime-2024": "aime2024", "aime-2025": "aime2025", "gsm8k": "openai/gsm8k",
               "gsm8k-test": "openai/gsm8k"}
 
 

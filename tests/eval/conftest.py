@@ -87,12 +87,12 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     return nudge_toward_arith(build_tiny_qwen3(tmp_path_factory.mktemp("tiny-qwen3") / "model"))
 
 
-def write_aime_fixture(path: Path, rows: int = 30) -> Path:
+def write_aime_fixture(path: Path, rows: int = 30, data_source: str = "aime2024") -> Path:
     """30 AIME-shaped problems in verl schema (prepare-data's row builder), integer answers 0..999."""
     from gspo_cli.data.rows import problem_row, to_table, write_parquet
 
     problems = [problem_row(f"Find the remainder when {7 * i + 3}^{i + 2} is divided by 1000.",
-                            str(pow(7 * i + 3, i + 2, 1000)), prompt_style="dapo", data_source="aime2024",
+                            str(pow(7 * i + 3, i + 2, 1000)), prompt_style="dapo", data_source=data_source,
                             ability="MATH", index=i, split="val") for i in range(rows)]
     path.parent.mkdir(parents=True, exist_ok=True)
     write_parquet(to_table(problems), path)
@@ -116,7 +116,7 @@ def arith_writer():
 @pytest.fixture()
 def eval_home(gspo_home, tiny_model_dir) -> Path:
     """The per-test $GSPO_HOME (tests/conftest.py) with a run `tiny-test` holding one checkpoint (step 5) and
-    prepared arith + aime2024 data."""
+    prepared data of every built-in benchmark (arith, aime2024, and aime2025 / amc2023 in the same AIME shape)."""
     import shutil
 
     home = gspo_home
@@ -125,4 +125,6 @@ def eval_home(gspo_home, tiny_model_dir) -> Path:
     (run / "metrics.jsonl").write_text(json.dumps({"step": 1, "data": {"critic/score/mean": 0.1}}) + "\n")
     write_arith_fixture(home / "data" / "arith" / "val.parquet")
     write_aime_fixture(home / "data" / "aime-2024" / "val.parquet")
+    write_aime_fixture(home / "data" / "aime-2025" / "val.parquet", data_source="aime2025")
+    write_aime_fixture(home / "data" / "amc-2023" / "val.parquet", rows=40, data_source="amc2023")
     return home
