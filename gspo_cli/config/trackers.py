@@ -36,18 +36,19 @@ VERL_LOGGERS = ("wandb", "mlflow", "swanlab", "vemlp_wandb", "tensorboard", "con
                 "rl_insight")
 TRACKER_NAMES = ("tensorboard", "wandb", "swanlab")  # the trackers both engines write
 NATIVE_LOGGERS = ("console", "file", *TRACKER_NAMES)  # console: progress lines; file: metrics.jsonl (always)
+Mode = Literal["offline", "online"]
 
 
 class WandbSettings(Section):
     # offline: runs/<run>/wandb/offline-run-*/run-*.wandb, nothing sent (`wandb sync` uploads it later);
     # online: streams to W&B, needs WANDB_API_KEY in the environment of `gspo train`.
-    mode: Literal["offline", "online"] = "offline"
+    mode: Mode = "offline"
 
 
 class SwanlabSettings(Section):
     # offline: runs/<run>/swanlog/run-*/run-*.swanlab, nothing sent (`swanlab sync` uploads it later);
     # online: streams to SwanLab, needs SWANLAB_API_KEY in the environment of `gspo train`.
-    mode: Literal["offline", "online"] = "offline"
+    mode: Mode = "offline"
 
 
 class TrackersSection(Section):
@@ -90,7 +91,7 @@ def used(preset: Any) -> list[Tracker]:
     return [TRACKERS[n] for n in preset.trainer.loggers if n in TRACKERS]
 
 
-def mode(preset: Any, name: str) -> str:
+def mode(preset: Any, name: str) -> Mode:
     """offline | online for wandb and swanlab; tensorboard only writes files."""
     settings = getattr(preset.trainer.trackers, name, None)
     return settings.mode if settings is not None else "offline"
