@@ -81,7 +81,8 @@ def swanlab(run_dir: Path) -> Series:
         for raw in reader:
             record = Record()
             record.ParseFromString(raw)
-            if record.WhichOneof("record_type") == "scalar":
+            # swanlab's own system samples (__swanlab__.cpu.pct, ...) are not the run's metrics
+            if record.WhichOneof("record_type") == "scalar" and not record.scalar.key.startswith("__swanlab__."):
                 out.setdefault(record.scalar.key, {})[int(record.scalar.step)] = record.scalar.value.number
     finally:
         reader.close()
