@@ -10,6 +10,7 @@ PIP := $(VENV)/bin/pip
 TORCH_SPEC ?= torch==2.13.0+cpu
 TORCH_INDEX ?=
 TORCH_INDEX_ARGS := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+SWANLAB_PKGS := swanlab nvidia-ml-py prettytable pwinput pydantic-settings pyecharts pyroaring python-dotenv simplejson watchdog wcwidth
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py constraints.txt | cksum | cut -d' ' -f1)
 
 .PHONY: install test test-fast lint typecheck demo bench clean engine test-engine test-engine-long
@@ -26,6 +27,9 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	  "CUDA build: make install TORCH_SPEC=torch==2.13.0" >&2; exit 1; }
 	# constraints.txt pins every package to versions known to work together (no resolver backtracking).
 	$(PIP) install --quiet -c constraints.txt -e '.[dev]'
+	# swanlab (trainer.loggers, docs/trackers.md) declares protobuf<7 yet runs on the pinned protobuf 7: it and its
+	# dependencies at constraints.txt's versions, without the resolver (which would downgrade protobuf for all).
+	$(PIP) install --quiet --no-deps -c constraints.txt $(SWANLAB_PKGS)
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

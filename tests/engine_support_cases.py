@@ -40,7 +40,6 @@ NON_DEFAULT: dict[str, list[str]] = {
     "trainer.rollout_share": ["trainer.rollout_share=0.25"],
     "trainer.parameter_sync_step": ["trainer.parameter_sync_step=2"],
     "trainer.balance_batch": ["trainer.balance_batch=false"],
-    "trainer.loggers": ["trainer.loggers=[console,wandb]"],
     "overrides.verl": ["overrides.verl=[trainer.log_val_generations=5]"],
     "trainer.device": ["trainer.device=cuda"],
     "trainer.cpu_threads": ["trainer.cpu_threads=2"],

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gspo_cli.algo.losses import DEFAULT_POLICY_LOSS, POLICY_LOSSES, VERL_LOSS_NAMES
+from gspo_cli.config.trackers import NATIVE_LOGGERS, VERL_LOGGERS
 from gspo_cli.errors import ConfigError
 
 _KL = "the native engine has no reference model, so no KL term; use trainer.engine: verl"
@@ -30,6 +31,8 @@ class EngineSupport:
     values: dict[str, tuple[Any, ...] | Callable[[], tuple[Any, ...]]] = field(default_factory=dict)
     # key -> why it is ignored and what to use instead
     ignored: dict[str, str] = field(default_factory=dict)
+    # list-valued key -> the items this engine runs (trainer.loggers)
+    items: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Python packages (import names) its jobs need (`gspo env doctor` reports a missing one; the engine spec's
     # required_environment says how to get it)
     packages: tuple[str, ...] = ()
@@ -62,6 +65,7 @@ ENGINES: dict[str, EngineSupport] = {
             "trainer.routing_metrics_freq": "verl's FSDP actor exposes no routing; its rollout load balance is "
                                             "rollout.moe_load_balance_metrics_interval",
         },
+        items={"trainer.loggers": VERL_LOGGERS},
         packages=("verl", "torch", "transformers"),
         resume_flag=True,
     ),
@@ -96,12 +100,12 @@ ENGINES: dict[str, EngineSupport] = {
             "cluster.nnodes": "the native engine runs on one device; use trainer.engine: verl for several",
             "cluster.devices_per_node": "the native engine runs on one device; use trainer.engine: verl for several",
             "trainer.balance_batch": "the native engine has one device to balance; use trainer.engine: verl",
-            "trainer.loggers": "the native engine always writes runs/<run>/metrics.jsonl and prints progress; "
-                               "use trainer.engine: verl for other loggers",
             "overrides.verl": "verl overrides reach only the verl engine; set trainer.engine: verl or remove them",
             "trainer.mode": _ASYNC, "trainer.rollout_share": _ASYNC, "trainer.parameter_sync_step": _ASYNC,
             "cluster.host_memory_gib": _FSDP,
         },
+        # tensorboard / wandb / swanlab as verl writes them (config/trackers.py, engines/native/trackers.py)
+        items={"trainer.loggers": NATIVE_LOGGERS},
         packages=("torch", "transformers"),
         resume_flag=True,  # the run's name with its config (engines/native/launch.resumed)
     ),
@@ -173,6 +177,11 @@ def problems(preset: Any) -> list[tuple[str, str, str]]:
         value = _value(preset, key)
         if value != _default(preset, key):
             found.append((key, f"{key}: {_show(value)} is set but the {engine} engine ignores it", why))
+    for key, items in support.items.items():
+        for item in _value(preset, key):
+            if item not in items:
+                found.append((key, f"{key}: {item} is not supported by the {engine} engine",
+                               f"the {engine} engine writes {', '.join(items)} (docs/trackers.md)"))
     return found
 
 

@@ -54,7 +54,11 @@ ALLOWED_NAMES: tuple[tuple[str, str], ...] = (
     ("HUGGINGFACE_*", "the hub's older names (HUGGINGFACE_HUB_CACHE)"),
     ("TRANSFORMERS_*", "transformers' cache and offline switches"),
     ("TOKENIZERS_PARALLELISM", "Hugging Face tokenizers' thread switch"),
-    ("WANDB_*", "verl's wandb logger (trainer.logger: wandb; WANDB_API_KEY is a secret, jobs/secret_env.py)"),
+    ("WANDB_*", "verl's wandb logger (trainer.logger: wandb; WANDB_API_KEY is a secret, jobs/secret_env.py; "
+                "WANDB_MODE and WANDB_DIR come from trainer.trackers: config/trackers.py)"),
+    ("SWANLAB_*", "verl's swanlab logger, verl/utils/tracking.py (SWANLAB_API_KEY is a secret; SWANLAB_MODE and "
+                  "SWANLAB_LOG_DIR come from trainer.trackers: config/trackers.py)"),
+    ("TENSORBOARD_DIR", "verl's tensorboard logger, verl/utils/tracking.py (gspo sets it: runs/<run>/tensorboard)"),
     ("TASK_QUEUE_ENABLE", f"{_SCRIPTS}; env/var_checks.py fits it to the rollout mode"),
     ("CPU_AFFINITY_CONF", f"{_SCRIPTS}"),
     ("MULTI_STREAM_MEMORY_REUSE", f"{_REF}/gspo_optimization_practice.md"),

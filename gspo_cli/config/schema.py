@@ -20,6 +20,7 @@ from gspo_cli.config.health import HealthSection, RestartSection
 from gspo_cli.config.megatron import MegatronSection, check_preset
 from gspo_cli.config.rollout_correction import RolloutCorrection
 from gspo_cli.config.section import NonNegInt, OneLine, PositiveFloat, PositiveInt, Probability, Section
+from gspo_cli.config.trackers import TrackersSection, check_env, check_loggers
 from gspo_cli.config.upstream import Departure, UpstreamSection  # noqa: F401 - Departure: re-exported
 
 
@@ -243,7 +244,10 @@ class TrainerSection(Section):
     balance_batch: bool = True
     # auto = continue from the run's last complete checkpoint; a given checkpoint: `gspo train --resume PATH` (verl).
     resume_mode: Literal["auto", "disable"] = "auto"
+    # verl's logger names; tensorboard / wandb / swanlab run on both engines, their modes in `trackers`
+    # (config/trackers.py, docs/trackers.md)
     loggers: list[str] = Field(default_factory=lambda: ["console", "file"])
+    trackers: TrackersSection = Field(default_factory=TrackersSection)
     seed: int = 1
     # Device of the native engine (auto = npu > cuda > cpu).
     device: Literal["auto", "cpu", "cuda", "npu"] = "auto"
@@ -273,6 +277,11 @@ class TrainerSection(Section):
     # Native engine with a Mixture-of-Experts policy: routing metrics (moe/*, rollout/moe/*; docs/health.md) every
     # N steps. Each measured step costs one forward over the batch and three per mini-batch besides the update.
     routing_metrics_freq: PositiveInt = 1
+
+    @field_validator("loggers")
+    @classmethod
+    def _loggers(cls, value: list[str]) -> list[str]:
+        return check_loggers(value)
 
     @model_validator(mode="after")
     def _frequencies(self) -> TrainerSection:
@@ -378,6 +387,7 @@ class Preset(Section):
                 f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}"
             )
         check_preset(self)  # the Megatron route's rules (config/megatron.py)
+        check_env(self)  # the trackers' variables come from trainer.trackers (config/trackers.py)
         return self
 
 

@@ -217,7 +217,24 @@ def still(story, home):
     whatever the steps between, so the rest would only cost time. It also carries the last-step check of verl's
     schedule: save_freq 16 and test_freq 5 on 8 steps (test_verl_saves_and_validates_on_the_last_step)."""
     return _control(home, "control-lr0", 8, "actor.lr=0.0", f"trainer.test_freq={STILL_TEST_FREQ}",
-                    f"trainer.save_freq={STILL_SAVE_FREQ}")
+                    f"trainer.save_freq={STILL_SAVE_FREQ}", TRACKED)
+
+
+TRACKED = "trainer.loggers=[console,file,tensorboard,wandb,swanlab]"  # the lr=0 control also logs to every tracker
+
+
+def test_the_lr0_control_logs_to_every_tracker(still, home):
+    """verl's own Tracking wrote TensorBoard events, a W&B offline log and a SwanLab offline run in the run folder
+    (TENSORBOARD_DIR, WANDB_DIR, SWANLAB_LOG_DIR); each package's reader gives back metrics.jsonl's metric names,
+    steps and values (tests/trackers_readback.py), as the native engine's trackers do (test_native_trackers.py)."""
+    import trackers_readback as readback
+
+    run = home / "runs" / "control-lr0"
+    want = readback.expected(run)
+    assert set(VERL_KEYS) <= set(want)
+    for name, read in readback.READERS.items():
+        assert readback.mismatches(read(run), want, rel=1e-5 if name == "tensorboard" else 1e-9) == [], name
+    print("\nread back:", readback.summary(run))
 
 
 def _table(records: list[dict]) -> str:

@@ -101,9 +101,15 @@ def _memory_check(preset: Preset, folder: Path | None) -> Check:
 
 
 def checks(req: TrainRequest) -> list[Check]:
-    """The native preflight: data, model, memory."""
+    """The native preflight: data, model, memory, trackers."""
+    import os
+
+    from gspo_cli.config import trackers
+    from gspo_cli.engines.native.inputs import run_path
+
     model_check, cfg = _model_config(req.preset.model.path)
-    return [_data_check(req), model_check, _memory_check(req.preset, cfg)]
+    tracked = trackers.check(req.preset, run_path(req), os.environ, trackers.missing_here(req.preset))
+    return [_data_check(req), model_check, _memory_check(req.preset, cfg), tracked]
 
 
 def dry_run(req: TrainRequest) -> int:

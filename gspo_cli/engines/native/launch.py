@@ -7,9 +7,11 @@ command again resumes the same run (`trainer.resume_mode: auto`), as verl does w
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gspo_cli.config import trackers
 from gspo_cli.engines.native.inputs import check_inputs, run_name_for, run_path
 from gspo_cli.errors import ConfigError
 from gspo_cli.runs import lock as run_lock
@@ -81,6 +83,8 @@ def launch(req: TrainRequest) -> int:
     check_inputs(req)
     _check_model(req.preset.model.path)
     run_dir = run_path(req)
+    if (problem := trackers.problem(req.preset, os.environ, trackers.missing_here(req.preset))) is not None:
+        raise problem  # a tracker package the job's Python lacks, an online mode without its key
 
     def write_run(target, job_id: str) -> None:
         # One writer per run: the lock is held (runs/lock.LockClaim), then the config and the request are written.
@@ -92,7 +96,7 @@ def launch(req: TrainRequest) -> int:
 
     # the native engine asks a node for nothing beyond what Ray counts (its spec's node_resources): no `node`
     job = JobSpec(JOB_COMMAND, lambda: entry_args(run_dir), preset=req.preset, run=run_dir.name,
-                  env_vars=job_vars(req.preset),
+                  env_vars={**job_vars(req.preset), **trackers.keys(req.preset, os.environ)},  # keys: secrets
                   claim=run_lock.LockClaim(run_dir, "native", on_taken=write_run,
                                            takeover="it resumes from its newest checkpoint"))
     code = jobs.run_job(job, address=req.address, local=req.local, json_out=req.json_out, follow=req.follow)

@@ -58,10 +58,9 @@ from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
 from gspo_cli.engines.native.rollout import RolloutBatch, Sampling, generate, response_log_probs
 from gspo_cli.engines.native.routing_probe import RoutingProbe
 from gspo_cli.engines.native.step_metrics import data_metrics, rollout_probs_diff
+from gspo_cli.engines.native.trackers import TrackedMetrics
 from gspo_cli.errors import ConfigError
 from gspo_cli.jobs import events
-from gspo_cli.layout import metrics_file
-from gspo_cli.metrics.jsonl import MetricsWriter
 from gspo_cli.models.device import resolve_device
 from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
 from gspo_cli.rewards.guard import TALLY as REWARD_TALLY
@@ -146,7 +145,7 @@ class NativeTrainer:
         self.val_n = val.n  # validation responses per prompt; do_sample=false is greedy (temperature 0)
         self.val_sampling = Sampling(val.temperature if val.do_sample else 0.0, val.top_p, val.top_k,
                                      preset.data.max_response_length)
-        self.metrics = MetricsWriter(metrics_file(self.run_dir))
+        self.metrics = TrackedMetrics(preset, self.run_dir)  # metrics.jsonl + trainer.loggers' trackers
         self.step = 0
         # MoE policies: routing metrics (moe/*, rollout/moe/*) every trainer.routing_metrics_freq steps
         # (routing_probe.py); None for a dense model.
@@ -432,6 +431,7 @@ def train(preset: Preset, run_dir: Path, trainer_class: type[NativeTrainer] = Na
     """Engine entry (see gspo_cli.engines): train one run to completion, emitting progress and a result.
     `trainer_class`: the job passes a fault-injecting subclass under GSPO_FAULT (faults.py)."""
     trainer = trainer_class(preset, run_dir)
-    summary = trainer.fit()
+    with trainer.metrics:  # its trackers flush their files at the end (TensorBoard events, W&B / SwanLab logs)
+        summary = trainer.fit()
     events.result(summary)
     return 0

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.algo.losses import VERL_LOSS_NAMES
+from gspo_cli.config import trackers
 from gspo_cli.engines.verl import actor_keys, explicit_defaults
 from gspo_cli.engines.verl.overrides import Table as _Table
 from gspo_cli.engines.verl.overrides import hydra_value as hydra_value
@@ -340,6 +341,7 @@ def job_env(preset: Preset, run_dir: Path, notes: list[str]) -> dict[str, str]:
         notes.append(f"env.vars.{d['name']}: dropped, ignored since vllm-ascend {d['since']} "
                      f"(judged against {fitted.stack}, {fitted.stack_source})")
     env[METRICS_ENV] = own_env(run_dir)[METRICS_ENV]
+    env.update(trackers.env(preset, run_dir))  # TENSORBOARD_DIR, WANDB_MODE/_DIR, SWANLAB_MODE/_LOG_DIR: run folder
     if preset.env.jemalloc:
         notes.append("env.jemalloc: LD_PRELOAD is resolved per host by `gspo env exports`, not put in the job env")
     return env

@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from gspo_cli.config import devices
+from gspo_cli.config import devices, trackers
 from gspo_cli.engines.spec import Environment, Missing, Probe
 from gspo_cli.engines.verl import cpu
 
@@ -61,6 +61,7 @@ def request(preset: Preset) -> dict[str, tuple[str, ...]]:
     modules: tuple[str, ...] = ("trl", "trl.experimental.ppo")
     if cpu.applies(preset):
         modules += (_platform_module(), PLATFORM_API)
+    modules += tuple(t.module for t in trackers.used(preset))  # trainer.loggers: verl's Tracking imports them
     return {"dists": ("verl", device.vllm_distribution, "vllm", "trl"), "modules": modules,
             "exports": (f"trl:{TRL_CLASS}",)}
 
@@ -105,6 +106,8 @@ def judge(preset: Preset, facts: dict[str, Any]) -> list[Missing]:
         absent = [m for m in (_platform_module(), PLATFORM_API) if modules.get(m) is None]
         missing.append(Missing("gspo's verl CPU platform", f"verl loads {_platform_module()} into its platform "
                                f"registry; not found: {', '.join(absent)}", fix))
+    missing += [Missing(module, "trainer.loggers names it: verl's Tracking imports it at the job's start", how, module)
+                for module, how in trackers.missing_modules(preset, modules)]
     return missing
 
 

@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gspo_cli.config import trackers
 from gspo_cli.engines.verl.job import SPEC_FILE
 from gspo_cli.errors import ConfigError
 from gspo_cli.runs import lock as run_lock
@@ -82,8 +83,7 @@ class Plan:
     def to_json(self, *, redact_env: bool = True) -> dict[str, Any]:
         from gspo_cli.engines.verl.compile import redact
 
-        env = redact(self.compiled.env_vars, list(self.preset.env.secrets)) if redact_env \
-            else dict(self.compiled.env_vars)
+        env = redact(self.compiled.env_vars, list(self.preset.env.secrets)) if redact_env else dict(self.compiled.env_vars)
         return {
             "ok": self.ok,
             "preset": self.preset.name,
@@ -223,6 +223,7 @@ def make_plan(
 
     t = time.perf_counter()
     report = preflight.run(preset)
+    report.checks.append(trackers.check(preset, run_dir, os.environ, []))  # packages: the environment probe's
     timings["preflight"] = time.perf_counter() - t
 
     compiled = compile_preset(
@@ -260,8 +261,7 @@ def raise_if_blocked(plan: Plan) -> None:
         raise plan.schema_error
     if plan.report.errors:
         first = plan.report.errors[0]
-        more = f" (and {len(plan.report.errors) - 1} more; see `gspo train --dry-run`)" if len(plan.report.errors) > 1 \
-            else ""
+        more = f" (and {n - 1} more; see `gspo train --dry-run`)" if (n := len(plan.report.errors)) > 1 else ""
         raise ConfigError(f"preflight: {first.name}: {first.message}{more}", first.fix or "fix the preset")
 
 
@@ -301,9 +301,9 @@ def write_run(plan: Plan) -> Path:
 
 def job_spec(plan: Plan, *, verbose: bool = False) -> JobSpec:
     """The Ray job of a plan: the wrapper `verl-train <run>/verl_job.json` serving `gspo train`, with the compiled
-    env (the preset's fitted exports + verl's own), what the embedded head must offer it, and the run's lock
-    (taken before the run folder is written; runs/lock.py). The terminal shows gspo's lines (a line per step,
-    health notes, the summary); verl's and vLLM's own output stays in the job log unless `verbose`."""
+    env (the preset's fitted exports + verl's own; an online tracker's key from this shell, a secret: a 0600 file,
+    never the job file or the dry-run), what the embedded head must offer it, and the run's lock (runs/lock.py).
+    gspo's lines on the terminal (steps, health, summary); verl's and vLLM's output in the job log unless `verbose`."""
     from gspo_cli.engines.verl.cluster import node_resources
     from gspo_cli.jobs.jobspec import JobSpec
 
@@ -314,7 +314,8 @@ def job_spec(plan: Plan, *, verbose: bool = False) -> JobSpec:
         err.print(f"Run folder: {plan.run_dir}", highlight=False)
 
     return JobSpec(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], preset=plan.preset, run=plan.run_name,
-                   env_vars=plan.compiled.env_vars, node=node_resources(plan.preset),
+                   env_vars={**plan.compiled.env_vars, **trackers.keys(plan.preset, os.environ)},
+                   node=node_resources(plan.preset),
                    claim=run_lock.LockClaim(plan.run_dir, "verl", on_taken=write), serves="train", label="verl job",
                    metadata={"engine": "verl"}, held_output=None if verbose else "verl's and vLLM's own output; --verbose streams it here",
                    step_lines=True)
