@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gspo_cli.errors import ConfigError
-from gspo_cli.plan import layouts, memory, profiles
+from gspo_cli.plan import layouts, memory, profiles, run_time
 from gspo_cli.plan import model as step_model
 from gspo_cli.plan.workload import Lengths, Workload, from_preset
 
@@ -153,17 +153,34 @@ def write_preset(result: PlanResult, base_ref: str, dest: str) -> Path:
     return path
 
 
-def dry_run_line(preset: Preset, report: Report | None = None) -> str:
-    """One line for `gspo train --dry-run`: the predicted step of the preset as given, or why there is none."""
+def _modelled(preset: Preset) -> tuple[profiles.Profile | None, ModelFacts | None, str]:
+    """(profile, model facts, why the step is not predicted: "" when it is) of the preset as given."""
     prof = profiles.get(preset.cluster.profile or host_profile(preset) or "")
     facts = memory.facts(preset)
     if prof is None or facts is None:
-        return "Predicted step: unknown (set cluster.profile and a model with a known shape; see `gspo plan`)"
+        return prof, facts, "unknown (set cluster.profile and a model with a known shape; see `gspo plan`)"
     from gspo_cli.engines import spec_for
 
     unmeasured = spec_for(preset).planner.unmeasured(prof)
-    if unmeasured:
-        return f"Predicted step ({prof.name}): not predicted: {unmeasured}"
+    return prof, facts, f"not predicted: {unmeasured}" if unmeasured else ""
+
+
+def run_cost(preset: Preset, steps: int | None = None) -> str:
+    """What `steps` steps (default the preset's) of the preset cost by the step-time model: `15 steps x ~2,585 s
+    predicted (a3 profile) = ~10h46m on 64 NPU`, or the steps and why their time is not predicted."""
+    steps = steps or preset.trainer.total_training_steps
+    prof, facts, why = _modelled(preset)
+    if why or prof is None or facts is None:
+        return f"{steps} steps; their time: {why}"
+    _, pred, _ = predict(preset, prof, facts)
+    return run_time.of(steps, pred.step_s, preset, prof.name).describe()
+
+
+def dry_run_line(preset: Preset, report: Report | None = None) -> str:
+    """One line for `gspo train --dry-run`: the predicted step of the preset as given, or why there is none."""
+    prof, facts, why = _modelled(preset)
+    if why or prof is None or facts is None:
+        return f"Predicted step: {why}" if prof is None or facts is None else f"Predicted step ({prof.name}): {why}"
     kv = ((report.estimates.get("memory") or {}).get("kv_cache_tokens") if report is not None else None)
     pred = step_model.predict(from_preset(preset, facts, kv_capacity_tokens=kv), prof)
     phases = ", ".join(f"{k} {v:.0f}" if v >= 10 else f"{k} {v:.2g}" for k, v in pred.phases.items() if v > 0)
