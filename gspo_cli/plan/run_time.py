@@ -37,6 +37,22 @@ class RunTime:
                 "not_included": NOT_MODELLED}
 
 
+def steps_of(preset: Any) -> tuple[int | None, str]:
+    """(the run's steps, why unknown): trainer.total_training_steps, else verl's epochs x (prepared rows // batch)
+    (engines/verl/run_length.py); unknown while the data is not prepared."""
+    if preset.trainer.total_training_steps:
+        return int(preset.trainer.total_training_steps), ""
+    from gspo_cli.engines.verl import run_length
+    from gspo_cli.engines.verl.preflight import data_facts
+    from gspo_cli.shell import command
+
+    facts = data_facts(preset)
+    if facts.train_rows is None:
+        return None, (f"{preset.trainer.total_epochs} epochs of a dataset not prepared here, so its steps are not known "
+                      f"({command('gspo', 'prepare-data', '--preset', preset.name)}, or set trainer.total_training_steps)")
+    return run_length.of(preset, facts.train_rows, facts.train_rows_in).total_steps, ""
+
+
 def of(steps: int, step_s: float, preset: Any, profile: str) -> RunTime:
     """The run of `steps` steps of `step_s` each on the preset's cluster."""
     from gspo_cli.config import devices
