@@ -65,7 +65,9 @@ def test_jobs_logs_renders_events_and_raw_keeps_them(monkeypatch, capsys):
         events.PREFIX + json.dumps({"kind": "progress", "step": 3, "total": 3, "task": "generate arith"}) + "\n",
         events.PREFIX + json.dumps({"kind": "result", "payload": {"accuracy": 0.5}}) + "\n",
     ])
-    monkeypatch.setattr(client, "job_logs", lambda job_id, address=None: log)
+    from gspo_cli.jobs.view_mode import ViewMode
+
+    monkeypatch.setattr(client, "job_logs", lambda job_id, address=None: (log, ViewMode()))
     from typer.testing import CliRunner
 
     rendered = CliRunner().invoke(app, ["jobs", "logs", "x"])

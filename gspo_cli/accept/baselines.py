@@ -9,6 +9,7 @@ rules it is judged by, the preset and `--set`s that rerun its job, and where it 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,9 +158,20 @@ def recorded() -> list[Baseline]:
     return sorted(found, key=lambda b: b.id)
 
 
-def resolve(ref: str | None, preset: str | None) -> Baseline:
+def _cost(record_cost: Callable[[], str] | None) -> str:
+    """The planner's cost of `--record`, or "" where it has none (a preset that does not load says so itself)."""
+    from gspo_cli.errors import GspoError
+
+    try:
+        return record_cost() if record_cost is not None else ""
+    except GspoError:
+        return ""
+
+
+def resolve(ref: str | None, preset: str | None, record_cost: Callable[[], str] | None = None) -> Baseline:
     """`--baseline REF` (a shipped id or a file), else the shipped baseline of `preset`, else the one recorded for
-    `preset` on this cluster; a one-line error naming both ways to get one when there is none."""
+    `preset` on this cluster; a one-line error naming both ways to get one when there is none, with what `--record`
+    costs (`record_cost`: the planner's steps x predicted step on the preset's devices, handed in by the CLI)."""
     if ref:
         by_id = {b.id: b for b in shipped()}
         if ref in by_id:
@@ -177,4 +189,5 @@ def resolve(ref: str | None, preset: str | None) -> Baseline:
     raise ConfigError(f"no acceptance baseline for preset {preset!r}: no upstream baseline ships for it and none "
                       f"is recorded at {path}",
                       f"record one on a cluster you trust: gspo accept --preset {preset} --record "
-                      "(or pass --baseline FILE; `gspo accept --list` shows the upstream ones)")
+                      + (f"(runs {cost}) " if (cost := _cost(record_cost)) else "")
+                      + "(or pass --baseline FILE; `gspo accept --list` shows the upstream ones)")

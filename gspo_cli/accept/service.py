@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,14 @@ RECORD_SETS = [f"trainer.total_training_steps={STEPS}", "trainer.save_freq=-1", 
                "trainer.val_before_train=false"]
 NOISY_HOST = ("time metrics of a baseline recorded on a CPU host are advisory: a shared CPU's step time swings "
               "2-3x with whatever else runs (presets/tiny.yaml, trainer.health.throughput)")
+
+
+def record_preset(preset: str, sets: list[str]) -> Any:
+    """The preset as `--record` runs it: gspo's nightly shape (RECORD_SETS: 15 steps, no checkpoints, no
+    validation) under the user's `--set`s."""
+    from gspo_cli.config.presets import load_preset
+
+    return load_preset(preset, [*RECORD_SETS, *sets])
 
 
 def shown(sets: list[str]) -> list[str]:
@@ -49,6 +58,9 @@ class AcceptRequest:
     output: str | None = None  # --record: where to write (default $GSPO_HOME/baselines/<preset>.json)
     local: bool = False
     address: str | None = None
+    # what `--record` costs for the preset ("15 steps x ~2,585 s predicted (a3 profile) = ~10h46m on 64 NPU"), for
+    # the hint of a preset without a baseline: the CLI hands in the planner's answer (plan/ sits beside accept/)
+    record_cost: Callable[[], str] | None = None
 
 
 @dataclass
@@ -102,7 +114,7 @@ def route_refusal(b: baselines.Baseline) -> ConfigError:
 
 def prepare(req: AcceptRequest) -> Job:
     """The baseline and the job to run against it (the CLI shows it before the run starts)."""
-    b = baselines.resolve(req.baseline, req.preset)
+    b = baselines.resolve(req.baseline, req.preset, req.record_cost)
     if b.route not in baselines.ROUTES or (b.preset is None and not req.preset and not req.run):
         if b.route not in baselines.ROUTES:
             raise route_refusal(b)
@@ -143,10 +155,8 @@ def record(req: AcceptRequest) -> Outcome:
     if req.repeat < 1 or (req.run and req.repeat != 1):
         raise ConfigError(f"--repeat {req.repeat}: give a count of 1 or more, and no --run with it",
                           "--repeat N runs the job N times (a finished --run is one run)")
-    from gspo_cli.config.presets import load_preset
-
     sets = [*RECORD_SETS, *req.sets]
-    loaded = load_preset(req.preset, sets)
+    loaded = record_preset(req.preset, req.sets)
     rules = R.UPSTREAM_RULES
     from gspo_cli.config import devices
 

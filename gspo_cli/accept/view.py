@@ -63,11 +63,29 @@ def render_job(job: Any, console: Any) -> None:
                       "job, give them yourself)", highlight=False)
 
 
-def render(outcome: Any, console: Any) -> None:
+def judged_table(outcome: Any):
+    """One row per metric. The compared numbers are never cut ("0.13…" at 80 columns): their columns are as wide
+    as their widest value; the metric name folds and the tolerance wraps to make room."""
     from rich.table import Table
 
     from gspo_cli.console import STATUS_STYLE
 
+    b, v = outcome.baseline, outcome.verdict
+    kinds = {r.metric: r.kind for r in b.rules}
+    rows = [(_t(m.metric), _num(m.value), _num(m.baseline), _diff(m, kinds.get(m.metric, "absolute")),
+             m.tolerance.split(" (")[0], m.status) for m in v.metrics]
+    table = Table(title=_t(f"gspo accept: run {outcome.run_dir.name} vs baseline {b.id}"), title_justify="left")
+    table.add_column("metric", overflow="fold", min_width=12)
+    for i, col in enumerate(("run", "baseline", "difference"), start=1):
+        table.add_column(col, justify="right", no_wrap=True, min_width=max([len(col)] + [len(r[i]) for r in rows]))
+    table.add_column("tolerance")
+    table.add_column("verdict", no_wrap=True, min_width=len("missing"))
+    for *cells, status in rows:
+        table.add_row(*cells, f"[{STATUS_STYLE[_STYLE[status]]}]{status}[/]")
+    return table
+
+
+def render(outcome: Any, console: Any) -> None:
     b, v = outcome.baseline, outcome.verdict
     if v is None:  # --record
         console.print(f"Recorded baseline {outcome.recorded_to}")
@@ -82,15 +100,7 @@ def render(outcome: Any, console: Any) -> None:
         console.print(f"Judge a run against it: gspo accept --preset {outcome.preset} --baseline {outcome.recorded_to}",
                       highlight=False)
         return
-    kinds = {r.metric: r.kind for r in b.rules}
-    table = Table(title=_t(f"gspo accept: run {outcome.run_dir.name} vs baseline {b.id}"), title_justify="left")
-    for col in ("metric", "run", "baseline", "difference", "tolerance", "verdict"):
-        table.add_column(col, justify="right" if col in ("run", "baseline", "difference") else "left",
-                         no_wrap=col in ("metric", "verdict"))
-    for m in v.metrics:
-        table.add_row(_t(m.metric), _num(m.value), _num(m.baseline), _diff(m, kinds.get(m.metric, "absolute")),
-                      m.tolerance.split(" (")[0], f"[{STATUS_STYLE[_STYLE[m.status]]}]{m.status}[/]")
-    console.print(table)
+    console.print(judged_table(outcome))
     console.print(f"run: mean of steps {', '.join(map(str, v.window_steps)) or 'none (no step in 5-14)'}; "
                   f"{R.MEMORY}: step {v.last_step} (as check_npu.py reduces a log)",
                   highlight=False)

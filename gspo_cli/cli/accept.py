@@ -50,6 +50,7 @@ def accept_command(
     from gspo_cli import untrusted
     from gspo_cli.accept import service
     from gspo_cli.console import err
+    from gspo_cli.plan import run_cost
 
     if list_:
         found = service.list_baselines()
@@ -65,7 +66,8 @@ def accept_command(
             render_list(found, out)
         return
     req = service.AcceptRequest(preset=preset, sets=list(sets or []), baseline=baseline, run=run, record=record,
-                                repeat=repeat, output=output, local=local, address=address)
+                                repeat=repeat, output=output, local=local, address=address,
+                                record_cost=lambda: run_cost(service.record_preset(preset, list(sets or []))))
     job = None
     if not record:
         from gspo_cli.accept.view import render_job

@@ -89,27 +89,24 @@ def status_cmd(job_id: str = typer.Argument(..., help="Submission id."),
 def logs_cmd(
     job_id: str = typer.Argument(..., help="Submission id."),
     follow: bool = typer.Option(False, "--follow", "-f", help="Stream until the job ends (Ctrl-C detaches)."),
-    raw: bool = typer.Option(False, "--raw", help="Print the log as Ray stores it, `@@gspo {...}` event lines "
-                                                  "included (for scripts that parse events)."),
+    raw: bool = typer.Option(False, "--raw", help="The whole log as Ray stores it: the job's own output (verl's and "
+                                                  "vLLM's) and the `@@gspo {...}` event lines (for scripts); "
+                                                  "colour codes removed unless stdout is a terminal."),
     address: str | None = options.address(),
     json_out: bool = options.json_out("With --follow: print the job's result as JSON at the end."),
 ) -> None:
-    """Print a job's logs (progress events rendered as with --follow), or follow them live."""
+    """Print a job's log as the command that started it showed it (`gspo train`: a line per step), or follow it."""
     from gspo_cli.jobs import client as jobs
 
     if follow:
-        raise typer.Exit(jobs.follow_existing(job_id, address, json_out=json_out))
-    text = jobs.job_logs(job_id, address)
-    if raw:
-        import sys
-
-        sys.stdout.write(text)
-        return
+        raise typer.Exit(jobs.follow_existing(job_id, address, json_out=json_out, raw=raw))
+    text, mode = jobs.job_logs(job_id, address)
     from gspo_cli.console import out
     from gspo_cli.jobs.view import JobView
+    from gspo_cli.jobs.view_mode import RAW
 
     # the same rendering as --follow (messages as lines, progress events as the bars' final state), on stdout
-    with JobView(title=job_id, console=out, replay=True) as view:  # no live ETA for a log read back
+    with JobView.of(RAW if raw else mode, title=job_id, console=out, replay=True) as view:  # no live ETA
         view.feed(text)
 
 

@@ -58,7 +58,7 @@ Response lengths are an assumption until --calibrate RUN reads a real run's.
     from gspo_cli.plan import service
 
     result = service.plan(load_preset(preset, list(sets or [])), profile=profile, nodes=nodes, devices=devices,
-                          search=search or bool(write_preset), top=top)
+                          search=search or bool(write_preset), top=top, ref=preset, sets=list(sets or []))
     written = service.write_preset(result, preset, write_preset) if write_preset else None
     if json_out:
         print_json(result.to_json() | {"written_preset": str(written) if written else None})
@@ -137,15 +137,9 @@ def _render_layouts(result) -> None:
         out.print("[dim]rejected by: " + ", ".join(f"{k} {v}" for k, v in s.rejected_by.items()) + "[/]")
     if s.modes:
         _render_modes(result)
-    best = result.best()
-    if best is not None:
-        p = best.prediction
-        sets = " ".join(f"--set {x}" for x in best.sets) or "(the preset as given)"
-        out.print(f"[bold]Best[/] ({best.mode}): {p.tokens_per_device_per_s:,.1f} tokens/device/s = "
-                  f"{result.vs_preset(best):.2f}x the preset's {result.prediction.tokens_per_device_per_s:,.1f}; "
-                  f"preflight {best.verdict.status} (memory: {escape(best.verdict.memory)}): {escape(sets)}", soft_wrap=True)
-        for risk in result.risks(best) or ["none beyond the preset's own (on-policy, memory ok)"]:
-            out.print(f"  [yellow]risk[/] {escape(risk)}", soft_wrap=True)
+    from gspo_cli.plan.view import render_recommendation
+
+    render_recommendation(result, out)
 
 
 def _render_modes(result) -> None:

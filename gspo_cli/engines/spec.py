@@ -83,7 +83,9 @@ class Environment:
     command that gets all of it. `python` is the interpreter probed, None when the job runs on a named cluster
     (its nodes' interpreters are `gspo env doctor --cluster`'s). `blocking`: the job runs with `python` on this
     host, so a missing piece stops `gspo train` before anything is submitted and makes the dry-run not launchable;
-    otherwise (an accelerator preset judged on another host) the dry-run only says it."""
+    otherwise (an accelerator preset judged on another host) the dry-run only says it. `checked_on`: where and how
+    it is judged instead, when this host has none of the preset's devices (a laptop dry-running a cluster preset):
+    then what this interpreter lacks is no gap of the run and gets no fix to run here."""
 
     engine: str
     needs: str
@@ -92,6 +94,7 @@ class Environment:
     missing: tuple[Missing, ...] = ()
     blocking: bool = False
     seconds: float = 0.0
+    checked_on: str = ""
 
     @property
     def ok(self) -> bool:
@@ -112,13 +115,16 @@ class Environment:
                     "gspo env doctor --preset P --cluster)")
         if self.ok:
             return f"needs {self.needs}: all there ({self.python})"
+        if self.checked_on and not self.blocking:
+            return (f"needs {self.needs}; checked on {self.checked_on}, not on this host (this host's Python lacks "
+                    f"{', '.join(m.what for m in self.missing)}: not needed here, not an error of the run)")
         lacks = "; ".join(f"{m.what} ({m.why})" for m in self.missing)
         return f"needs {self.needs}; {self.python} lacks {lacks}; fix: {self.fix}"
 
     def to_json(self) -> dict[str, Any]:
         return {"engine": self.engine, "needs": self.needs, "python": self.python, "ok": self.ok,
                 "blocking": self.blocking, "missing": [m.to_json() for m in self.missing], "fix": self.fix,
-                "line": self.line(), "seconds": self.seconds}
+                "line": self.line(), "seconds": self.seconds, "checked_on": self.checked_on or None}
 
 
 @dataclass(frozen=True)

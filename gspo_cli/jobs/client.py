@@ -24,6 +24,7 @@ from gspo_cli.jobs import local_head, ray_errors
 from gspo_cli.jobs.follow import TERMINAL, follow_job, job_info, status_name
 from gspo_cli.jobs.jobspec import JobSpec, RunClaim
 from gspo_cli.jobs.target import ClusterTarget, client, raise_for, resolve_target
+from gspo_cli.jobs.view_mode import RAW, ViewMode
 from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
@@ -50,12 +51,6 @@ def entrypoint(command: str, entry_args: list[str], python: str) -> str:
     from gspo_cli.jobs.entry import command_line
 
     return " ".join(shlex.quote(p) for p in command_line(python, command, entry_args))
-
-
-def secret_marks(preset: Preset | None) -> list[str]:
-    from gspo_cli.jobs.secret_env import marked_names
-
-    return marked_names(preset)
 
 
 def job_env(env_vars: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -174,10 +169,10 @@ class JobHandle:
     target: ClusterTarget
     job_id: str
 
-    def follow(self, *, json_out: bool = False, quiet: bool = False, step_lines: bool = False) -> int:
-        """Stream its progress until it ends; its exit code (jobs/follow.py). `quiet`: the job's own log lines stay
-        in its log; `step_lines`: a line per step instead of a progress bar."""
-        return follow_job(self.target, self.job_id, json_out=json_out, quiet=quiet, step_lines=step_lines)
+    def follow(self, *, json_out: bool = False, mode: ViewMode | None = None) -> int:
+        """Stream its progress until it ends; its exit code (jobs/follow.py). `mode`: how (jobs/view_mode.py); None:
+        as its metadata records, the way the command that submitted it showed it."""
+        return follow_job(self.target, self.job_id, json_out=json_out, mode=mode)
 
     def log_file(self) -> Path | None:
         """The job's log file (Ray's job-driver log) when the head is the embedded one on this host, else None
@@ -223,6 +218,7 @@ def submit_job(spec: JobSpec, *, address: str | None = None) -> JobHandle:
     the job."""
     from gspo_cli.errors import GspoError
     from gspo_cli.jobs.request import entry_args_for
+    from gspo_cli.jobs.secret_env import marked_names
 
     target = resolve_target(address, spec.preset, node=spec.node)
     python = _job_python(target, spec.preset)
@@ -233,7 +229,7 @@ def submit_job(spec: JobSpec, *, address: str | None = None) -> JobHandle:
     try:
         entry = entrypoint(spec.command, entry_args_for(spec.command, spec.request), python)
         job_id = submit(target, entry, job_id=claimed, env_vars=job_env(spec.env_vars),
-                        secret_names=secret_marks(spec.preset), metadata=spec.job_metadata(),
+                        secret_names=marked_names(spec.preset), metadata=spec.job_metadata(),
                         label_selector={"gspo-node": job_node} if job_node else None)
     except GspoError:
         if spec.claim is not None:
@@ -261,7 +257,7 @@ def run_job(spec: JobSpec, *, address: str | None = None, local: bool = False, f
     err.print(f"Submitted {spec.label} [bold]{job.job_id}[/] to {job.target.dashboard_url} (from {job.target.source}).")
     if spec.held_output and follow:
         log_file = job.log_file()
-        err.print(f"Job log ({spec.held_output}): gspo jobs logs {quote(job.job_id)}"
+        err.print(f"Job log ({spec.held_output}): gspo jobs logs {quote(job.job_id)} --raw"
                   + (f", or {log_file}" if log_file else ""), markup=False, highlight=False)
     if not follow:
         if json_out:
@@ -271,7 +267,7 @@ def run_job(spec: JobSpec, *, address: str | None = None, local: bool = False, f
                         **({"run": spec.run} if spec.run else {})})
         err.print(f"Follow it with: gspo jobs logs {quote(job.job_id)} --follow", markup=False)
         return 0
-    return job.follow(json_out=json_out, quiet=bool(spec.held_output), step_lines=spec.step_lines)
+    return job.follow(json_out=json_out, mode=spec.view)
 
 
 def _job_python(target: ClusterTarget, preset: Preset | None) -> str:
@@ -357,12 +353,13 @@ def job_status(job_id: str, address: str | None = None) -> dict[str, Any]:
     return handle(job_id, address).status()
 
 
-def job_logs(job_id: str, address: str | None = None) -> str:
-    return handle(job_id, address).logs()
+def job_logs(job_id: str, address: str | None = None) -> tuple[str, ViewMode]:
+    job = handle(job_id, address)  # its log so far, and how its metadata says to show it
+    return job.logs(), ViewMode.from_metadata(job.status()["metadata"])
 
 
-def follow_existing(job_id: str, address: str | None = None, *, json_out: bool = False) -> int:
-    return handle(job_id, address).follow(json_out=json_out)
+def follow_existing(job_id: str, address: str | None = None, *, json_out: bool = False, raw: bool = False) -> int:
+    return handle(job_id, address).follow(json_out=json_out, mode=RAW if raw else None)
 
 
 def stop_job(job_id: str, address: str | None = None, *, wait_s: float = 30.0) -> dict[str, Any]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ray.job_submission import JobDetails, JobSubmissionClient
 
     from gspo_cli.jobs.target import ClusterTarget
+    from gspo_cli.jobs.view_mode import ViewMode
 
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
 NODE_LOST_EXIT = 75
@@ -128,18 +129,20 @@ def _wait_terminal(job_client, job_id: str, timeout: float = 60.0):
     return info
 
 
-def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, quiet: bool = False,
-               step_lines: bool = False) -> int:
-    """Stream a job's logs, render its events, and return an exit code reflecting its final status. `quiet`: only
-    gspo's events (the job's own lines stay in its log); `step_lines`: a line per step instead of a bar."""
-    from gspo_cli.console import err
+def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, mode: ViewMode | None = None) -> int:
+    """Stream a job's logs, render its events, and return an exit code reflecting its final status. `mode`: how
+    (jobs/view_mode.py); None: as the job's metadata records (what the command that submitted it showed)."""
+    from gspo_cli.console import err, out
     from gspo_cli.jobs.nodestate import LossWatch
     from gspo_cli.jobs.target import client
     from gspo_cli.jobs.view import JobView
+    from gspo_cli.jobs.view_mode import ViewMode
 
     job_client = client(target)
-    job_info(job_client, job_id, target)  # unknown id -> clean error before streaming
-    view = JobView(title=job_id, quiet=quiet, hold_errors=True, step_lines=step_lines)
+    info = job_info(job_client, job_id, target)  # unknown id -> clean error before streaming
+    mode = mode if mode is not None else ViewMode.from_metadata(info.metadata)
+    # the raw log is the data (stdout); rendered lines are chatter beside --json (stderr)
+    view = JobView.of(mode, title=job_id, hold_errors=not mode.raw, console=out if mode.raw else err)
     watch = LossWatch(target)
     interrupted, restore = _catch_ctrl_c()
     try:
@@ -158,7 +161,7 @@ def follow_job(target: ClusterTarget, job_id: str, *, json_out: bool = False, qu
         return 130
     finally:
         restore()
-    return _finish(info, job_id, view, job_client, watch, json_out=json_out)
+    return _finish(info, job_id, view, job_client, watch, json_out=json_out, mode=mode)
 
 
 def _catch_ctrl_c():
@@ -218,7 +221,7 @@ def _lost_during(watch, info) -> list[dict[str, Any]]:
     return list(lost.values())
 
 
-def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> int:
+def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool, mode: ViewMode) -> int:
     from rich.markup import escape
 
     from gspo_cli.console import err, print_json
@@ -266,7 +269,7 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool) -> in
     if lost:
         err.print(f"gspo exits with {NODE_LOST_EXIT} (node lost). Continue from the last complete checkpoint: "
                   "rerun the same command with the same --run-name (native) or `gspo train --resume RUN` (verl).")
-    err.print(f"Full log: gspo jobs logs {quote(job_id)}", markup=False)
+    err.print(f"Full log: gspo jobs logs {quote(job_id)}" + (" --raw" if mode.hides_output else ""), markup=False)
     if status == "STOPPED":
         return 1
     return code

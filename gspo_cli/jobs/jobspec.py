@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from gspo_cli import __version__
+from gspo_cli.jobs.view_mode import ViewMode
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -51,10 +52,15 @@ class JobSpec:
     label: str = "job"  # in messages: "Submitted verl job ..."
     metadata: dict[str, str] = field(default_factory=dict)  # more metadata (engine, ...)
     # What the job's own output is ("verl's and vLLM's output"), when the follower holds it back: it stays in the
-    # job log (`gspo jobs logs ID`), one line says so, and a failure shows the log lines that say why. None: the
+    # job log (`gspo jobs logs ID --raw`), one line says so, and a failure shows the log lines that say why. None: the
     # follower streams it.
     held_output: str | None = None
     step_lines: bool = False  # progress as one line per step (jobs/steps.py) instead of a bar
+
+    @property
+    def view(self) -> ViewMode:
+        """How its log is shown, while it runs and when read back (`gspo jobs logs`): recorded in its metadata."""
+        return ViewMode(quiet=bool(self.held_output), step_lines=self.step_lines)
 
     @property
     def job_name(self) -> str:
@@ -66,4 +72,5 @@ class JobSpec:
 
     def job_metadata(self) -> dict[str, str]:
         return {"gspo_version": __version__, "preset": self.name or getattr(self.preset, "name", "") or "gspo",
-                "command": self.user_command, **({"run": self.run} if self.run else {}), **self.metadata}
+                "command": self.user_command, **({"run": self.run} if self.run else {}), **self.view.metadata(),
+                **self.metadata}

@@ -13,6 +13,8 @@ from rich.text import Text
 from gspo_cli.console import err
 from gspo_cli.jobs import events
 from gspo_cli.jobs.steps import StepLines
+from gspo_cli.jobs.view_mode import ViewMode
+from gspo_cli.untrusted import clean
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,8 +77,10 @@ class JobView:
 
     def __init__(self, title: str = "", quiet: bool = False, console: Console | None = None,
                  hold_errors: bool = False, step_lines: bool = False,
-                 replay: bool = False) -> None:
+                 replay: bool = False, raw: bool = False) -> None:
         self.title = title
+        # every line as Ray stores it (`--raw`), escape sequences removed unless the console is a terminal
+        self.raw = raw
         # a finished log read back at once (`gspo jobs logs` without --follow): no elapsed time or ETA, which would
         # be measured on this replay's clock, not the job's
         self.replay = replay
@@ -116,7 +120,16 @@ class JobView:
             self._line(self._buffer)
             self._buffer = ""
 
+    @classmethod
+    def of(cls, mode: ViewMode, **kwargs: Any) -> JobView:
+        """The view `mode` asks for (jobs/view_mode.py)."""
+        return cls(quiet=mode.quiet, step_lines=mode.step_lines, raw=mode.raw, **kwargs)
+
     def _line(self, line: str) -> None:
+        if self.raw:
+            self.console.file.write((line if self.console.is_terminal else clean(line, newlines=True)) + "\n")
+            self.console.file.flush()  # a follower's reader sees each line as it comes
+            return
         event = events.parse_line(line)
         if event is not None:
             self.handle_event(event)
@@ -125,7 +138,7 @@ class JobView:
         elif self.hold_errors and JOB_ERROR.match(line):
             self.job_error.append(line.rstrip())
         elif not self.quiet and line.strip():
-            self._print(f"[dim]{escape(line.rstrip())}[/]")
+            self._print(f"[dim]{escape(clean(line.rstrip()))}[/]")  # verl's and vLLM's colour codes would show raw
 
     def _print(self, text: str) -> None:
         if self._progress is not None:

@@ -19,3 +19,10 @@ def dry_run_line(preset: Preset, report: Report | None = None) -> str:
     from gspo_cli.plan.service import dry_run_line as line
 
     return line(preset, report)
+
+
+def run_cost(preset: Preset, steps: int | None = None) -> str:
+    """What a run of `steps` steps of the preset costs by the step-time model (`gspo accept`'s --record hint)."""
+    from gspo_cli.plan.service import run_cost as cost
+
+    return cost(preset, steps)

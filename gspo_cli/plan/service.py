@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gspo_cli.errors import ConfigError
-from gspo_cli.plan import layouts, memory, profiles
+from gspo_cli.plan import layouts, memory, profiles, recommend, run_time
 from gspo_cli.plan import model as step_model
 from gspo_cli.plan.workload import Lengths, Workload, from_preset
 
@@ -27,6 +27,7 @@ class PlanResult:
     verdict: memory.Verdict
     search: layouts.SearchResult | None = None
     search_s: float = 0.0
+    recommendation: recommend.Recommendation | None = None
 
     def to_json(self) -> dict:
         out = {"preset": self.preset.name, "profile": self.profile.name, "devices": self.workload.devices,
@@ -43,16 +44,15 @@ class PlanResult:
                                                       "risk": self.risks(best)})
             out["search"] = {"evaluated": self.search.evaluated, "rejected": self.search.rejected,
                              "rejected_by": self.search.rejected_by, "seconds": round(self.search_s, 3)}
+        if self.recommendation is not None:
+            out["recommendation"] = self.recommendation.to_json()
         return out
 
 
     def best(self) -> layouts.Layout | None:
-        """The fastest accepted layout or async mode by predicted throughput alone (the layout ranking demotes one
-        with a preflight warning by 3%; this does not, and states the warning as its risk instead)."""
-        if not self.search:
-            return None
-        found = list(self.search.layouts) + list(self.search.modes)
-        return max(found, key=lambda lay: lay.prediction.tokens_per_device_per_s, default=None)
+        """The recommended layout or async mode: the fastest whose preflight raises no warning (plan/recommend.py;
+        a faster one that warns is listed beside it with its warning, not recommended)."""
+        return self.recommendation.best if self.recommendation is not None else None
 
     def vs_preset(self, lay: layouts.Layout) -> float:
         base = self.prediction.tokens_per_device_per_s
@@ -109,8 +109,13 @@ def predict(preset: Preset, prof: profiles.Profile, facts: ModelFacts | None = N
 
 
 def plan(preset: Preset, *, profile: str | None = None, nodes: int | None = None, devices: int | None = None,
-         search: bool = True, lengths: Lengths | None = None, top: int = 10) -> PlanResult:
+         search: bool = True, lengths: Lengths | None = None, top: int = 10, ref: str | None = None,
+         sets: list[str] | None = None) -> PlanResult:
+    """The prediction, and with `search` the layouts and the recommendation, whose next command trains `ref` (the
+    preset as named; default its name) with `sets` (the user's --set), the reshape and the best's --sets."""
     preset = reshape(preset, nodes, devices, profile)
+    shape = [f"cluster.{k}={v}" for k, v in (("nnodes", nodes), ("devices_per_node", devices),
+                                              ("profile", profile and preset.cluster.profile)) if v]
     prof = pick_profile(preset, profile)
     facts = memory.facts(preset)
     work, pred, verdict = predict(preset, prof, facts, lengths)
@@ -120,6 +125,9 @@ def plan(preset: Preset, *, profile: str | None = None, nodes: int | None = None
         # not None here: predict raised ConfigError on a model without facts
         result.search = layouts.search(preset, facts, prof, lengths, top)  # type: ignore[arg-type]
         result.search_s = time.perf_counter() - t
+        result.recommendation = recommend.recommend([*result.search.layouts, *result.search.modes], preset,
+                                                    ref or preset.name, prof.name, [*(sets or []), *shape],
+                                                    verdict.problems)
     return result
 
 
@@ -153,17 +161,36 @@ def write_preset(result: PlanResult, base_ref: str, dest: str) -> Path:
     return path
 
 
-def dry_run_line(preset: Preset, report: Report | None = None) -> str:
-    """One line for `gspo train --dry-run`: the predicted step of the preset as given, or why there is none."""
+def _modelled(preset: Preset) -> tuple[profiles.Profile | None, ModelFacts | None, str]:
+    """(profile, model facts, why the step is not predicted: "" when it is) of the preset as given."""
     prof = profiles.get(preset.cluster.profile or host_profile(preset) or "")
     facts = memory.facts(preset)
     if prof is None or facts is None:
-        return "Predicted step: unknown (set cluster.profile and a model with a known shape; see `gspo plan`)"
+        return prof, facts, "unknown (set cluster.profile and a model with a known shape; see `gspo plan`)"
     from gspo_cli.engines import spec_for
 
     unmeasured = spec_for(preset).planner.unmeasured(prof)
-    if unmeasured:
-        return f"Predicted step ({prof.name}): not predicted: {unmeasured}"
+    return prof, facts, f"not predicted: {unmeasured}" if unmeasured else ""
+
+
+def run_cost(preset: Preset, steps: int | None = None) -> str:
+    """What `steps` steps (default the preset's) of the preset cost by the step-time model: `15 steps x ~2,585 s
+    predicted (a3 profile) = ~10h46m on 64 NPU`, or the steps and why their time is not predicted."""
+    steps, unknown = (steps, "") if steps else run_time.steps_of(preset)
+    if not steps:
+        return f"steps not known: {unknown}"
+    prof, facts, why = _modelled(preset)
+    if why or prof is None or facts is None:
+        return f"{steps} steps; their time: {why}"
+    _, pred, _ = predict(preset, prof, facts)
+    return run_time.of(steps, pred.step_s, preset, prof.name).describe()
+
+
+def dry_run_line(preset: Preset, report: Report | None = None) -> str:
+    """One line for `gspo train --dry-run`: the predicted step of the preset as given, or why there is none."""
+    prof, facts, why = _modelled(preset)
+    if why or prof is None or facts is None:
+        return f"Predicted step: {why}" if prof is None or facts is None else f"Predicted step ({prof.name}): {why}"
     kv = ((report.estimates.get("memory") or {}).get("kv_cache_tokens") if report is not None else None)
     pred = step_model.predict(from_preset(preset, facts, kv_capacity_tokens=kv), prof)
     phases = ", ".join(f"{k} {v:.0f}" if v >= 10 else f"{k} {v:.2g}" for k, v in pred.phases.items() if v > 0)

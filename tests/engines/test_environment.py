@@ -197,6 +197,53 @@ def test_accelerator_presets_name_their_vllm_build_and_do_not_block_a_dry_run_he
     assert named.python is None and not named.blocks and "not checked here" in named.line()
 
 
+def _path_without(tool: str) -> str:
+    """This PATH without the folders holding `tool` (a laptop: no npu-smi)."""
+    return os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep) if not (Path(d) / tool).exists())
+
+
+def test_an_npu_preset_on_a_host_without_npus_is_checked_on_the_nodes_not_fixed_here(tmp_path, monkeypatch):
+    """Issue #44 item 2: a laptop's dry-run of an NPU preset gave "fix: pip install vllm-ascend ..." (which the
+    README says never to do in a dev venv). Without npu-smi here, the line names the check on the nodes and no fix;
+    with npu-smi on PATH (a node) it keeps the fix; with --local (the job runs in this process) it blocks."""
+    preset = load_preset("qwen3-32b-4x16")
+    fake = lambda python, **kw: _complete(**{"dists__trl": "1.16.0", "modules__trl": "/t/trl/__init__.py"})  # noqa: E731
+    monkeypatch.setenv("PATH", _path_without("npu-smi"))
+    laptop = environment.probe(preset, "/venv/bin/python", fake)
+    assert not laptop.blocks and [m.what.split(" (")[0] for m in laptop.missing] == ["vllm-ascend", "a trl verl can use"]
+    line = laptop.line()
+    assert "checked on the cluster's npu nodes (gspo env doctor --preset qwen3-32b-4x16 on a node" in line
+    assert "pip install" not in line and "fix:" not in line and "not an error of the run" in line
+    assert laptop.to_json()["checked_on"] == environment.checked_on(preset)
+    # the control: a host with npu-smi is a node; what its Python lacks comes with the fix
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npu-smi").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "npu-smi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    node = environment.probe(preset, "/venv/bin/python", fake)
+    assert not node.checked_on and not node.blocks and "fix: pip install vllm-ascend" in node.line()
+    # --local: the job runs in this process, so the gap is an error of the run
+    monkeypatch.setenv("PATH", _path_without("npu-smi"))
+    here = environment.probe(preset, "/venv/bin/python", fake, runs_here=True)
+    assert here.blocks and not here.checked_on and "pip install vllm-ascend" in here.fix
+
+
+@pytest.mark.slow  # two dry-runs of the 32B preset (~10-60 s each here, verl's schema check)
+def test_the_laptop_dry_run_of_an_npu_preset_counts_no_environment_error_and_local_does(gspo, gspo_home):
+    env = {"PATH": _path_without("npu-smi"), "COLUMNS": "200"}
+    proc = gspo("train", "--preset", "qwen3-32b", "--dry-run", env=env)
+    head, shown = proc.stdout.splitlines()[0], " ".join(proc.stdout.split())
+    print(next(line for line in proc.stdout.splitlines() if line.startswith("Environment:")))
+    assert head.startswith("Verdict: NOT LAUNCHABLE: 1 error(s)"), proc.stdout  # the data, prepared on the cluster
+    assert "error environment" not in shown and "pip install vllm-ascend" not in shown
+    assert "Environment: needs verl 0.9.1+ and vllm-ascend" in shown and "checked on the cluster's npu nodes" in shown
+    local = gspo("train", "--preset", "qwen3-32b", "--dry-run", "--local", env=env)
+    lines = local.stdout.splitlines()
+    assert lines[0].startswith("Verdict: NOT LAUNCHABLE: 2 error(s)") and "error environment" in lines[1], local.stdout
+    assert "pip install vllm-ascend" in " ".join(local.stdout.split())
+
+
 # ---------------------------------------------------------------- the commands
 
 

@@ -106,7 +106,7 @@ def render(plan: PlanView, plan_line: str | None = None, *, verbose: bool = Fals
         out.print(escape(line), highlight=False, soft_wrap=False)
     env = plan.environment  # the engine spec's environment, asked of the job's interpreter
     if env is not None and not env.blocks:  # a blocking gap is the verdict's first error, with its fix
-        colour = "green" if env.ok else "yellow"
+        colour = "green" if env.ok else "cyan" if env.checked_on else "yellow"  # cyan: judged on the nodes
         out.print(f"[{colour}]Environment:[/] {escape(env.line())}", highlight=False, soft_wrap=False)
     if plan_line:
         out.print(escape(plan_line), highlight=False, soft_wrap=False)

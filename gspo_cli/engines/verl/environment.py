@@ -12,9 +12,12 @@ module files, nothing of verl, vLLM or torch imported; ~0.2-0.7 s):
 - on a CPU, gspo's verl CPU platform (engines/verl/cpu/platform.py, which verl loads by module name) and verl's
   platform registry it plugs into.
 
-On a CPU the job runs with this host's interpreter (unless a cluster is named), so a missing piece blocks `gspo
-train` and the dry-run (`Environment.blocking`); an accelerator preset is usually dry-run away from its cluster, so
-there the dry-run says what this host lacks and `gspo env doctor` (here, or `--cluster`) judges it.
+On a CPU the job runs with this host's interpreter (unless a cluster is named), and with `--local` it runs in this
+process, so a missing piece blocks `gspo train` and the dry-run (`Environment.blocking`). An accelerator preset is
+usually dry-run away from its cluster: on a host without its devices (a laptop: no npu-smi / nvidia-smi) the dry-run
+says the packages are checked on the nodes (`gspo env doctor` there, or `--cluster`), with no fix to run here and
+nothing counted against the run (the README: never install vllm-ascend into a dev venv); on a host with them it says
+what this interpreter lacks, with the fix.
 """
 
 from __future__ import annotations
@@ -111,10 +114,21 @@ def judge(preset: Preset, facts: dict[str, Any]) -> list[Missing]:
     return missing
 
 
-def probe(preset: Preset, python: str | None = "", run: Probe | None = None) -> Environment:
+def checked_on(preset: Preset) -> str:
+    """Where an accelerator preset's environment is judged when this host has none of its devices: on the nodes."""
+    from gspo_cli.shell import quote
+
+    doctor = f"gspo env doctor --preset {quote(preset.name)}"
+    return f"the cluster's {devices.of(preset).name} nodes ({doctor} on a node, or {doctor} --cluster from here)"
+
+
+def probe(preset: Preset, python: str | None = "", run: Probe | None = None, *, runs_here: bool = False
+          ) -> Environment:
     """The environment of a verl job of `preset` as the interpreter `python` has it ("": this one; None: a named
-    cluster's, not probed)."""
-    blocking = cpu.applies(preset)
+    cluster's, not probed). It blocks where the job runs with `python` for sure: on a CPU, or `runs_here` (--local).
+    An accelerator preset on a host without its devices is judged on the nodes (`checked_on`), not here."""
+    blocking = cpu.applies(preset) or runs_here
+    elsewhere = "" if blocking or devices.on_this_host(devices.of(preset)) else checked_on(preset)
     if python is None:
         return Environment("verl", needs(preset), route_fix(preset), None, blocking=False)
     python = python or sys.executable
@@ -127,4 +141,4 @@ def probe(preset: Preset, python: str | None = "", run: Probe | None = None) -> 
     missing = tuple(judge(preset, facts))
     fixes = list(dict.fromkeys(m.fix for m in missing)) or [route_fix(preset)]
     return Environment("verl", needs(preset), "; ".join(fixes), python, missing, blocking=blocking,
-                       seconds=float(facts.get("seconds") or 0.0))
+                       seconds=float(facts.get("seconds") or 0.0), checked_on=elsewhere)

@@ -200,9 +200,11 @@ def make_plan(
     python: str = "python3",
     env_python: str | None = "",
     env: Environment | None = None,
+    runs_here: bool = False,
 ) -> Plan:
     """Everything `gspo train` decides before launch. Never calls Ray. `env_python`: the interpreter the job runs
-    with, whose environment is probed ("": this one; None: a named cluster's, not probed), unless `env` is given."""
+    with, whose environment is probed ("": this one; None: a named cluster's, not probed), unless `env` is given;
+    `runs_here`: the job runs in this process (--local), so what it lacks blocks."""
     from gspo_cli.data import manifest as prepared
     from gspo_cli.engines.verl import preflight, schema_check
     from gspo_cli.engines.verl.compile import compile_preset
@@ -236,7 +238,7 @@ def make_plan(
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
                 entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
                 timings=timings, device=device, need=cluster.cluster_need(preset),
-                environment=env if env is not None else environment.probe(preset, env_python))
+                environment=env if env is not None else environment.probe(preset, env_python, runs_here=runs_here))
     if schema:
         t = time.perf_counter()
         try:
@@ -377,15 +379,16 @@ def launch_request(req: TrainRequest) -> int:
     preset_ref = None if req.resume else req.preset_ref
     # the environment first: what the job's interpreter lacks stops `gspo train` before anything else is done
     # (issue #33: from .venv a tiny-verl job failed after 36 s of verl start-up on trl); the dry-run reports it
-    env_python = None if _named_cluster(req.preset, req.address) else sys.executable
+    env_python = sys.executable if req.local or not _named_cluster(req.preset, req.address) else None
     env = None
     if not req.dry_run:
         from gspo_cli.engines.verl import environment
 
-        env = environment.probe(req.preset, env_python)
+        env = environment.probe(req.preset, env_python, runs_here=req.local)
         raise_if_missing(env)
     plan = make_plan(preset_ref, req.sets, run_name=req.run_name, resume=req.resume,
-                     python=_entry_python(req.preset, req.address), env_python=env_python, env=env)
+                     python=_entry_python(req.preset, req.address), env_python=env_python, env=env,
+                     runs_here=req.local)
     if req.dry_run:
         if req.json_out:
             print_json({**plan.to_json(), "trust_remote_code": trust.field(req.trust_remote_code)})

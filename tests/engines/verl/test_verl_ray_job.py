@@ -74,13 +74,13 @@ def test_verl_job_accepts_our_config_then_stops_for_lack_of_an_accelerator(ray_h
     assert "verl exited with code 1: ValueError: Total available GPUs 0 is less than total desired GPUs 1" in err
     # verl's own output stays in the job log (one line says where); gspo shows the lines that say why it failed,
     # and adds no traceback of its own (no gspo_cli frame anywhere).
-    assert f"Job log (verl's and vLLM's own output; --verbose streams it here): gspo jobs logs {job_id}" in err
+    assert f"Job log (verl's and vLLM's own output; --verbose streams it here): gspo jobs logs {job_id} --raw" in err
     assert "[validate_config] All configuration checks passed" not in err and "torchtitan" not in err
     assert "Why, from the job log" in err
     assert 'gspo_cli/' not in "".join(line for line in err.splitlines() if line.strip().startswith("File "))
-    assert err.rstrip().endswith(f"Full log: gspo jobs logs {job_id}")
+    assert err.rstrip().endswith(f"Full log: gspo jobs logs {job_id} --raw")
 
-    log = gspo("jobs", "logs", job_id, "--address", ray_head.dashboard_url).stdout
+    log = gspo("jobs", "logs", job_id, "--raw", "--address", ray_head.dashboard_url).stdout
     accepted = log.find("[validate_config] All configuration checks passed successfully!")
     stopped = log.find("Total available GPUs 0 is less than total desired GPUs 1")
     assert 0 <= accepted < stopped, log[-4000:]
