@@ -61,7 +61,10 @@ def request(preset: Preset) -> dict[str, tuple[str, ...]]:
     modules: tuple[str, ...] = ("trl", "trl.experimental.ppo")
     if cpu.applies(preset):
         modules += (_platform_module(), PLATFORM_API)
-    return {"dists": ("verl", device.vllm_distribution, "vllm", "trl"), "modules": modules,
+    dists: tuple[str, ...] = ("verl", device.vllm_distribution, "vllm", "trl")
+    if _modelscope(preset):
+        dists += ("modelscope",)
+    return {"dists": dists, "modules": modules,
             "exports": (f"trl:{TRL_CLASS}",)}
 
 
@@ -105,7 +108,17 @@ def judge(preset: Preset, facts: dict[str, Any]) -> list[Missing]:
         absent = [m for m in (_platform_module(), PLATFORM_API) if modules.get(m) is None]
         missing.append(Missing("gspo's verl CPU platform", f"verl loads {_platform_module()} into its platform "
                                f"registry; not found: {', '.join(absent)}", fix))
+    if _modelscope(preset) and dists.get("modelscope") is None:
+        missing.append(Missing("modelscope", "the preset's hub is ModelScope: the job runs with VERL_USE_MODELSCOPE=true "
+                               "and `import verl` then imports modelscope (verl/__init__.py)",
+                               "pip install 'gspo[modelscope]' in the job's interpreter", "modelscope"))
     return missing
+
+
+def _modelscope(preset: Preset) -> bool:
+    from gspo_cli.config import hub as hubs
+
+    return hubs.of(preset).name == hubs.MODELSCOPE
 
 
 def probe(preset: Preset, python: str | None = "", run: Probe | None = None) -> Environment:
