@@ -66,6 +66,10 @@ ALLOWED_NAMES: tuple[tuple[str, str], ...] = (
     ("RAY_DEDUP_LOGS", "shared/reference/verl/run_qwen3_32b_fsdp.sh, run_qwen3_8b_fsdp.sh"),
     ("RAY_EXPERIMENTAL_NOSET_*", "verl/plugin/platform/platform_npu.py; config/devices.py (Ray's NOSET switches)"),
     ("VERL_LOGGING_LEVEL", "verl's log level"),
+    ("VERL_USE_MODELSCOPE", "verl/__init__.py (verl 0.9.1): 'true' patches transformers' hub to ModelScope "
+                            "(modelscope.utils.hf_util.patch_hub); gspo sets it from the preset's hub: (config/hub.py)"),
+    ("MODELSCOPE_*", "ModelScope's client settings (modelscope_hub/constants.py: MODELSCOPE_CACHE, timeouts; "
+                     "MODELSCOPE_API_TOKEN is a secret by its name); MODELSCOPE_ENDPOINT is shown (below)"),
     ("PYTHONUNBUFFERED", f"{_REF}/run_gspo_qwen3_8b_fsdp2_npu.sh:154 (output only; the other PYTHON* are refused)"),
     ("PYTHONHASHSEED", "reproducible hashing (no code)"),
     ("PYTHONFAULTHANDLER", "tracebacks on a crash (no code)"),
@@ -111,6 +115,8 @@ REFUSED_NAMES: tuple[tuple[str, str], ...] = (
 # Allowed by family, but shown: the value sends data elsewhere.
 SHOWN_NAMES: tuple[tuple[str, str], ...] = (
     ("HF_ENDPOINT", "hub requests (with HF_TOKEN) go to this address"),
+    ("MODELSCOPE_ENDPOINT", "ModelScope requests (with its token) go to this address (set it with hub.endpoint)"),
+    ("MODELSCOPE_DOMAIN", "ModelScope requests go to this host (the older name of MODELSCOPE_ENDPOINT)"),
 )
 
 

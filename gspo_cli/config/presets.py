@@ -372,7 +372,7 @@ def _describe_validation_error(exc: Any, data: dict[str, Any], origins: Origins,
             msg = msg[len("Value error, "):]
         if err["type"] not in ("missing", "extra_forbidden") and "input" in err and not isinstance(
             err["input"], dict | list
-        ) and tuple(map(str, loc[:2])) != ("env", "vars"):  # a variable's value may be a secret: never echoed
+        ) and tuple(map(str, loc[:2])) not in (("env", "vars"), ("hub", "endpoint")):  # may hold a secret: not echoed
             msg += f" (got {err['input']!r})"
         messages.append(f"{where + ': ' if where else ''}{key + ': ' if loc else ''}{msg}")
     head = messages[0]

@@ -17,6 +17,7 @@ from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLI
 from gspo_cli.config.eval_schema import EvalSection
 from gspo_cli.config.filter_groups import FilterGroups
 from gspo_cli.config.health import HealthSection, RestartSection
+from gspo_cli.config.hub import HubSection
 from gspo_cli.config.megatron import MegatronSection, check_preset
 from gspo_cli.config.rollout_correction import RolloutCorrection
 from gspo_cli.config.section import NonNegInt, OneLine, PositiveFloat, PositiveInt, Probability, Section
@@ -358,6 +359,8 @@ class Preset(Section):
     eval: EvalSection = Field(default_factory=EvalSection)
     env: EnvSection = Field(default_factory=EnvSection)
     reward: RewardSection = Field(default_factory=RewardSection)
+    # Where models and datasets download from (config/hub.py): huggingface | modelscope, optional mirror.
+    hub: HubSection = Field(default_factory=HubSection)
     upstream: UpstreamSection = Field(default_factory=UpstreamSection)
     paths: PathsSection = Field(default_factory=PathsSection)
     overrides: OverridesSection = Field(default_factory=OverridesSection)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gspo_cli import layout
+from gspo_cli.config import hub as hubs
 from gspo_cli.errors import DataError
 from gspo_cli.shell import command
 
@@ -74,6 +75,9 @@ def data_key(source: str, preset) -> str:
             "path": str(Path(spec.input).expanduser().resolve()) if spec.input else None,
             "hub_repo": spec.hub_repo, "hub_filename": spec.hub_filename, "revision": spec.revision,
         }
+        hub = hubs.of(preset)
+        if not spec.input and hub.name != hubs.HUGGINGFACE:  # the same repo id on two hubs is not the same bytes
+            ident["input"]["hub"] = hub.name
     blob = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:8]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gspo_cli import __version__, layout
+from gspo_cli.config import hub as hubs
 from gspo_cli.config.benchmarks import BUILTIN_BENCHMARKS
 from gspo_cli.data import fetch, sources
 from gspo_cli.data import manifest as mf
@@ -115,7 +116,11 @@ def _outputs_intact(source_dir: Path, manifest: dict[str, Any], splits) -> bool:
     return True
 
 
-def _locate_input(item: Item, source_dir: Path, input_path: str | None, previous) -> tuple[dict | None, Any]:
+def _split_of(source: str, preset) -> str:
+    return "train" if preset.data.train.source == source else "val"
+
+
+def _locate_input(item: Item, preset, source_dir: Path, input_path: str | None, previous) -> tuple[dict | None, Any]:
     """The raw input's identity (path, size, sha256, origin) and the hub revision it came from; (None, revision)
     for a synthetic source."""
     src = sources.get(item.source)
@@ -131,6 +136,9 @@ def _locate_input(item: Item, source_dir: Path, input_path: str | None, previous
         revision=revision,
         source_dir=source_dir,
         option=f"--input {item.source}",
+        hub=hubs.of(preset),
+        revision_key=(f"data.{_split_of(item.source, preset)}.revision" if spec is not None
+                      else f"revision (a source the preset does not name: --input {item.source}=PATH)"),
     )
     if where.get("origin") == "local":
         revision = None  # a local file has no hub revision
@@ -210,7 +218,7 @@ def prepare_one(
     previous = mf.load(source_dir / "manifest.json")
     t0 = time.perf_counter()
     # downloads are cached per source (`<source>/raw/`), shared by every keyed set
-    input_info, revision = _locate_input(item, data_dir / item.source, input_path, previous)
+    input_info, revision = _locate_input(item, preset, data_dir / item.source, input_path, previous)
     fingerprint = _fingerprint(item.source, item.splits, settings, input_info and input_info["sha256"], revision)
     if (
         not force

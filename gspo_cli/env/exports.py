@@ -161,6 +161,27 @@ def _env_rule(preset: Any) -> list[str]:
     return [v.line() for v in env_rule.unreviewed(preset.env.vars)]
 
 
+def _hub_exports(preset: Any) -> list[tuple[str, str, str]]:
+    """The variables of the preset's hub (config/hub.py), judged by the same env-var rule as env.vars: a refused
+    name would be a bug here, and a preset setting the same variable to another value is refused (one fact, one
+    place: `hub:`)."""
+    from gspo_cli.config import env_rule
+    from gspo_cli.config import hub as hubs
+
+    hub = hubs.of(preset)
+    out = []
+    for name, value in hub.job_vars().items():
+        verdict = env_rule.judge(name)
+        if verdict.kind == env_rule.REFUSED:
+            raise ConfigError(f"hub: {verdict.line()}", "report this: the hub's variables must pass the env-var rule")
+        if name in preset.env.vars and preset.env.vars[name] != value:
+            raise ConfigError(f"env.vars.{name} contradicts the hub ({hub.describe()})",
+                              f"remove {name} from env.vars and choose the hub with hub.name / hub.endpoint")
+        if name not in preset.env.vars:
+            out.append((name, value, f"hub: {hub.describe()}"))
+    return out
+
+
 def _fit(preset: Any, name: str, value: str) -> tuple[str, str]:
     """(value, why): the preset's value adjusted to the rollout mode and HCCL's AIV cap."""
     npu = devices.of(preset).ascend  # `auto` resolved on this host (config/devices.py)
@@ -215,6 +236,7 @@ def build(preset: Any, *, host: Host | None = None, stack: str | None = None, fa
             continue
         value, why = _fit(preset, name, value)
         result.exports.append((name, value, why))
+    result.exports += _hub_exports(preset)
     if npu:
         # verl's NPU platform names this variable (verl/plugin/platform/platform_npu.py): Ray must not rewrite
         # ASCEND_RT_VISIBLE_DEVICES per actor, verl assigns devices to its colocated workers itself.

@@ -37,7 +37,7 @@ def _data_check(req) -> Check:
     return Check("data", OK, f"prepared: {path}{old}")
 
 
-def _model_config(path: str) -> tuple[Check, Path | None]:
+def _model_config(path: str, preset=None) -> tuple[Check, Path | None]:
     """(model check, the folder holding its config.json, or None)."""
     if path.startswith("builtin:"):
         from gspo_cli.models import builtin
@@ -57,6 +57,12 @@ def _model_config(path: str) -> tuple[Check, Path | None]:
             return Check("model", ERROR, f"{local} has no config.json (not a Hugging Face model folder)",
                          ["model.path"], "point model.path at the folder that holds config.json"), None
         return Check("model", OK, f"local folder {local}"), local
+    from gspo_cli.config import hub as hubs
+
+    if hubs.resolve(getattr(preset, "hub", None)).name == hubs.MODELSCOPE:
+        return Check("model", ERROR, f"{path} is a hub id and the hub is ModelScope: the native engine loads hub ids "
+                     "from the Hugging Face Hub only", ["model.path", "hub.name"],
+                     f"modelscope download --model {path} --revision REV --local_dir DIR, then set model.path to DIR"), None
     from gspo_cli.models.reachable import check_hub_id
 
     hub = check_hub_id(path)
@@ -101,15 +107,16 @@ def _memory_check(preset: Preset, folder: Path | None) -> Check:
 
 
 def checks(req: TrainRequest) -> list[Check]:
-    """The native preflight: data, model, memory, trackers."""
+    """The native preflight: data, model, memory, trackers, hub."""
     import os
 
     from gspo_cli.config import trackers
+    from gspo_cli.data import hub_check
     from gspo_cli.engines.native.inputs import run_path
 
-    model_check, cfg = _model_config(req.preset.model.path)
+    model_check, cfg = _model_config(req.preset.model.path, req.preset)
     tracked = trackers.check(req.preset, run_path(req), os.environ, trackers.missing_here(req.preset))
-    return [_data_check(req), model_check, _memory_check(req.preset, cfg), tracked]
+    return [_data_check(req), model_check, _memory_check(req.preset, cfg), tracked, *hub_check.checks(req.preset)]
 
 
 def dry_run(req: TrainRequest) -> int:

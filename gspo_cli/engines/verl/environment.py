@@ -65,7 +65,10 @@ def request(preset: Preset) -> dict[str, tuple[str, ...]]:
     if cpu.applies(preset):
         modules += (_platform_module(), PLATFORM_API)
     modules += tuple(t.module for t in trackers.used(preset))  # trainer.loggers: verl's Tracking imports them
-    return {"dists": ("verl", device.vllm_distribution, "vllm", "trl"), "modules": modules,
+    dists: tuple[str, ...] = ("verl", device.vllm_distribution, "vllm", "trl")
+    if _modelscope(preset):
+        dists += ("modelscope",)
+    return {"dists": dists, "modules": modules,
             "exports": (f"trl:{TRL_CLASS}",)}
 
 
@@ -111,7 +114,17 @@ def judge(preset: Preset, facts: dict[str, Any]) -> list[Missing]:
                                f"registry; not found: {', '.join(absent)}", fix))
     missing += [Missing(module, "trainer.loggers names it: verl's Tracking imports it at the job's start", how, module)
                 for module, how in trackers.missing_modules(preset, modules)]
+    if _modelscope(preset) and dists.get("modelscope") is None:
+        missing.append(Missing("modelscope", "the preset's hub is ModelScope: the job runs with VERL_USE_MODELSCOPE=true "
+                               "and `import verl` then imports modelscope (verl/__init__.py)",
+                               "pip install 'gspo[modelscope]' in the job's interpreter", "modelscope"))
     return missing
+
+
+def _modelscope(preset: Preset) -> bool:
+    from gspo_cli.config import hub as hubs
+
+    return hubs.of(preset).name == hubs.MODELSCOPE
 
 
 def checked_on(preset: Preset) -> str:

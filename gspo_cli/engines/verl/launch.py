@@ -217,6 +217,7 @@ def make_plan(
     if loaded.preset.trainer.engine != "verl":
         raise ConfigError(f"preset {loaded.preset.name} uses trainer.engine={loaded.preset.trainer.engine}, not verl",
                           "this path compiles verl jobs; the native engine runs through `gspo train` directly")
+    from gspo_cli.data import hub_check
     from gspo_cli.engines.verl import cluster, environment
 
     device = cluster.device(loaded.preset)  # `auto` resolved once, here: the job file records it
@@ -226,6 +227,7 @@ def make_plan(
     t = time.perf_counter()
     report = preflight.run(preset)
     report.checks.append(trackers.check(preset, run_dir, os.environ, []))  # packages: the environment probe's
+    report.checks += hub_check.checks(preset)  # where the model and data download from (data/hub_check.py)
     timings["preflight"] = time.perf_counter() - t
 
     compiled = compile_preset(
