@@ -48,6 +48,7 @@ class Row:
 
     def add(self, measured: tuple[float, float, int, str], marker: str = "Verdict:") -> None:
         wall, cpu, self.rc, out = measured
+        print(f"{self.name}: wall {wall:.2f} s, cpu {cpu:.2f} s, exit {self.rc}", file=sys.stderr, flush=True)
         self.wall.append(wall)
         self.cpu.append(cpu)
         self.verdict = _first(out, marker)
