@@ -97,9 +97,17 @@ def launch(req: TrainRequest) -> int:
                                            takeover="it resumes from its newest checkpoint"))
     code = jobs.run_job(job, address=req.address, local=req.local, json_out=req.json_out, follow=req.follow)
     # stderr, so it is there with --json too (stdout then holds only the result)
-    err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}",
-              highlight=False)
+    err.print(where_lines(run_dir), highlight=False)
     return code
+
+
+def where_lines(run_dir: Path) -> str:
+    """Where the run's files are: only those that exist (trainer.save_freq=-1 saves no checkpoint)."""
+    from gspo_cli import layout
+
+    ckpts = layout.checkpoints_dir(run_dir)
+    saved = ckpts if layout.list_steps(run_dir) else "none saved (trainer.save_freq)"
+    return f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {saved}"
 
 
 def _check_model(path: str) -> None:
