@@ -38,9 +38,8 @@ from gspo_cli.errors import ConfigError
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
-    from gspo_cli.engines.verl.verl_verdict import Pending
-
     from gspo_cli.config.presets import LoadedPreset
+    from gspo_cli.engines.verl.verl_verdict import Pending
 
 
 @dataclass
