@@ -13,7 +13,7 @@ TORCH_INDEX_ARGS := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 SWANLAB_PKGS := swanlab nvidia-ml-py prettytable pwinput pydantic-settings pyecharts pyroaring python-dotenv simplejson watchdog wcwidth
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: install test test-fast lint typecheck demo bench clean engine test-engine test-engine-long
+.PHONY: install test test-fast lint typecheck demo demo-summary bench clean engine test-engine test-engine-long
 
 install: $(STAMP)
 
@@ -105,12 +105,18 @@ demo: install
 	$(GSPO) eval arith --preset tiny --model $(DEMO_RUN):all
 	$(GSPO) report $(DEMO_RUN)
 	$(GSPO) runs list
+	@$(MAKE) --no-print-directory demo-summary DEMO_RUN=$(DEMO_RUN)
+
+# What the demo made (no install: tests/test_docs.py runs it on a run folder of its own). Checkpoints in step order
+# (global_step_50 before global_step_100: sorted on the number, not the text).
+demo-summary:
 	@run="$${GSPO_HOME:-$$HOME/.gspo}/runs/$(DEMO_RUN)"; \
 	echo ""; \
 	echo "Demo finished. Run folder:  $$run"; \
 	echo "  resolved preset:          $$run/config.yaml"; \
 	echo "  metrics (verl format):    $$run/metrics.jsonl"; \
-	echo "  checkpoints (HF folders): $$(ls -d $$run/checkpoints/global_step_* | tr '\n' ' ')"; \
+	echo "  checkpoints (HF folders): $$run/checkpoints/ $$(cd "$$run/checkpoints" 2>/dev/null && \
+	  ls -d global_step_* 2>/dev/null | sort -t_ -k3,3n | tr '\n' ' ')"; \
 	echo "  eval results:             $$(ls -d $$run/eval/* 2>/dev/null | tr '\n' ' ')"; \
 	echo "  curves + summary:         $$run/report/"; \
 	echo "gspo is $(GSPO); put it on your PATH with: source $(VENV)/bin/activate"; \

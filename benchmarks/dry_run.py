@@ -1,17 +1,18 @@
-"""Time `gspo train --preset qwen3-32b --dry-run` to its verdict, next to the time verl itself takes to reject a
-typo'd key, in one run.
+"""Cold and warm `gspo train --preset qwen3-32b --dry-run` side by side, for one or more source trees.
 
-    .venv/bin/python benchmarks/dry_run.py [--repeat 3]
+    .venv/bin/python benchmarks/dry_run.py [--repeat 5] [--tree .] [--tree /path/to/other/checkout] [--typo]
 
-Rows:
-- gspo dry-run, cold: a fresh $GSPO_HOME, so verl's validators run (imports verl, torch, transformers).
-- gspo dry-run, warm, before: the same preset again, stage 1 (Hydra compose + type check) run although the verdict
-  is cached (GSPO_VERL_CHECK_RECOMPOSE=1, how every warm dry-run worked before).
-- gspo dry-run, warm: the same preset again: the cached verdict covers both stages, no compose.
-- gspo dry-run, typo'd --set: `--set overrides.verl=[...lrr=...]` rejected at Hydra compose (exit 2).
-- verl main_ppo, typo'd key: `python -m verl.trainer.main_ppo <the compiled overrides> <typo>` until it exits;
-  this is what a user without gspo waits for before seeing the same error (verl imports torch and ray first).
-Each figure is wall time of a fresh process until it exits (the verdict is its last line), median of --repeat.
+Every figure is a fresh process until it exits (the verdict is its last line); rows per tree:
+- cold: a fresh $GSPO_HOME (no cache of gspo's: verl's validators run), Python's bytecode cache (__pycache__) as
+  installed, i.e. warm: what a user's second command after `pip install` sees.
+- cold, bytecode cold too: the same with PYTHONPYCACHEPREFIX pointing at an empty folder, so Python compiles every
+  module it imports (gspo's, verl's, torch's) from source: a first command right after an install that wrote no
+  bytecode.
+- warm: the same $GSPO_HOME again (verl's verdict for these overrides cached).
+The trees' runs are interleaved, repetition by repetition, so each sees the same load. Columns: wall seconds
+(median, min, max) and CPU seconds (user+sys of the process and the children it waited for, median), which moves
+far less than wall time on a loaded machine. `--typo` adds the rows of a typo'd `--set` (rejected at compose) and of
+`python -m verl.trainer.main_ppo` with the same typo (verl alone), for the first tree.
 """
 
 from __future__ import annotations
@@ -27,78 +28,91 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TYPO = "actor_rollout_ref.actor.optim.lrr=2e-6"
+DRY = ["train", "--preset", "qwen3-32b", "--dry-run"]
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, str]:
+    """(wall s, cpu s, exit code, output) of one fresh process."""
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, cwd=env.get("BENCH_CWD", REPO), capture_output=True, text=True)
-    return time.perf_counter() - t0, proc.returncode, proc.stdout + proc.stderr
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, proc.returncode, out
+
+
+class Row:
+    def __init__(self, name: str):
+        self.name, self.wall, self.cpu, self.rc, self.verdict = name, [], [], 0, ""
+
+    def add(self, measured: tuple[float, float, int, str], marker: str = "Verdict:") -> None:
+        wall, cpu, self.rc, out = measured
+        print(f"{self.name}: wall {wall:.2f} s, cpu {cpu:.2f} s, exit {self.rc}", file=sys.stderr, flush=True)
+        self.wall.append(wall)
+        self.cpu.append(cpu)
+        self.verdict = _first(out, marker)
+
+    def line(self) -> str:
+        w = self.wall
+        return (f"| {self.name:58} | {statistics.median(w):6.2f} | {min(w):6.2f} | {max(w):6.2f} | "
+                f"{statistics.median(self.cpu):6.2f} | {self.rc:4} | {self.verdict[:70]} |")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--tree", action="append", help="a gspo source tree (default: this one); repeat to compare")
+    ap.add_argument("--typo", action="store_true", help="also time a typo'd --set and verl alone (first tree)")
     args = ap.parse_args()
-    gspo = [sys.executable, "-m", "gspo_cli"]
-    rows: list[tuple[str, list[float], int, str]] = []
+    trees = [Path(t).resolve() for t in (args.tree or [str(REPO)])]
+    rows: dict[tuple[Path, str], Row] = {}
     with tempfile.TemporaryDirectory() as tmp:
         base = dict(os.environ, COLUMNS="160")
         base.pop("RAY_ADDRESS", None)
-
-        cold = []
         for i in range(args.repeat):
-            env = dict(base, GSPO_HOME=f"{tmp}/cold{i}")
-            t, rc, out = timed([*gspo, "train", "--preset", "qwen3-32b", "--dry-run"], env)
-            assert "Verdict:" in out, out[-2000:]
-            cold.append(t)
-        rows.append(("gspo train --dry-run (cold: verl validators run)", cold, rc, _verdict(out)))
-
-        env = dict(base, GSPO_HOME=f"{tmp}/cold0")
-        # before/after in one run: the warm path as it was (stage 1, Hydra compose + types, on every call) and as
-        # it is (the cached verdict covers stage 1 too: no compose); interleaved, so both see the same load.
-        before, warm = [], []
-        for _ in range(args.repeat):
-            t, rc, out = timed([*gspo, "train", "--preset", "qwen3-32b", "--dry-run"],
-                               dict(env, GSPO_VERL_CHECK_RECOMPOSE="1"))
-            before.append(t)
-            t, rc, out = timed([*gspo, "train", "--preset", "qwen3-32b", "--dry-run"], env)
-            warm.append(t)
-        rows.append(("warm, before: compose on every call", before, rc, _verdict(out)))
-        rows.append(("gspo train --dry-run (warm: verl verdict cached)", warm, rc, _verdict(out)))
-
-        typo = []
-        for _ in range(args.repeat):
-            t, rc, out = timed([*gspo, "train", "--preset", "qwen3-32b", "--dry-run", "--set",
-                                f"overrides.verl=[{TYPO}]"], env)
-            typo.append(t)
-        rows.append(("gspo train --dry-run --set typo", typo, rc, _first(out, "rejected override")))
-
-        # verl itself, with exactly the overrides gspo compiled plus the typo.
-        sys.path.insert(0, str(REPO))
-        os.environ["GSPO_HOME"] = f"{tmp}/cold0"
-        from gspo_cli.engines.verl import launch
-
-        plan = launch.make_plan("qwen3-32b", [], schema=False)
-        verl_cmd = [sys.executable, "-m", "verl.trainer.main_ppo", *plan.compiled.overrides, TYPO]
-        vt = []
-        vdir = Path(tmp) / "verl-cwd"
-        vdir.mkdir()
-        for _ in range(args.repeat):
-            t, rc, out = timed(verl_cmd, dict(base, BENCH_CWD=str(vdir), HYDRA_FULL_ERROR="0"))
-            vt.append(t)
-        rows.append(("python -m verl.trainer.main_ppo ... typo (verl alone)", vt, rc,
-                     _first(out, "Could not override")))
-
-    print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; median and best of {args.repeat}")
-    print(f"| {'what':54} | median s | min s | exit | verdict |")
-    print(f"|{'-' * 56}|---------:|------:|-----:|---------|")
-    for name, times, rc, verdict in rows:
-        print(f"| {name:54} | {statistics.median(times):8.2f} | {min(times):5.2f} | {rc:4} | {verdict[:90]} |")
+            for n, tree in enumerate(trees):
+                env = dict(base, PYTHONPATH=str(tree))
+                gspo = [sys.executable, "-m", "gspo_cli"]
+                for kind, extra in (("cold", {}), ("cold, bytecode cold too",
+                                                   {"PYTHONPYCACHEPREFIX": f"{tmp}/pyc-{n}-{i}"})):
+                    home = f"{tmp}/home-{n}-{i}-{len(extra)}"
+                    row = rows.setdefault((tree, kind), Row(f"{_label(tree, trees)}{kind}"))
+                    row.add(timed([*gspo, *DRY], dict(env, GSPO_HOME=home, **extra), tree))
+                row = rows.setdefault((tree, "warm"), Row(f"{_label(tree, trees)}warm"))
+                row.add(timed([*gspo, *DRY], dict(env, GSPO_HOME=f"{tmp}/home-{n}-{i}-0"), tree))
+        if args.typo:
+            _typo_rows(trees[0], base, tmp, args.repeat, rows)
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; {args.repeat} runs each")
+    print(f"| {'what':58} | median | min    | max    | cpu s  | exit | verdict |")
+    print(f"|{'-' * 60}|-------:|-------:|-------:|-------:|-----:|---------|")
+    for row in rows.values():
+        print(row.line())
     return 0
 
 
-def _verdict(out: str) -> str:
-    return _first(out, "Verdict:")
+def _typo_rows(tree: Path, base: dict[str, str], tmp: str, repeat: int, rows: dict[tuple[Path, str], Row]) -> None:
+    env = dict(base, PYTHONPATH=str(tree), GSPO_HOME=f"{tmp}/home-0-0-0")
+    typo = rows.setdefault((tree, "typo"), Row("--set overrides.verl=[...lrr=2e-6] (rejected at compose)"))
+    for _ in range(repeat):
+        typo.add(timed([sys.executable, "-m", "gspo_cli", *DRY, "--set", f"overrides.verl=[{TYPO}]"], env, tree),
+                 "rejected override")
+    # verl itself, with exactly the overrides gspo compiled plus the typo.
+    sys.path.insert(0, str(tree))
+    os.environ["GSPO_HOME"] = env["GSPO_HOME"]
+    from gspo_cli.engines.verl import launch
+
+    plan = launch.make_plan("qwen3-32b", [], schema=False)
+    vdir = Path(tmp) / "verl-cwd"
+    vdir.mkdir()
+    verl = rows.setdefault((tree, "verl"), Row("python -m verl.trainer.main_ppo ... typo (verl alone)"))
+    for _ in range(repeat):
+        verl.add(timed([sys.executable, "-m", "verl.trainer.main_ppo", *plan.compiled.overrides, TYPO],
+                       dict(base, HYDRA_FULL_ERROR="0"), vdir), "Could not override")
+
+
+def _label(tree: Path, trees: list[Path]) -> str:
+    return f"[{tree.name}] " if len(trees) > 1 else ""
 
 
 def _first(out: str, marker: str) -> str:

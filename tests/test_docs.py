@@ -4,6 +4,7 @@ the flags they show, the quickstart block runs as written, and the README file t
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from pathlib import Path
 
@@ -132,3 +133,20 @@ def test_make_demo_runs_the_quickstart_block():
                  for ln in demo.splitlines() if ln.strip().startswith("$(GSPO)")]
     block = [re.sub(r"\s+", " ", c) for c in command_lines("docs/quickstart.md")][:len(make_cmds)]
     assert make_cmds == block
+
+
+def test_make_demo_lists_checkpoints_in_step_order(tmp_path):
+    """Issue 44: the demo's summary listed checkpoints in text order (global_step_100 before global_step_50)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    steps = [500, 5, 100, 50]
+    for step in steps:
+        (tmp_path / "runs" / "demo-x" / "checkpoints" / f"global_step_{step}").mkdir(parents=True)
+    proc = subprocess.run(["make", "-s", "-C", str(REPO), "demo-summary", "DEMO_RUN=demo-x"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "GSPO_HOME": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [ln for ln in proc.stdout.splitlines() if "checkpoints (HF folders)" in ln]
+    assert re.findall(r"global_step_(\d+)", line) == [str(s) for s in sorted(steps)]

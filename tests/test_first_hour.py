@@ -47,7 +47,23 @@ def test_rerunning_a_finished_native_run_says_so_and_how_to_extend(gspo, gspo_ho
                 "--set", "trainer.save_freq=20")
     assert proc.returncode == 0, proc.stderr
     assert "Run done is already complete: checkpoint at step 40 of trainer.total_training_steps=40" in proc.stderr
-    assert "--set trainer.save_freq=20 --set trainer.total_training_steps=80" in proc.stderr
+    # issue 44: the next commands are those `gspo runs show` suggests for the run, from one source
+    # (runs/catalog.commands); before, this message had its own list (extend with --preset, a new run, BENCH)
+    run = gspo_home / "runs" / "done"
+    import yaml
+
+    (run / "config.yaml").write_text(yaml.safe_dump({"name": "tiny", "trainer": {
+        "engine": "native", "total_training_steps": 40, "save_freq": 20}}))
+    (run / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "data": {"critic/rewards/mean": 0.5}}) + "\n" for s in range(1, 41)))
+    proc = gspo("train", "--preset", "tiny", "--run-name", "done", "--set", "trainer.total_training_steps=40",
+                "--set", "trainer.save_freq=20")
+    complete = proc.stderr.split("Next:\n", 1)[1].splitlines()
+    shown = gspo("runs", "show", "done", env={"COLUMNS": "200"}).stdout.split("Next\n", 1)[1].splitlines()
+    said = [" ".join(line.split()) for line in complete if line.strip()]
+    assert said and said == [" ".join(line.split()) for line in shown if line.strip()][:len(said)]
+    assert any(line.startswith("extend gspo train --resume done --set trainer.total_training_steps=80")
+               for line in said), said
+    assert "BENCH" not in proc.stderr
     proc = gspo("train", "--preset", "tiny", "--set", "trainer.total_training_steps=4", "--dry-run")
     # a run shorter than save_freq / test_freq is accepted: both engines save and validate on the last step (#40;
     # before, this dry-run refused it: "save_freq=50 is larger ... it would never fire")

@@ -34,3 +34,23 @@ def test_non_editable_install_finds_builtin_presets(tmp_path):
     assert info["file"].startswith(str(target)), "imported the source tree, not the installed copy"
     assert {"qwen3-32b-4x16", "tiny", "nightly-gspo-qwen3-8b-a2"} <= set(info["names"])
     assert info["baselines"] == ["run_gspo_qwen3_30b_megatron_npu", "run_gspo_qwen3_8b_fsdp2_npu"]
+
+
+def test_wheel_builds_without_setuptools_warnings_and_holds_the_data(tmp_path):
+    """Issue 44: `make install` printed ~40 lines of setuptools' "Package would be ignored" for the data-only folder
+    gspo_cli/accept/baselines (no __init__.py). It is a package in setup.py now; the wheel still holds its files."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(REPO)],
+        capture_output=True, text=True, timeout=300, check=True,
+    )
+    out = proc.stdout + proc.stderr
+    assert "would be ignored" not in out and "absent from setuptools' `packages`" not in out, out
+    import zipfile
+
+    (wheel,) = tmp_path.glob("gspo-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {f"gspo_cli/accept/baselines/{p.name}" for p in (REPO / "gspo_cli/accept/baselines").glob("*.json")}
+    presets = {f"gspo_cli/builtin_presets/{p.name}" for p in (REPO / "presets").glob("*.yaml")}
+    assert len(shipped) >= 2 and shipped <= names and presets <= names
+    data = {str(p.relative_to(REPO)) for p in (REPO / "gspo_cli").rglob("*") if p.suffix in (".json", ".jinja")}
+    assert data <= names  # every data file under gspo_cli, not only the baselines

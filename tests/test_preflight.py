@@ -179,3 +179,15 @@ def test_a_run_shorter_than_its_frequencies_is_accepted_and_told_what_happens():
     assert when.status == "info" and when.message.startswith("saves and validates at step 4 only (the last step)")
     full = fired(report([], name="tiny-verl", data=DataFacts(train_rows=2000, val_rows=64)), "checkpoints and validation")
     assert full.message.startswith("saves every 4 steps (steps 4, 8, 12, ..., 24); validates every 8 steps")
+
+
+def test_a_cpu_preset_gets_no_device_memory_warning():
+    """Issue 44: every tiny-verl `train` warned that profile 'cpu' is not a known device-memory profile. verl on a
+    CPU has no device memory but host RAM: an info row, no warning; an accelerator preset still gets the warning."""
+    preset = presets.load_preset("tiny-verl", [])
+    rep = preflight.evaluate(preset, preflight.facts_for(preset.model.path), DataFacts(train_rows=2000, val_rows=64))
+    row = fired(rep, "device memory")
+    assert row.status == "info" and "host RAM" in row.message
+    assert not [w for w in rep.warnings if w.name == "device memory"]
+    control = fired(report(["cluster.profile=mystery"]), "device memory")  # an NPU preset without a known profile
+    assert control.status == "warn"

@@ -339,6 +339,8 @@ def memory_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
     said = preset_attr(preset, "cluster", "host_memory_gib")
     if preset is None:
         return [Check("node.memory", OK, f"{have:g} GiB RAM")]
+    if said is None and _this_machine(preset):
+        return [Check("node.memory", OK, f"{have:g} GiB RAM (the preset runs on this machine's CPU)")]
     if said is None:
         return [Check("node.memory", WARN, f"{have:g} GiB RAM; the preset does not say its nodes' RAM, so preflight "
                       "cannot check host memory (offloaded state, vLLM weights asleep at level 1)",
@@ -348,6 +350,14 @@ def memory_checks(facts: dict[str, Any], preset: Any) -> list[Check]:
                       "judged the layout against more memory than this node has", ["cluster.host_memory_gib"],
                       f"set cluster.host_memory_gib: {have:g} and rerun gspo train --dry-run")]
     return [Check("node.memory", OK, f"{have:g} GiB RAM, preset says {said:g} GiB per node")]
+
+
+def _this_machine(preset: Any) -> bool:
+    """A one-node CPU preset (a laptop's): its node is this machine, whose RAM the doctor just read; asking the
+    preset to repeat it (cluster.host_memory_gib) is noise."""
+    name = preset_attr(preset, "cluster", "device")
+    return (name in devices.DEVICES and not devices.get(name).accelerator
+            and (preset_attr(preset, "cluster", "nnodes") or 1) == 1)
 
 
 def engine_env_checks(environment: dict[str, Any] | None, judged: list[Check]) -> list[Check]:

@@ -334,6 +334,17 @@ def test_node_memory_against_the_presets_host_memory(host_factory):
     assert {c.name: c.status for c in run(gone, clean_preset())[1]}["node.memory"] == "skip"
 
 
+def test_a_laptop_preset_is_not_asked_for_host_memory(host_factory):
+    """Issue 44: `gspo env doctor --preset tiny-verl` asked for cluster.host_memory_gib: a one-node CPU preset runs
+    on this machine, whose RAM the doctor reads. An accelerator preset without it is still asked (control above)."""
+    host = host_factory(stack=STACK_023, mem_total_kb=16 * 1024 * 1024)
+    for name in ("tiny-verl", "tiny"):
+        row = {c.name: c for c in run(host, load_preset(name, []))[1]}["node.memory"]
+        assert row.status == "ok" and "16 GiB RAM" in row.message and not row.fix, (name, row)
+    two = {c.name: c for c in run(host, load_preset("tiny-verl", ["cluster.nnodes=2"]))[1]}["node.memory"]
+    assert two.status == "warn"  # two CPU nodes: this one's RAM is not every node's
+
+
 def test_known_bad_vllm_ascend_011_with_vllms_torch(host_factory):
     """vllm-ascend#5710: `pip install vllm==0.11.0` after vllm-ascend leaves torch 2.8.0 next to torch_npu 2.7.1."""
     host = host_factory(cann="8.3.RC2", stack={**STACK_011, "torch": "2.8.0"})

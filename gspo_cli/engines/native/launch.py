@@ -101,9 +101,17 @@ def launch(req: TrainRequest) -> int:
                                            takeover="it resumes from its newest checkpoint"))
     code = jobs.run_job(job, address=req.address, local=req.local, json_out=req.json_out, follow=req.follow)
     # stderr, so it is there with --json too (stdout then holds only the result)
-    err.print(f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {run_dir / 'checkpoints'}",
-              highlight=False)
+    err.print(where_lines(run_dir), highlight=False)
     return code
+
+
+def where_lines(run_dir: Path) -> str:
+    """Where the run's files are: only those that exist (trainer.save_freq=-1 saves no checkpoint)."""
+    from gspo_cli import layout
+
+    ckpts = layout.checkpoints_dir(run_dir)
+    saved = ckpts if layout.list_steps(run_dir) else "none saved (trainer.save_freq)"
+    return f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {saved}"
 
 
 def _check_model(path: str) -> None:
@@ -157,17 +165,14 @@ def _already_complete(req) -> bool:
     steps = layout.list_steps(run_dir)
     if t.resume_mode == "disable" or not t.total_training_steps or not steps or steps[-1] < t.total_training_steps:
         return False
-    from gspo_cli.private import redact_set
-    from gspo_cli.shell import command
+    from gspo_cli.runs import catalog
 
-    sets = [a for s in req.sets if not s.startswith("trainer.total_training_steps=")
-            for a in ("--set", redact_set(s, req.preset.env.secrets))]
-    extend = command("gspo", "train", "--preset", req.preset_ref, "--run-name", run_dir.name, *sets, "--set",
-                     f"trainer.total_training_steps={2 * t.total_training_steps}")
+    # the same commands `gspo runs show` suggests for a finished run (catalog.commands: one source)
+    info = {**catalog.run_info(run_dir, size=False), "status": "finished", "engine": t.engine,
+            "total_steps": t.total_training_steps, "checkpoints": catalog.checkpoints(run_dir)}
+    commands = catalog.commands(info, catalog.load_config(run_dir) or {"name": req.preset.name})
+    width = max(len(k) for k in commands)
     err.print(f"Run {run_dir.name} is already complete: checkpoint at step {steps[-1]} of "
-              f"trainer.total_training_steps={t.total_training_steps}. Nothing to train.\n"
-              f"  extend it:   {extend}\n"
-              f"  a new run:   {command('gspo', 'train', '--preset', req.preset_ref, '--run-name', f'{run_dir.name}-2')}\n"
-              f"  evaluate it: {command('gspo', 'eval', 'BENCH', '--preset', req.preset_ref, '--model', f'{run_dir.name}:all')}",
-              highlight=False, markup=False)
+              f"trainer.total_training_steps={t.total_training_steps}. Nothing to train.\nNext:\n"
+              + "\n".join(f"  {k:<{width}}  {v}" for k, v in commands.items()), highlight=False, markup=False)
     return True

@@ -361,13 +361,22 @@ def phase_memory(preset: Preset, m: ModelFacts, device_bytes: int | None) -> mem
     return memory.estimate(preset, m, device_bytes)
 
 
+def _no_device_profile(preset: Preset) -> Check:
+    """A warning on an accelerator; on a CPU (the planner's `cpu` profile) there is no device memory but host RAM."""
+    from gspo_cli.engines.verl.cpu import applies as on_cpu
+
+    if on_cpu(preset):
+        return Check("device memory", "info", "verl on the host CPU: its memory is host RAM (host memory)")
+    return Check("device memory", "warn", f"cluster.profile {preset.cluster.profile!r} is not one of "
+                 f"{', '.join(DEVICE_PROFILES)}: memory checked only as estimates", ["cluster.profile"],
+                 "set cluster.profile")
+
+
 def _memory_checks(preset: Preset, model: ModelFacts) -> tuple[list[Check], dict[str, Any]]:
     profile = DEVICE_PROFILES.get((preset.cluster.profile or "").lower())
     est = phase_memory(preset, model, profile.memory_bytes if profile else None)
     if profile is None:
-        return [Check("device memory", "warn", f"cluster.profile {preset.cluster.profile!r} is not one of "
-                      f"{', '.join(DEVICE_PROFILES)}: memory checked only as estimates", ["cluster.profile"],
-                      "set cluster.profile"),
+        return [_no_device_profile(preset),
                 Check("actor memory", "info", f"largest actor phase {est.peak.name} ~{memory.gib(est.peak.total)} "
                       "per device", ["actor.param_offload"]), _host_memory_check(preset, est)], {"memory": est.to_json()}
     checks = [_actor_memory_check(preset, est, profile), _host_memory_check(preset, est)]
