@@ -237,36 +237,20 @@ def make_plan(
         model_path=_builtin_model_folder(preset.model.path),
     )
     spec = run_dir / SPEC_FILE
-    # verl's validators (a cold check's verl import, most of its time) run in a child from here on, beside the
-    # environment probe and the Hydra compose of stage 1
-    early = schema_check.start_early(compiled, loaded) if schema else None
-    try:
-        plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
-                    entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
-                    timings=timings, device=device, need=cluster.cluster_need(preset),
-                    environment=env if env is not None else environment.probe(preset, env_python,
-                                                                              runs_here=runs_here))
-    except BaseException:
-        if early is not None:
-            early.cancel()
-        raise
+    plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
+                entrypoint=entrypoint(JOB_COMMAND, [str(spec)], python), sets=sets, resume_from=resume_from,
+                timings=timings, device=device, need=cluster.cluster_need(preset),
+                environment=env if env is not None else environment.probe(preset, env_python, runs_here=runs_here))
     if schema:
-        _schema_verdict(plan, early)
+        t = time.perf_counter()
+        try:
+            plan.schema = schema_check.check(compiled, loaded)
+        except ConfigError as exc:
+            plan.schema_error = exc
+            plan.schema = schema_check.SchemaResult(schema_check.verl_version(), time.perf_counter() - t)
+        timings["schema_check"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     return plan
-
-
-def _schema_verdict(plan: Plan, early: Any) -> None:
-    """verl's verdict on the compiled overrides into `plan` (its error too: the dry-run shows it)."""
-    from gspo_cli.engines.verl import schema_check
-
-    t = time.perf_counter()
-    try:
-        plan.schema = schema_check.check(plan.compiled, plan.loaded, early=early)
-    except ConfigError as exc:
-        plan.schema_error = exc
-        plan.schema = schema_check.SchemaResult(schema_check.verl_version(), time.perf_counter() - t)
-    plan.timings["schema_check"] = time.perf_counter() - t
 
 
 def raise_if_missing(env: Environment | None) -> None:

@@ -8,8 +8,7 @@ Two stages, both verl's own code paths:
    verl has a list, ...) is also rejected here, so a typo'd value does not wait for stage 2.
 2. validate: verl's `validate_config` (which builds the actor config dataclass and runs its checks) plus the
    rollout and algorithm dataclasses, i.e. what `main_ppo.main` runs before `ray.init`. This imports verl,
-   torch and transformers (~5 s on a 2-core machine), so it runs in a child process started as soon as the
-   overrides are compiled (`start_early`, `verl_verdict.py`), and its verdict is cached per verl version and
+   torch and transformers (~3-4 s on a 2-core machine), so its verdict is cached per verl version and
    overrides (run-specific paths normalised) under `$GSPO_HOME/cache/verl-check/`.
 
 A cached verdict is written only after both stages passed, so a warm check (same verl, same overrides) returns it
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
     from omegaconf import DictConfig
 
     from gspo_cli.config.presets import LoadedPreset
-    from gspo_cli.engines.verl.verl_verdict import Pending
 
 
 @dataclass
@@ -226,37 +224,25 @@ def _verls_targets() -> set[str]:
     return found
 
 
-def foreign_targets(cfg) -> str | None:
-    """The first `_target_` in the composed config (not resolved: resolving could itself create nodes) that is not
-    one of verl's own, as `path._target_: 'value'`; None when there is none."""
+def _only_verls_targets(cfg, compiled: Compiled, loaded: LoadedPreset | None) -> None:
+    """Validate without instantiating anything from user strings: every `_target_` in the composed config (not
+    resolved: resolving could itself create nodes) is one of verl's own."""
     from omegaconf import OmegaConf
 
     allowed = _verls_targets()
 
-    def walk(node: Any, path: str) -> str | None:
+    def walk(node: Any, path: str) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
                 if key == "_target_" and value not in allowed:
-                    return f"{path}._target_: {value!r}"
-                found = walk(value, f"{path}.{key}" if path else str(key))
-                if found:
-                    return found
+                    raise _fail("data check", f"{path}._target_: {value!r} is not a class verl's config names; "
+                                "nothing from a preset is instantiated", compiled, loaded)
+                walk(value, f"{path}.{key}" if path else str(key))
         elif isinstance(node, list):
             for i, value in enumerate(node):
-                found = walk(value, f"{path}[{i}]")
-                if found:
-                    return found
-        return None
+                walk(value, f"{path}[{i}]")
 
-    return walk(OmegaConf.to_container(cfg, resolve=False), "")
-
-
-def _only_verls_targets(cfg, compiled: Compiled, loaded: LoadedPreset | None) -> None:
-    """Validate without instantiating anything from user strings: every `_target_` is one of verl's own."""
-    foreign = foreign_targets(cfg)
-    if foreign:
-        raise _fail("data check", f"{foreign} is not a class verl's config names; nothing from a preset is "
-                    "instantiated", compiled, loaded)
+    walk(OmegaConf.to_container(cfg, resolve=False), "")
 
 
 # ---------------------------------------------------------------- stage 2: verl's own validators
@@ -291,33 +277,9 @@ def _validate_with_verl(cfg) -> str:
     return buf.getvalue()
 
 
-def start_early(compiled: Compiled, loaded: LoadedPreset | None = None) -> Pending | None:
-    """Start stage 2 (verl's validators, in a child process: `verl_verdict`) now, when its verdict is not cached, so
-    the verl import runs beside the rest of the plan; `check(..., early=)` collects it. None: nothing to start."""
-    try:
-        _refuse_code(compiled, loaded)  # the child is never handed what the data check refuses; check() says why
-    except ConfigError:
-        return None
-    if (cache_dir() / f"{_cache_key(compiled)}.ok").exists():
-        return None
-    from gspo_cli.engines.verl import verl_verdict
-
-    return verl_verdict.start(compiled.overrides)
-
-
 def check(compiled: Compiled, loaded: LoadedPreset | None = None, *, full: bool = True,
-          use_cache: bool = True, early: Pending | None = None) -> SchemaResult:
-    """Raise ConfigError naming the override and preset key if verl would reject `compiled`. `early`: stage 2
-    already started by `start_early` (cancelled when not needed)."""
-    try:
-        return _check(compiled, loaded, full=full, use_cache=use_cache, early=early)
-    finally:
-        if early is not None:
-            early.cancel()  # a no-op once its verdict was read
-
-
-def _check(compiled: Compiled, loaded: LoadedPreset | None, *, full: bool, use_cache: bool,
-           early: Pending | None) -> SchemaResult:
+          use_cache: bool = True) -> SchemaResult:
+    """Raise ConfigError naming the override and preset key if verl would reject `compiled`."""
     t0 = time.perf_counter()
     _refuse_code(compiled, loaded)
     marker = cache_dir() / f"{_cache_key(compiled)}.ok"
@@ -338,11 +300,14 @@ def _check(compiled: Compiled, loaded: LoadedPreset | None, *, full: bool, use_c
     if use_cache and marker.exists():
         result.cached = True
     else:
-        from gspo_cli.engines.verl import verl_verdict
+        import warnings
 
-        ok, printed = (early or verl_verdict.start(compiled.overrides)).result()
-        if not ok:
-            raise _fail("validate", printed, compiled, loaded) from None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                printed = _validate_with_verl(cfg)
+        except Exception as exc:  # verl uses assert, ValueError and Hydra instantiation errors
+            raise _fail("validate", _hydra_message(exc), compiled, loaded) from None
         result.messages = [line for line in printed.splitlines() if line.strip()]
         if use_cache:
             with contextlib.suppress(OSError):
