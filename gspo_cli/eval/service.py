@@ -202,9 +202,16 @@ def _context(req: EvalRequest, preset, device: str):
         events.message(f"data: {settings.data} (a set prepared before keyed folders; its manifest matches the "
                        "preset's settings)")
     problems = benchmarks.load_problems(settings.data, req.limit)
-    if preset is not None and preset.reward.verifier == "verl":
+    if preset is not None and _scores_with_verls_default(preset):
         _verl_scores(req.benchmark, {p.data_source for p in problems})
     return EvalContext(req=req, preset=preset, settings=settings, problems=problems, device=device)
+
+
+def _scores_with_verls_default(preset: Any) -> bool:
+    """The preset's `reward.verifier` is verl's default_compute_score (its backend names no custom function)."""
+    from gspo_cli.rewards.backends import REWARD_BACKENDS
+
+    return REWARD_BACKENDS.lookup(preset.reward.verifier).verl_reward is None
 
 
 def _verl_scores(benchmark: str, data_sources: set[str]) -> None:
