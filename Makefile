@@ -117,7 +117,8 @@ demo-summary:
 	echo "  metrics (verl format):    $$run/metrics.jsonl"; \
 	echo "  checkpoints (HF folders): $$run/checkpoints/ $$(cd "$$run/checkpoints" 2>/dev/null && \
 	  ls -d global_step_* 2>/dev/null | sort -t_ -k3,3n | tr '\n' ' ')"; \
-	echo "  eval results:             $$(ls -d $$run/eval/* 2>/dev/null | tr '\n' ' ')"; \
+	echo "  eval results:             $$run/eval/ $$(cd "$$run/eval" 2>/dev/null && \
+	  ls -d * 2>/dev/null | sort -t- -k2,2n | tr '\n' ' ')"; \
 	echo "  curves + summary:         $$run/report/"; \
 	echo "gspo is $(GSPO); put it on your PATH with: source $(VENV)/bin/activate"; \
 	echo "The embedded Ray head on 127.0.0.1 stays up for the next command; stop it with: gspo cluster down"

@@ -136,7 +136,8 @@ def test_make_demo_runs_the_quickstart_block():
 
 
 def test_make_demo_lists_checkpoints_in_step_order(tmp_path):
-    """Issue 44: the demo's summary listed checkpoints in text order (global_step_100 before global_step_50)."""
+    """Issue 44: the demo's summary listed checkpoints (and eval folders) in text order (global_step_100 before
+    global_step_50)."""
     import shutil
     import subprocess
 
@@ -145,8 +146,11 @@ def test_make_demo_lists_checkpoints_in_step_order(tmp_path):
     steps = [500, 5, 100, 50]
     for step in steps:
         (tmp_path / "runs" / "demo-x" / "checkpoints" / f"global_step_{step}").mkdir(parents=True)
+        (tmp_path / "runs" / "demo-x" / "eval" / f"arith-{step}-91238a14").mkdir(parents=True)
     proc = subprocess.run(["make", "-s", "-C", str(REPO), "demo-summary", "DEMO_RUN=demo-x"], capture_output=True,
                           text=True, timeout=60, env={**os.environ, "GSPO_HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     (line,) = [ln for ln in proc.stdout.splitlines() if "checkpoints (HF folders)" in ln]
     assert re.findall(r"global_step_(\d+)", line) == [str(s) for s in sorted(steps)]
+    (evals,) = [ln for ln in proc.stdout.splitlines() if "eval results" in ln]
+    assert re.findall(r"arith-(\d+)-", evals) == [str(s) for s in sorted(steps)]
