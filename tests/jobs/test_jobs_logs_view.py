@@ -7,41 +7,22 @@ through the real job wrapper (tests/jobs/replay_verl.py in verl's place: the rec
 from __future__ import annotations
 
 import gzip
-import json
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
+import replayed_verl_job
 
-from gspo_cli.config.presets import load_preset
-from gspo_cli.config.schema import to_jsonable
 from gspo_cli.jobs import client as jobs
 from gspo_cli.jobs.jobspec import JobSpec
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
-RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "verl_runs"
-REPLAY = Path(__file__).resolve().parent / "replay_verl.py"
-RECORDED = RUNS / "tiny-moe-verl-cold.job.log.gz"
 
 
 def _replayed_verl_job(gspo_home: Path) -> JobSpec:
     """The verl-train job `gspo train` submits (engines/verl/launch.job_spec: its output held, a line per step),
     with the recorded run replayed in verl's place."""
-    run = gspo_home / "runs" / "mv5"
-    run.mkdir(parents=True)
-    (run / "config.yaml").write_text(yaml.safe_dump(to_jsonable(load_preset("tiny-moe-verl"))))
-    metrics = run / "metrics.jsonl"
-    spec = run / "verl_job.json"
-    spec.write_text(json.dumps({
-        "trainer_command": [sys.executable, "-u", str(REPLAY)],
-        "overrides": ["trainer.total_training_steps=16", "trainer.save_freq=-1",
-                      f"trainer.default_local_dir={run / 'checkpoints'}"],
-        "env_vars": {"VERL_FILE_LOGGER_PATH": str(metrics), "REPLAY_LOG": str(RECORDED),
-                     "REPLAY_METRICS": str(RUNS / "tiny-moe-verl-cold.metrics.jsonl.gz")},
-        "metrics_file": str(metrics), "total_steps": 16, "resume_from": None,
-    }))
+    spec = replayed_verl_job.write_job(gspo_home / "runs" / "mv5", save_freq=-1)
     return JobSpec("verl-train", [str(spec)], run="mv5", serves="train", label="verl job", step_lines=True,
                    held_output="verl's and vLLM's own output; --verbose streams it here")
 
@@ -78,7 +59,7 @@ def test_jobs_logs_shows_a_verl_train_job_as_train_does_and_raw_shows_the_whole_
     assert raw.returncode == 0, raw.stderr
     everything = raw.stdout.splitlines()
     print(f"jobs logs --raw: {len(everything)} lines")
-    recorded = gzip.open(RECORDED, "rt", encoding="utf-8").read()
+    recorded = gzip.open(replayed_verl_job.RECORDED, "rt", encoding="utf-8").read()
     assert "\x1b[" in recorded and "\x1b" not in raw.stdout  # the job printed colour codes; a pipe gets none
     assert len(everything) > 1000 and any("torchtitan engine is not available" in line for line in everything)
     assert sum(line.startswith('@@gspo {"kind": "progress"') for line in everything) == 17
@@ -96,7 +77,7 @@ def test_a_job_whose_metadata_records_no_view_is_shown_whole_as_before(ray_head)
     from gspo_cli.jobs.view import JobView
     from gspo_cli.jobs.view_mode import ViewMode
 
-    recorded = gzip.open(RECORDED, "rt", encoding="utf-8").read()
+    recorded = gzip.open(replayed_verl_job.RECORDED, "rt", encoding="utf-8").read()
     screen = io.StringIO()
     with JobView.of(ViewMode.from_metadata({"command": "train"}), console=Console(file=screen, width=200),
                     replay=True) as view:

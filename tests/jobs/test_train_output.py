@@ -9,11 +9,11 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+import replayed_verl_job
 import yaml
 from rich.console import Console
 
@@ -29,7 +29,6 @@ from gspo_cli.metrics.health import Context, Monitor
 from gspo_cli.runs.summary import run_summary, summary_lines
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "verl_runs"
-REPLAY = Path(__file__).resolve().parent / "replay_verl.py"
 
 
 def _log(name: str) -> list[str]:
@@ -170,18 +169,7 @@ def test_summary_of_a_recorded_verl_run(gspo_home):
 @pytest.mark.slow
 def test_a_replayed_verl_job_through_the_wrapper_prints_gspo_lines_not_verls_log(tmp_path, gspo_home):
     run = gspo_home / "runs" / "mv5"
-    run.mkdir(parents=True)
-    (run / "config.yaml").write_text(yaml.safe_dump(to_jsonable(load_preset("tiny-moe-verl"))))
-    metrics = run / "metrics.jsonl"
-    spec = run / "verl_job.json"
-    spec.write_text(json.dumps({
-        "trainer_command": [sys.executable, "-u", str(REPLAY)],
-        "overrides": ["trainer.total_training_steps=16", "trainer.save_freq=4",
-                      f"trainer.default_local_dir={run / 'checkpoints'}"],
-        "env_vars": {"VERL_FILE_LOGGER_PATH": str(metrics), "REPLAY_LOG": str(RUNS / "tiny-moe-verl-cold.job.log.gz"),
-                     "REPLAY_METRICS": str(RUNS / "tiny-moe-verl-cold.metrics.jsonl.gz")},
-        "metrics_file": str(metrics), "total_steps": 16, "resume_from": None,
-    }))
+    spec = replayed_verl_job.write_job(run, save_freq=4)
     job_log = io.StringIO()
     with redirect_stdout(job_log):  # what Ray keeps as the job's log
         assert job_kinds.run("verl-train", [str(spec)]) == 0
