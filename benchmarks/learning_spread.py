@@ -32,6 +32,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engine")]
 
 import semantics  # noqa: E402  (tests/engine/semantics.py: the statistics the tests apply)
 
+from gspo_cli.engines.verl.cpu.switches import BATCH_ORDER_ENV  # noqa: E402
+
 STEPS = 24
 PRESET = ROOT / "presets" / "tiny-verl.yaml"
 # group -> (engine, lr 0?, data.seed pinned to verl's): semantics.py's plan
@@ -87,9 +89,14 @@ def run_one(group: str, seed: int, work: Path) -> dict:
         if engine == "verl":
             gspo(home, "cluster", "down", timeout=300)
     records = read_metrics(home / "runs" / "r" / "metrics.jsonl")
+    batch_order = None  # verl only: was the CPU switch verl_batch_order (GSPO_VERL_BATCH_ORDER) compiled on?
+    if engine == "verl":
+        job = json.loads((home / "runs" / "r" / "verl_job.json").read_text())
+        batch_order = BATCH_ORDER_ENV in json.dumps(job)
     assert semantics.train_steps(records) == list(range(1, STEPS + 1)), [r["step"] for r in records]
     score = semantics.series(records, semantics.SCORE)
     return {"group": group, "engine": engine, "seed": seed, "lr0": still, "data_seed_pinned": pinned,
+            "verl_batch_order": batch_order,
             "scores": [score[s] for s in sorted(score)], "rise": semantics.rise(records),
             "blocks": semantics.blocks(records), "wall_s": round(time.time() - start, 1),
             "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
