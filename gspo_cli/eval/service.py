@@ -102,9 +102,9 @@ def hf_folder(model_ref) -> Path:
     from gspo_cli.models import verl_checkpoint as verl_export  # light: paths and a subprocess call
 
     if verl_export.is_verl_checkpoint(path):
-        # merged once into <step>/huggingface_merged by verl's model_merger, reused afterwards
-        events.message(f"{path} is a verl checkpoint: exporting it to an HF folder")
-        return Path(verl_export.ensure_hf(path))
+        # merged once into <step>/huggingface_merged by verl's model_merger, reused afterwards; one line says
+        # which, the merger's own output stays in its merge.log
+        return Path(verl_export.ensure_hf(path, say=events.message))
     if not (path / "config.json").is_file():
         raise ConfigError(f"{path} is not an HF model folder (no config.json)",
                           "pass an HF folder, a run (RUN or RUN:STEP) or a verl checkpoint step folder")

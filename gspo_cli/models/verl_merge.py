@@ -5,7 +5,8 @@
 else would run its pickled code. This module is the merge process gspo runs instead
 (`python -m gspo_cli.models.verl_merge --local_dir ACTOR --target_dir OUT`): it makes `torch.load` in this process
 `gspo_cli.models.safe_load.load` (weights_only=True, DTensor allowlisted), then runs verl's own merger unchanged.
-A shard that holds anything but tensors stops the merge before any of it runs: one `Error:` line, exit 3.
+A shard that holds anything but tensors (or cannot be read) stops the merge before any of it runs: one `Error:`
+line and its `Hint:`, exit 3.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         verl_main()
     except ConfigError as exc:
         print(f"Error: {exc.message}", file=sys.stderr, flush=True)
+        if exc.hint:  # safe_load's own: a damaged file and a file holding code are told apart
+            print(f"Hint: {exc.hint}", file=sys.stderr, flush=True)
         return REFUSED_EXIT
     return 0
 

@@ -183,10 +183,14 @@ def test_eval_of_a_verl_checkpoint_refuses_a_planted_shard(tmp_path, gspo_home, 
 def test_control_a_real_dtensor_shard_still_merges(tmp_path, gspo_home, gspo_at, tiny_model):
     from safetensors.torch import load_file
 
-    _verl_step(gspo_home / "runs" / "mine", tiny_model, real=True)
+    step = _verl_step(gspo_home / "runs" / "mine", tiny_model, real=True)
     out = tmp_path / "merged"
     proc = gspo_at("export", "mine", "--local", "--out", str(out), timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # one line for the merge; verl's merger output (its config dump, DeviceMesh warnings) is in merge.log (#44)
+    assert f"merged verl checkpoint {step / 'actor'} into {out} (merger log: {out / 'merge.log'})" in proc.stderr
+    assert "ModelMergerConfig(" not in proc.stdout + proc.stderr
+    assert "ModelMergerConfig(" in (out / "merge.log").read_text()
     merged = {k: v for f in out.glob("*.safetensors") for k, v in load_file(f).items()}
     original = load_file(tiny_model / "model.safetensors")
     assert merged and all((t == original[k].to(t.dtype)).all() for k, t in merged.items())

@@ -78,6 +78,10 @@ def test_export_merges_a_sharded_fsdp_checkpoint(ray_head, gspo, gspo_home, tmp_
     result = json.loads(proc.stdout)
     assert result["out"] == str(out) and result["actor"].endswith("global_step_4/actor")
     assert "config.json" in result["files"] and "succeeded" in proc.stderr
+    # one line for the merge; verl's merger output stays in the merged folder's merge.log (#44)
+    assert result["log"] == str(out / "merge.log") and "ModelMergerConfig(" in (out / "merge.log").read_text()
+    assert f"merged verl checkpoint {result['actor']} into {out}" in proc.stderr
+    assert "ModelMergerConfig(" not in proc.stderr and "DeviceMesh" not in proc.stderr
 
     merged = {}
     for f in out.glob("*.safetensors"):
