@@ -27,8 +27,8 @@ def checks(preset, *, ref: str | None = None, model: bool = True) -> list[Check]
     out = [Check("hub", INFO, hub.describe(), ["hub.name", "hub.endpoint"]), *rows]
     out += [c for split in ("train", "val") if (c := _dataset(preset, hub, split)) is not None]
     if hub.name == hubs.MODELSCOPE and importlib.util.find_spec("modelscope") is None:
-        out.append(Check("hub client", WARN, "modelscope is not installed here: `gspo prepare-data --local` cannot "
-                         "download from ModelScope on this host", ["hub.name"],
+        out.append(Check("hub client", WARN, "modelscope is not installed here: `gspo prepare-data --local` and "
+                         "`gspo prepare-model` cannot download from ModelScope on this host", ["hub.name"],
                          "pip install 'gspo[modelscope]' (modelscope==1.40.2)"))
     return out
 
