@@ -94,7 +94,7 @@ def _download(model: HubModel, dest: Path) -> str | None:
     except GspoError:
         raise
     except Exception as exc:  # the clients' errors: 404s, DNS, refused, timeouts, each one line
-        raise _failure(model, exc) from None
+        raise _failure(model, exc, _known_repo(model) if _status(exc) == 404 else None) from None
 
 
 def _huggingface(model: HubModel, dest: Path) -> str:
@@ -129,19 +129,32 @@ def _status(exc: BaseException) -> int | None:
     return next((c for c in (404, 401, 403) if f"[{c}]" in text), None)
 
 
-def _failure(model: HubModel, exc: BaseException) -> DataError:
+def _known_repo(model: HubModel) -> bool | None:
+    """After ModelScope's 404 for a revision's file list: is the repo there at all (one more request)? None: the
+    Hugging Face client already says which (its errors have their own types), or the question failed."""
+    if model.hub.name != hubs.MODELSCOPE:
+        return None
+    try:
+        from modelscope_hub import HubApi
+
+        return bool(HubApi(endpoint=model.hub.url).repo_exists(model.repo, "model"))
+    except Exception:
+        return None
+
+
+def _failure(model: HubModel, exc: BaseException, known_repo: bool | None = None) -> DataError:
     from gspo_cli.errors import first_line
 
     where = f"{model.hub.title} {model.hub.url}"
     kind, status = type(exc).__name__, _status(exc)
-    if kind == "RevisionNotFoundError":
+    if kind == "RevisionNotFoundError" or known_repo:
         return DataError(f"model.revision {model.revision} is not in {model.repo} on {where}",
                          "set model.revision to a tag or commit id that the repo has")
     if kind == "GatedRepoError" or status in (401, 403):
         return DataError(f"{model.repo} on {where} is gated or private: access denied",
                          "set HF_TOKEN / MODELSCOPE_API_TOKEN for an account that may read it")
     if kind == "RepositoryNotFoundError" or status == 404:
-        what = "is not" if kind == "RepositoryNotFoundError" else "(or that revision of it) is not"
+        what = "(or that revision of it) is not" if known_repo is None and kind != "RepositoryNotFoundError" else "is not"
         return DataError(f"{model.repo}@{model.revision} {what} on {where}",
                          "check model.path (a model's id on ModelScope often differs from its Hugging Face id) and "
                          "model.revision, or choose the hub with hub.name")

@@ -4,6 +4,7 @@ ModelScope (modelscope 1.40.2 / modelscope_hub 0.5.1):
   GET /api/v1/datasets/{repo}/repo?Revision=R&FilePath=F      one dataset file
   GET /api/v1/models/{repo}/repo/files?Revision=R&Recursive=True   a model's file list (Path, Type, Size, Sha256)
   GET /api/v1/models/{repo}/repo?Revision=R&FilePath=F        one model file
+  GET /api/v1/models/{repo}                                   the repo's metadata (HubApi.repo_exists)
 Hugging Face (huggingface_hub 1.33, through HF_ENDPOINT / `endpoint=`):
   GET /api/models/{repo}/revision/{rev}                       the commit a revision resolves to (`sha`)
   GET /api/models/{repo}/tree/{commit}?recursive=true         the file list at that commit
@@ -43,7 +44,7 @@ class LoopbackHub:
         path, query = urllib.parse.unquote(url.path), dict(urllib.parse.parse_qsl(url.query))
         for kind in ("models", "datasets"):
             for name, repo in self.repos.items():
-                if path.startswith(f"/api/v1/{kind}/{name}/") and kind == repo.kind + "s":
+                if (path + "/").startswith(f"/api/v1/{kind}/{name}/") and kind == repo.kind + "s":
                     return self._modelscope(repo, path[len(f"/api/v1/{kind}/{name}"):], query)
         for name, repo in self.repos.items():
             for prefix in (f"/api/models/{name}/", f"/{name}/resolve/"):
@@ -52,6 +53,8 @@ class LoopbackHub:
         return 404, MS_404, {"Content-Type": "application/json", "X-Error-Code": "RepoNotFound"}
 
     def _modelscope(self, repo: Repo, rest: str, query: dict) -> tuple[int, bytes, dict[str, str]]:
+        if rest == "":  # the repo's metadata (HubApi.repo_exists), at any revision
+            return 200, b'{"Code":200,"Success":true,"Data":{"Private":false}}', {"Content-Type": "application/json"}
         if query.get("Revision") not in repo.revisions:
             return 404, MS_404, {"Content-Type": "application/json"}
         if rest == "/repo/files":

@@ -124,17 +124,18 @@ def test_both_dry_runs_name_the_folder_or_the_command(gspo_home, tmp_path, hub):
 # ------------------------------------------------------------------ controls: one line, nothing written
 
 
-@pytest.mark.parametrize("revision, said", [
-    (None, "model tiny-org/tiny-qwen3: a download from ModelScope needs a pinned revision (model.revision: none is "
-           "set)"),
-    ("master", "(model.revision: 'master' is a branch that moves)"),
-    ("v9.9", f"{REPO}@v9.9 (or that revision of it) is not on ModelScope http://127.0.0.1:"),
+@pytest.mark.parametrize("repo, revision, said", [
+    (REPO, None, "model tiny-org/tiny-qwen3: a download from ModelScope needs a pinned revision (model.revision: "
+                 "none is set)"),
+    (REPO, "master", "(model.revision: 'master' is a branch that moves)"),
+    (REPO, "v9.9", f"model.revision v9.9 is not in {REPO} on ModelScope http://127.0.0.1:"),
+    ("tiny-org/nope", REV, "tiny-org/nope@v1.0 is not on ModelScope http://127.0.0.1:"),
 ])
-def test_modelscope_refusals(gspo_home, tmp_path, hub, revision, said):
+def test_modelscope_refusals(gspo_home, tmp_path, hub, repo, revision, said):
     with pytest.raises(GspoError) as err:
-        hub_fetch.prepare(load_preset(str(_preset(tmp_path, "modelscope", hub.url, revision))))
+        hub_fetch.prepare(load_preset(str(_preset(tmp_path, "modelscope", hub.url, revision, repo=repo))))
     assert said in err.value.message and "\n" not in err.value.message and err.value.exit_code == 2
-    assert bool(hub.seen) == (revision == "v9.9")  # an unpinned revision is refused before any request
+    assert bool(hub.seen) == (revision not in (None, "master"))  # an unpinned revision: refused before any request
     assert not (gspo_home / "models").exists()  # nothing half-written
 
 
