@@ -39,3 +39,9 @@ class ClusterError(GspoError):
     """Ray is unreachable, a job failed, or a job id is unknown."""
 
     exit_code = 1
+
+
+def first_line(exc: BaseException, limit: int = 160) -> str:
+    """The first line of an error from another library, cut at `limit` characters (for a one-line error)."""
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return msg if len(msg) <= limit else msg[:limit - 3] + "..."

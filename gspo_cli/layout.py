@@ -7,6 +7,7 @@ data/<source>/<key>/{train,val}.parquet, manifest.json  prepared datasets, one f
 runs/<run>/config.yaml, metrics.jsonl                a run (`paths.runs_dir` overrides the root)
 runs/<run>/checkpoints/global_step_<N>/              verl layout, or HF save_pretrained for the native engine
 runs/<run>/eval/<benchmark>-<step>-<digest>/         eval results (the digest names settings and data)
+models/hub/<hub>/<org>/<name>/<revision>/            a hub model fetched by `gspo prepare-model` (models/hub_model.py)
 ray/                                                 the embedded head's record, log and temp dir
 jobs/<command>-<time>-<id>.json                      the request of a job that has no run folder (prepare-data, export)
 ```
@@ -106,6 +107,12 @@ def keyed_dir(source: str, key: str, preset=None) -> Path:
     """`<data_dir>/<source>/<key>/`: one prepared set; the key (data/manifest.py `data_key`) names the settings
     that shape it, so presets that generate different data never write over each other's files."""
     return source_root(source, preset) / key
+
+
+def hub_model_dir(hub: str, repo: str, revision: str) -> Path:
+    """`$GSPO_HOME/models/hub/<hub>/<org>/<name>/<revision>/`: one pinned hub model (`repo` and `revision` are
+    checked as path components by models/hub_model.py and config/hub.py)."""
+    return gspo_home() / "models" / "hub" / hub / repo / revision
 
 
 # ---- runs and checkpoints -------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from gspo_cli.cli import env as env_cli
 from gspo_cli.cli import eval as eval_cli
 from gspo_cli.cli import export as export_cli
 from gspo_cli.cli import jobs as jobs_cli
+from gspo_cli.cli import model as model_cli
 from gspo_cli.cli import options
 from gspo_cli.cli import plan as plan_cli
 from gspo_cli.cli import presets as presets_cli
@@ -72,6 +73,7 @@ def _root(
 PIPELINE, OPERATE = "Pipeline", "Runs, cluster, jobs and presets"
 app.add_typer(env_cli.app, name="env", rich_help_panel=PIPELINE)
 app.command("prepare-data", rich_help_panel=PIPELINE)(data_cli.prepare_data_command)
+app.command("prepare-model", rich_help_panel=PIPELINE)(model_cli.prepare_model_command)
 app.command("plan", rich_help_panel=PIPELINE)(plan_cli.plan_command)
 app.command("train", rich_help_panel=PIPELINE)(train_cli.train_command)
 app.command("eval", rich_help_panel=PIPELINE)(eval_cli.eval_command)

@@ -8,7 +8,9 @@ path, query or shell text; plain http only to a loopback host, a local mirror). 
 `job_vars`, judged by the env-var rule like every other job variable (env/exports.py).
 
 Revision pinning: ModelScope's default revision moves (and its SDK picks one by its own release date), so a
-download from ModelScope needs `data.<split>.revision` pinned to a tag or commit id (`require_pinned`).
+download from ModelScope needs `data.<split>.revision` / `model.revision` pinned to a tag or commit id
+(`require_pinned`). A model revision also names a folder (`$GSPO_HOME/models/hub/...`), so it is one path
+component: letters, digits, `.`, `_`, `-` (`ModelRevision`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import field_validator, model_validator
+from pydantic import AfterValidator, field_validator, model_validator
 
 from gspo_cli.config.section import Section
 from gspo_cli.errors import ConfigError
@@ -38,6 +41,17 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 _LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 _HOSTNAME = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
 ENDPOINT_FIX = "give https://HOST (or https://HOST:PORT): no user:password@, path, query or spaces"
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def _revision(value: str) -> str:
+    if not _REVISION.match(value) or ".." in value:
+        raise ValueError(f"{value[:60]!r} is not a tag or commit id (letters, digits, '.', '_', '-'; at most 128)")
+    return value
+
+
+# `model.revision`: a tag, branch or commit id of the model's hub repo, safe as a folder name.
+ModelRevision = Annotated[str, AfterValidator(_revision)]
 
 
 def unknown_hub(name: str) -> str:

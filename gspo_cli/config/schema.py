@@ -17,7 +17,7 @@ from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLI
 from gspo_cli.config.eval_schema import EvalSection
 from gspo_cli.config.filter_groups import FilterGroups
 from gspo_cli.config.health import HealthSection, RestartSection
-from gspo_cli.config.hub import HubSection
+from gspo_cli.config.hub import HubSection, ModelRevision
 from gspo_cli.config.megatron import MegatronSection, check_preset
 from gspo_cli.config.rollout_correction import RolloutCorrection
 from gspo_cli.config.section import NonNegInt, OneLine, PositiveFloat, PositiveInt, Probability, Section
@@ -50,6 +50,8 @@ class ModelSection(Section):
     path: str
     dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
     trust_remote_code: bool = False
+    # Hub revision (tag or commit) of a hub id: fetched once by `gspo prepare-model`; required on ModelScope.
+    revision: ModelRevision | None = None
     enable_gradient_checkpointing: bool = False
     use_remove_padding: bool = True
 

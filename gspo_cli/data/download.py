@@ -6,12 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gspo_cli.config import hub as hubs
-from gspo_cli.errors import DataError
-
-
-def first_line(exc: BaseException, limit: int = 160) -> str:
-    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return msg if len(msg) <= limit else msg[:limit - 3] + "..."
+from gspo_cli.errors import DataError, first_line  # noqa: F401 - first_line: re-exported for the fetchers
 
 
 def clean_up(staging: Path, dest: Path, filename: str, hub: hubs.Hub) -> None:

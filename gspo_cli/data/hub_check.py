@@ -1,5 +1,6 @@
 """The dry-run's `hub` rows: which hub the preset downloads from, whether each dataset it would download is pinned
-there, and whether this host has the hub's client. No network and no import of the clients (find_spec only)."""
+there, whether a pinned hub model is prepared (`hub model`: models/hub_model.py), and whether this host has the
+hub's client. No network and no import of the clients (find_spec only)."""
 
 from __future__ import annotations
 
@@ -10,18 +11,24 @@ from gspo_cli.config import hub as hubs
 from gspo_cli.errors import ConfigError
 
 
-def checks(preset) -> list[Check]:
+def checks(preset, *, ref: str | None = None, model: bool = True) -> list[Check]:
+    """`ref`: the preset as the user named it (for the command in a fix); `model`: add the `hub model` row (the
+    native dry-run says it in its own `model` row)."""
     try:
         hub = hubs.of(preset)
     except ConfigError as exc:  # a bad HF_ENDPOINT / MODELSCOPE_ENDPOINT in this shell
         return [Check("hub", ERROR, exc.message, ["hub"], exc.hint or "")]
+    from gspo_cli.models import hub_model
+
+    pinned = hub_model.check(preset, ref, "hub model") if model else None  # verl's `model` row: its shape
+    rows = [pinned[0]] if pinned else []
     if hub.chosen_by == "default" and hub.endpoint is None:
-        return []  # the Hugging Face Hub as always: nothing to say (no noise on every dry-run)
-    out = [Check("hub", INFO, hub.describe(), ["hub.name", "hub.endpoint"])]
+        return rows  # the Hugging Face Hub as always: nothing more to say (no noise on every dry-run)
+    out = [Check("hub", INFO, hub.describe(), ["hub.name", "hub.endpoint"]), *rows]
     out += [c for split in ("train", "val") if (c := _dataset(preset, hub, split)) is not None]
     if hub.name == hubs.MODELSCOPE and importlib.util.find_spec("modelscope") is None:
-        out.append(Check("hub client", WARN, "modelscope is not installed here: `gspo prepare-data --local` cannot "
-                         "download from ModelScope on this host", ["hub.name"],
+        out.append(Check("hub client", WARN, "modelscope is not installed here: `gspo prepare-data --local` and "
+                         "`gspo prepare-model` cannot download from ModelScope on this host", ["hub.name"],
                          "pip install 'gspo[modelscope]' (modelscope==1.40.2)"))
     return out
 

@@ -32,6 +32,32 @@ def resolve_model_path(path: str) -> str:
     return str(local) if local.exists() else path  # else a hub id: transformers downloads it when it can
 
 
+def model_folder(preset) -> str | None:
+    """The folder verl loads instead of `model.path`: a `builtin:NAME` model's (built once, offline) or a pinned hub
+    model's (`gspo prepare-model`, whether there yet or not: the dry-run's `model` row says); None: model.path."""
+    from gspo_cli.models import hub_model
+
+    if preset.model.path.startswith(BUILTIN_PREFIX):
+        return resolve_model_path(preset.model.path)
+    try:
+        model = hub_model.of(preset)
+    except ConfigError:
+        return None  # the `model` row says why (ModelScope without a revision, a path that is no hub id)
+    return str(model.folder) if model is not None else None
+
+
+def resolve_preset_model(preset, ref: str | None = None) -> str:
+    """What the preset's `model.path` loads from: a pinned hub model's prepared folder (checked against its
+    manifest; ConfigError naming `gspo prepare-model` when not prepared: models/hub_model.py), else
+    `resolve_model_path`."""
+    from gspo_cli.models import hub_model
+
+    model = hub_model.of(preset)
+    if model is not None:
+        return str(hub_model.require_prepared(model, ref, preset))
+    return resolve_model_path(preset.model.path)
+
+
 def load_tokenizer(path: str, trust_remote_code: bool = False):
     from transformers import AutoTokenizer
 

@@ -28,8 +28,9 @@ class Verdict:
 def facts(preset: Preset) -> ModelFacts | None:
     """Preflight's ModelFacts of the preset's model (a built-in model by its own config), or None."""
     from gspo_cli.engines.verl import preflight
+    from gspo_cli.models.hub_model import local_path
 
-    return preflight.facts_for(preset.model.path)
+    return preflight.facts_for(local_path(preset))  # a prepared hub model: its config.json
 
 
 def with_profile(preset: Preset, profile_name: str | None) -> Preset:

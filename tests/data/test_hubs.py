@@ -4,14 +4,12 @@ that speaks the part of ModelScope's API it asks (as test_cli.py's fake_hub does
 
 from __future__ import annotations
 
-import http.server
 import json
 import sys
-import threading
-import urllib.parse
 from pathlib import Path
 
 import pytest
+from hub_servers import LoopbackHub, Repo, serve
 from raw_factories import write_aime_h4
 
 from gspo_cli.config import env_rule
@@ -114,35 +112,12 @@ def test_the_job_environment_passes_the_env_rule(tmp_path):
 
 @pytest.fixture
 def modelscope_hub(tmp_path):
-    """Loopback ModelScope: `GET /api/v1/datasets/{repo}/repo?Revision=R&FilePath=F` serves the AIME file at
-    revision v1.0 only; anything else answers ModelScope's 404 JSON."""
+    """Loopback ModelScope (hub_servers.py): `GET /api/v1/datasets/{repo}/repo?Revision=R&FilePath=F` serves the AIME
+    file at revision v1.0 only; anything else answers ModelScope's 404 JSON."""
     data = write_aime_h4(tmp_path / "served.parquet").read_bytes()
-    seen: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            seen.append(self.path)
-            url = urllib.parse.urlsplit(self.path)
-            query = dict(urllib.parse.parse_qsl(url.query))
-            if url.path == f"/api/v1/datasets/{REPO}/repo" and query == {"Revision": REV, "FilePath": FILE}:
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                return
-            body = b'{"Code":10010205001,"Message":"not found","Success":false}'
-            self.send_response(404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", seen, data
+    hub = LoopbackHub({REPO: Repo({FILE: data}, {REV: "c" * 40}, kind="dataset")})
+    server = serve(hub)
+    yield hub.url, hub.seen, data
     server.shutdown()
     server.server_close()
 

@@ -1,7 +1,8 @@
 """`gspo train --dry-run` for the native engine: its own preflight, printed verdict first; creates nothing.
 
 Checks what the job would trip on first: the prepared data (present, prepared with these settings), the model
-(a local folder with config.json, builtin:tiny, or a hub id that is cached or reachable), and memory (weights,
+(a local folder with config.json, builtin:tiny, a pinned hub model's prepared folder: models/hub_model.py, or a
+hub id that is cached or reachable), and memory (weights,
 gradients and the two AdamW states against the host's available memory when training on the CPU). No torch import:
 sizes come from the model's config.json. The run folder is named, not created.
 """
@@ -37,7 +38,7 @@ def _data_check(req) -> Check:
     return Check("data", OK, f"prepared: {path}{old}")
 
 
-def _model_config(path: str, preset=None) -> tuple[Check, Path | None]:
+def _model_config(path: str, preset=None, ref: str | None = None) -> tuple[Check, Path | None]:
     """(model check, the folder holding its config.json, or None)."""
     if path.startswith("builtin:"):
         from gspo_cli.models import builtin
@@ -57,12 +58,10 @@ def _model_config(path: str, preset=None) -> tuple[Check, Path | None]:
             return Check("model", ERROR, f"{local} has no config.json (not a Hugging Face model folder)",
                          ["model.path"], "point model.path at the folder that holds config.json"), None
         return Check("model", OK, f"local folder {local}"), local
-    from gspo_cli.config import hub as hubs
+    from gspo_cli.models import hub_model
 
-    if hubs.resolve(getattr(preset, "hub", None)).name == hubs.MODELSCOPE:
-        return Check("model", ERROR, f"{path} is a hub id and the hub is ModelScope: the native engine loads hub ids "
-                     "from the Hugging Face Hub only", ["model.path", "hub.name"],
-                     f"modelscope download --model {path} --revision REV --local_dir DIR, then set model.path to DIR"), None
+    if preset is not None and (pinned := hub_model.check(preset, ref)) is not None:
+        return pinned  # a pinned hub model (or any on ModelScope): its prepared folder, or the command to make it
     from gspo_cli.models.reachable import check_hub_id
 
     hub = check_hub_id(path)
@@ -114,9 +113,10 @@ def checks(req: TrainRequest) -> list[Check]:
     from gspo_cli.data import hub_check
     from gspo_cli.engines.native.inputs import run_path
 
-    model_check, cfg = _model_config(req.preset.model.path, req.preset)
+    model_check, cfg = _model_config(req.preset.model.path, req.preset, req.preset_ref)
     tracked = trackers.check(req.preset, run_path(req), os.environ, trackers.missing_here(req.preset))
-    return [_data_check(req), model_check, _memory_check(req.preset, cfg), tracked, *hub_check.checks(req.preset)]
+    return [_data_check(req), model_check, _memory_check(req.preset, cfg), tracked,
+            *hub_check.checks(req.preset, model=False)]  # the model row is _model_config's
 
 
 def dry_run(req: TrainRequest) -> int:

@@ -81,7 +81,7 @@ def launch(req: TrainRequest) -> int:
 
         return dry_run(req)  # its own preflight; creates nothing
     check_inputs(req)
-    _check_model(req.preset.model.path)
+    _check_model(req)
     run_dir = run_path(req)
     if (problem := trackers.problem(req.preset, os.environ, trackers.missing_here(req.preset))) is not None:
         raise problem  # a tracker package the job's Python lacks, an online mode without its key
@@ -114,10 +114,16 @@ def where_lines(run_dir: Path) -> str:
     return f"Run: {run_dir}\n  metrics: {run_dir / 'metrics.jsonl'}\n  checkpoints: {saved}"
 
 
-def _check_model(path: str) -> None:
-    """A hub id that is neither cached nor reachable fails here, in seconds, not inside the job after retries."""
+def _check_model(req: TrainRequest) -> None:
+    """A pinned hub model not prepared, or a hub id that is neither cached nor reachable, fails here, in seconds,
+    not inside the job after retries."""
+    from gspo_cli.models.loading import resolve_preset_model
+
+    path = req.preset.model.path
     if path.startswith("builtin:") or Path(path).expanduser().exists():
         return
+    if resolve_preset_model(req.preset, req.preset_ref) != path:
+        return  # the prepared folder of a pinned hub model, checked against its manifest
     from gspo_cli.models.reachable import require_hub_id
 
     require_hub_id(path, "model.path")

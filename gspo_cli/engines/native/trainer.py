@@ -62,7 +62,7 @@ from gspo_cli.engines.native.trackers import TrackedMetrics
 from gspo_cli.errors import ConfigError
 from gspo_cli.jobs import events
 from gspo_cli.models.device import resolve_device
-from gspo_cli.models.loading import load_model, load_tokenizer, resolve_model_path
+from gspo_cli.models.loading import load_model, load_tokenizer, resolve_preset_model
 from gspo_cli.rewards.guard import TALLY as REWARD_TALLY
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ class NativeTrainer:
 
         self.train_rows = load_rows(train_file(preset))
         self.val_rows = load_rows(val_file(preset)) if trainer.test_freq > 0 or trainer.val_before_train else []
-        path = resolve_model_path(preset.model.path)
+        path = resolve_preset_model(preset)  # a pinned hub model: its prepared folder (models/hub_model.py)
         self.tokenizer = load_tokenizer(path, preset.model.trust_remote_code)
         self.model = load_model(path, preset.model.dtype, self.device, preset.model.trust_remote_code)
         if preset.model.enable_gradient_checkpointing:

@@ -180,7 +180,8 @@ def _ref(t: _Table, p: Preset) -> None:
 def _model(t: _Table, p: Preset, model_path: str | None) -> None:
     m = p.model
     if model_path is not None and model_path != m.path:
-        t.put(f"{M}.path", model_path, "derived: model.path (the built-in model's folder)")
+        what = "the built-in model's folder" if m.path.startswith("builtin:") else "prepared at model.revision"
+        t.put(f"{M}.path", model_path, f"derived: model.path ({what})")
     else:
         t.put(f"{M}.path", m.path, "model.path")
     t.put(f"{M}.trust_remote_code", m.trust_remote_code, "model.trust_remote_code")
@@ -358,7 +359,7 @@ def compile_preset(
     model_path: str | None = None,
 ) -> Compiled:
     """Preset -> verl overrides + env. `resume_from` is a `global_step_N` folder (verl `resume_mode=resume_path`);
-    `model_path` the folder a `builtin:NAME` model.path was built in (verl needs a folder)."""
+    `model_path` the folder verl loads: a `builtin:NAME` model's, or a pinned hub model's (models/loading.py)."""
     run_dir = Path(run_dir)
     t = _Table()
     _algorithm(t, preset)

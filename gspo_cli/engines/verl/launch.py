@@ -183,11 +183,11 @@ def _check_checkpoint(step_dir: Path) -> None:
         raise ConfigError(f"--resume: {exc.message}", exc.hint) from None
 
 
-def _builtin_model_folder(path: str) -> str | None:
-    """The folder of a `builtin:NAME` model (built once, offline, under $GSPO_HOME/models); None for other paths."""
-    from gspo_cli.models.loading import BUILTIN_PREFIX, resolve_model_path
+def _model_folder(preset) -> str | None:
+    """The folder verl loads instead of `model.path` (a built-in model's, a pinned hub model's); None: model.path."""
+    from gspo_cli.models.loading import model_folder
 
-    return resolve_model_path(path) if path.startswith(BUILTIN_PREFIX) else None
+    return model_folder(preset)
 
 
 def make_plan(
@@ -227,14 +227,14 @@ def make_plan(
     t = time.perf_counter()
     report = preflight.run(preset)
     report.checks.append(trackers.check(preset, run_dir, os.environ, []))  # packages: the environment probe's
-    report.checks += hub_check.checks(preset)  # where the model and data download from (data/hub_check.py)
+    report.checks += hub_check.checks(preset, ref=preset_name)  # where model and data come from (data/hub_check.py)
     timings["preflight"] = time.perf_counter() - t
 
     compiled = compile_preset(
         preset, run_dir=run_dir, train_file=prepared.train_file(preset), val_file=prepared.val_file(preset),
         resume_from=resume_from,
         experiment_name=preset.trainer.experiment_name or run_name,
-        model_path=_builtin_model_folder(preset.model.path),
+        model_path=_model_folder(preset),
     )
     spec = run_dir / SPEC_FILE
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,

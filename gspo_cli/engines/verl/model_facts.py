@@ -128,6 +128,14 @@ DEVICE_PROFILES: dict[str, DeviceProfile] = {
 }
 
 
+def _folder_name(folder: Path) -> str:
+    """A prepared hub model's folder is named by its revision (models/hub_model.py): say `org/name@revision`."""
+    from gspo_cli.models.hub_model import MANIFEST
+
+    manifested = (folder / MANIFEST).is_file()
+    return f"{folder.parent.parent.name}/{folder.parent.name}@{folder.name}" if manifested else folder.name
+
+
 def _from_config(cfg_file: Path) -> ModelFacts | None:
     try:
         cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
@@ -137,7 +145,7 @@ def _from_config(cfg_file: Path) -> ModelFacts | None:
         # transformers 5 saves Qwen3-MoE's num_experts under its attribute-map name num_local_experts
         experts = int(cfg.get("num_experts") or cfg.get("num_local_experts") or 0)
         return ModelFacts(
-            name=cfg_file.parent.name,
+            name=_folder_name(cfg_file.parent),
             hidden_size=hidden,
             num_hidden_layers=int(cfg["num_hidden_layers"]),
             num_attention_heads=heads,

@@ -73,8 +73,8 @@ def data_facts(preset: Preset) -> DataFacts:
 
 
 def gather(preset: Preset) -> tuple[ModelFacts | None, DataFacts]:
-    # a built-in model's facts are its own config (model_facts.builtin_facts): never "no config.json, download it"
-    return facts_for(preset.model.path), data_facts(preset)
+    from gspo_cli.models.hub_model import local_path  # a built-in or prepared hub model: its own config.json
+    return facts_for(local_path(preset)), data_facts(preset)
 
 
 # ---------------------------------------------------------------- report
