@@ -162,7 +162,9 @@ def test_prepare_data_errors_are_one_line(gspo, gspo_home, tmp_path, modelscope_
 def test_modelscope_not_installed_is_one_line(tmp_path, monkeypatch):
     from gspo_cli.data.modelscope import fetch_dataset_file
 
-    monkeypatch.setitem(sys.modules, "modelscope", None)  # as on a host without the package: import fails
+    # as on a host without the package: import fails, also for submodules an earlier test in this process imported
+    for name in [m for m in sys.modules if m == "modelscope" or m.startswith("modelscope.")] + ["modelscope"]:
+        monkeypatch.setitem(sys.modules, name, None)
     hub = hubs.resolve(hubs.HubSection(name="modelscope"), {})
     with pytest.raises(DataError, match="the hub is ModelScope and the modelscope package is not installed") as err:
         fetch_dataset_file("aime-2024", hub, REPO, FILE, REV, tmp_path / "x.parquet", "or download it")
