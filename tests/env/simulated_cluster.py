@@ -11,17 +11,22 @@ Per preset (and per too-big variant, which must be refused):
   main_ppo) or ends the job with exit 75 and the advice;
 - placement: verl's own ResourcePoolManager and placement groups for the job's resource pools, as a Ray driver on
   the cluster (verl_placement.py).
+The dry-run and the placement driver are each their own process per row, as before, but forked from one Python per
+cluster that imported verl once (forking_runner.py, `Runners`): a fresh import per row and stage cost ~6 s of CPU.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import multinode
+from forking_runner import Runner
 
 HERE = Path(__file__).resolve().parent
 PLACEMENT_TIMEOUT_S = 30.0
@@ -42,6 +47,28 @@ class Row:
     @property
     def label(self) -> str:
         return self.preset + (f" --set {' '.join(self.sets)}" if self.sets else "")
+
+
+# What each forked process imports first (so its parent imports it once): the dry-run's verl schema check
+# (engines/verl/schema_check.py: verl.trainer.ppo.utils, verl.utils.config, Hydra) under gspo's CLI; the placement
+# driver's first import (verl_placement.py), which brings verl, torch and Ray.
+DRY_RUN_IMPORTS = ("gspo_cli.cli", "hydra", "verl.trainer.ppo.utils", "verl.utils.config")
+PLACEMENT_IMPORTS = ("verl.plugin.platform.platform_manager",)
+
+
+@dataclass
+class Runners:
+    """Where a cluster's rows run their dry-run (`gspo` on node-a, node-a's environment, as `cluster.gspo`) and
+    their placement driver (a Ray job's environment on node-a, `job_env`)."""
+    gspo: Runner
+    placement: Runner
+
+
+@contextlib.contextmanager
+def runners(cluster) -> Iterator[Runners]:
+    with Runner(cluster.envs["node-a"], multinode.REPO, DRY_RUN_IMPORTS) as gspo, \
+            Runner(job_env(cluster), multinode.REPO, PLACEMENT_IMPORTS) as place:
+        yield Runners(gspo, place)
 
 
 def job_env(cluster, node: str = "node-a") -> dict[str, str]:
@@ -124,21 +151,21 @@ def prepare_gsm8k(cluster, preset: str) -> None:
     assert res.returncode == 0, res.stderr[-3000:]
 
 
-def placement(cluster, device: str, pools: dict[str, list[int]]) -> dict:
-    res = subprocess.run([sys.executable, str(HERE / "verl_placement.py"), device, json.dumps(pools),
-                          str(PLACEMENT_TIMEOUT_S)], capture_output=True, text=True, env=job_env(cluster),
-                         timeout=PLACEMENT_TIMEOUT_S + 240, cwd=multinode.REPO)
+def placement(run: Runners, device: str, pools: dict[str, list[int]]) -> dict:
+    res = run.placement.run([device, json.dumps(pools), str(PLACEMENT_TIMEOUT_S)],
+                            script=str(HERE / "verl_placement.py"), timeout=PLACEMENT_TIMEOUT_S + 240)
     line = next((ln for ln in res.stdout.splitlines() if ln.startswith("@@placement ")), None)
     assert line is not None, (res.stdout + res.stderr)[-3000:]
     return json.loads(line[len("@@placement "):])
 
 
-def judge(cluster, row: Row, device: str) -> Row:
+def judge(cluster, run: Runners, row: Row, device: str) -> Row:
     """Every check of one row; `row.ok` when each verdict is what the row expects."""
     from gspo_cli.engines.verl.cluster import resource_pools
 
     sets = [a for s in row.sets for a in ("--set", s)]
-    dry = cluster.gspo("node-a", "train", "--preset", row.preset, *sets, "--dry-run", "--json", timeout=600)
+    dry = run.gspo.run(["train", "--preset", row.preset, *sets, "--dry-run", "--json"], module="gspo_cli",
+                       timeout=600)
     plan = json.loads(dry.stdout) if dry.stdout.strip().startswith("{") else {}
     errors = [c["message"] for c in plan.get("preflight", {}).get("checks", []) if c["status"] == "error"]
     row.dry_run = "launchable" if plan.get("ok") else f"NOT LAUNCHABLE: {(errors or [dry.stderr[-200:]])[0]}"
@@ -156,7 +183,7 @@ def judge(cluster, row: Row, device: str) -> Row:
         reason = next((ln for ln in said.splitlines() if "cannot be placed on the cluster" in ln), said[-300:])
         row.capacity = f"exit {wrapped.returncode}: {reason.split('cannot be placed on the cluster: ', 1)[-1]}"
 
-    placed = placement(cluster, device, resource_pools(compiled.preset))
+    placed = placement(run, device, resource_pools(compiled.preset))
     row.placement = (f"placed: {placed['groups']} group(s) on {placed['nodes']} node(s), bundle {placed['bundle']}"
                      if placed["placed"] else f"not placed: {placed['why']}")
 

@@ -61,10 +61,11 @@ def test_every_gpu_preset_passes_and_too_big_or_npu_ones_are_refused(on_node_a):
     sim.prepare_data(on_node_a, "qwen3-32b-4x8-h100")
     rows = [sim.Row(name) for name in presets] + [sim.Row(name, sets, expect_fit=False) for name, sets in TOO_BIG]
     t0 = time.monotonic()
-    for row in rows:
-        sim.judge(on_node_a, row, "cuda")
-    # an Ascend preset on GPU nodes: its job asks for NPU slots, which no node offers
-    npu = sim.judge(on_node_a, sim.Row("qwen3-8b-2x8", expect_fit=False), "npu")
+    with sim.runners(on_node_a) as run:
+        for row in rows:
+            sim.judge(on_node_a, run, row, "cuda")
+        # an Ascend preset on GPU nodes: its job asks for NPU slots, which no node offers
+        npu = sim.judge(on_node_a, run, sim.Row("qwen3-8b-2x8", expect_fit=False), "npu")
     on_node_a.timings["presets_s"] = time.monotonic() - t0
     print("\nSimulated GPU cluster: 4 nodes x 8 GPU (gspo cluster up/join --ray-arg=--num-gpus=8)\n"
           + sim.table([*rows, npu], "GPU"))

@@ -95,8 +95,9 @@ def test_every_npu_preset_passes_and_too_big_ones_are_refused(on_node_a):
             sim.prepare_gsm8k(on_node_a, name)
     rows = [sim.Row(name) for name in presets] + [sim.Row(name, sets, expect_fit=False) for name, sets in TOO_BIG]
     t0 = time.monotonic()
-    for row in rows:
-        sim.judge(on_node_a, row, "npu")
+    with sim.runners(on_node_a) as run:
+        for row in rows:
+            sim.judge(on_node_a, run, row, "npu")
     on_node_a.timings["presets_s"] = time.monotonic() - t0
     print("\nSimulated Ascend cluster: 4 nodes x 16 NPU (gspo cluster up/join, npu-smi, torch_npu, acl)\n"
           + sim.table(rows, "NPU"))
