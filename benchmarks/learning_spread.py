@@ -40,6 +40,9 @@ PRESET = ROOT / "presets" / "tiny-verl.yaml"
 GROUPS = {"V": ("verl", False, False), "V0": ("verl", True, False), "N": ("native", False, False),
           "N0": ("native", True, False), "N1": ("native", False, True),
           "C0": ("native", True, True)}  # C0: the band test's lr=0 control (not in the derivation)
+# Record only (not in the derivation, `run` cannot make it): verl learning runs made before the CPU switch
+# verl_batch_order was compiled on for tiny-verl (2026-12-06 morning); the shipped preset's runs are group V.
+RECORD_ONLY = {"Vu": ("verl", False, False)}
 NATIVE_K = len(semantics.NATIVE_SEEDS)  # the test's reference runs per band
 # Earlier faulted-story verl runs (trainer.seed 1, before vllm_sample_seeds), block means as docs/benchmarks.md
 # "tiny-verl learns" lists them: checked against the derived band and margin as they stand.
@@ -118,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 def _rows(path: Path) -> dict[str, list[dict]]:
     rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    return {g: sorted((r for r in rows if r["group"] == g), key=lambda r: r["seed"]) for g in GROUPS}
+    return {g: sorted((r for r in rows if r["group"] == g), key=lambda r: r["seed"]) for g in {**GROUPS, **RECORD_ONLY}}
 
 
 def _fmt(values: list[float]) -> str:
