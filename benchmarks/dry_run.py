@@ -10,8 +10,8 @@ Every figure is a fresh process until it exits (the verdict is its last line); r
   bytecode.
 - warm: the same $GSPO_HOME again (verl's verdict for these overrides cached).
 The trees' runs are interleaved, repetition by repetition, so each sees the same load. Columns: wall seconds
-(median, min, max) and CPU seconds (user+sys of the process and the children it waited for, median), which moves
-far less than wall time on a loaded machine. `--typo` adds the rows of a typo'd `--set` (rejected at compose) and of
+(median, min, max), CPU seconds (user+sys of the process and the children it waited for, median), which moves
+far less than wall time on a loaded machine, and the 1-minute load average when each run started (median). `--typo` adds the rows of a typo'd `--set` (rejected at compose) and of
 `python -m verl.trainer.main_ppo` with the same typo (verl alone), for the first tree.
 """
 
@@ -31,32 +31,36 @@ TYPO = "actor_rollout_ref.actor.optim.lrr=2e-6"
 DRY = ["train", "--preset", "qwen3-32b", "--dry-run"]
 
 
-def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, str]:
-    """(wall s, cpu s, exit code, output) of one fresh process."""
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, str, float]:
+    """(wall s, cpu s, exit code, output, load average at the start) of one fresh process."""
+    load = os.getloadavg()[0]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_utime + usage.ru_stime, proc.returncode, out
+    return wall, usage.ru_utime + usage.ru_stime, proc.returncode, out, load
 
 
 class Row:
     def __init__(self, name: str):
-        self.name, self.wall, self.cpu, self.rc, self.verdict = name, [], [], 0, ""
+        self.name, self.wall, self.cpu, self.load, self.rc, self.verdict = name, [], [], [], 0, ""
 
-    def add(self, measured: tuple[float, float, int, str], marker: str = "Verdict:") -> None:
-        wall, cpu, self.rc, out = measured
-        print(f"{self.name}: wall {wall:.2f} s, cpu {cpu:.2f} s, exit {self.rc}", file=sys.stderr, flush=True)
+    def add(self, measured: tuple[float, float, int, str, float], marker: str = "Verdict:") -> None:
+        wall, cpu, self.rc, out, load = measured
+        print(f"{self.name}: wall {wall:.2f} s, cpu {cpu:.2f} s, exit {self.rc}, load {load:.1f}", file=sys.stderr,
+              flush=True)
         self.wall.append(wall)
         self.cpu.append(cpu)
+        self.load.append(load)
         self.verdict = _first(out, marker)
 
     def line(self) -> str:
         w = self.wall
         return (f"| {self.name:58} | {statistics.median(w):6.2f} | {min(w):6.2f} | {max(w):6.2f} | "
-                f"{statistics.median(self.cpu):6.2f} | {self.rc:4} | {self.verdict[:70]} |")
+                f"{statistics.median(self.cpu):6.2f} | {min(self.cpu):6.2f} | {statistics.median(self.load):5.1f} | "
+                f"{self.rc:4} | {self.verdict[:70]} |")
 
 
 def main() -> int:
@@ -84,8 +88,8 @@ def main() -> int:
         if args.typo:
             _typo_rows(trees[0], base, tmp, args.repeat, rows)
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; {args.repeat} runs each")
-    print(f"| {'what':58} | median | min    | max    | cpu s  | exit | verdict |")
-    print(f"|{'-' * 60}|-------:|-------:|-------:|-------:|-----:|---------|")
+    print(f"| {'what':58} | median | min    | max    | cpu s  | cpu min| load  | exit | verdict |")
+    print(f"|{'-' * 60}|-------:|-------:|-------:|-------:|-------:|------:|-----:|---------|")
     for row in rows.values():
         print(row.line())
     return 0
