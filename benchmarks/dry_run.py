@@ -1,6 +1,7 @@
 """Cold and warm `gspo train --preset qwen3-32b --dry-run` side by side, for one or more source trees.
 
     .venv/bin/python benchmarks/dry_run.py [--repeat 5] [--tree .] [--tree /path/to/other/checkout] [--typo]
+                                           [--kinds cold,bytecode,warm]
 
 Every figure is a fresh process until it exits (the verdict is its last line); rows per tree:
 - cold: a fresh $GSPO_HOME (no cache of gspo's: verl's validators run), Python's bytecode cache (__pycache__) as
@@ -12,7 +13,8 @@ Every figure is a fresh process until it exits (the verdict is its last line); r
 The trees' runs are interleaved, repetition by repetition, so each sees the same load. Columns: wall seconds
 (median, min, max), CPU seconds (user+sys of the process and the children it waited for, median), which moves
 far less than wall time on a loaded machine, and the 1-minute load average when each run started (median). `--typo` adds the rows of a typo'd `--set` (rejected at compose) and of
-`python -m verl.trainer.main_ppo` with the same typo (verl alone), for the first tree.
+`python -m verl.trainer.main_ppo` with the same typo (verl alone), for the first tree. `--kinds cold,warm` leaves
+the bytecode-cold rows out (they take 2-4x as long), for more repetitions in the same time.
 """
 
 from __future__ import annotations
@@ -68,7 +70,9 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--tree", action="append", help="a gspo source tree (default: this one); repeat to compare")
     ap.add_argument("--typo", action="store_true", help="also time a typo'd --set and verl alone (first tree)")
+    ap.add_argument("--kinds", default="cold,bytecode,warm", help="which rows: cold, bytecode, warm (comma list)")
     args = ap.parse_args()
+    kinds = set(args.kinds.split(","))
     trees = [Path(t).resolve() for t in (args.tree or [str(REPO)])]
     rows: dict[tuple[Path, str], Row] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,9 +84,15 @@ def main() -> int:
                 gspo = [sys.executable, "-m", "gspo_cli"]
                 for kind, extra in (("cold", {}), ("cold, bytecode cold too",
                                                    {"PYTHONPYCACHEPREFIX": f"{tmp}/pyc-{n}-{i}"})):
+                    if kind.split(",")[-1].split()[0] not in kinds:
+                        continue
                     home = f"{tmp}/home-{n}-{i}-{len(extra)}"
                     row = rows.setdefault((tree, kind), Row(f"{_label(tree, trees)}{kind}"))
                     row.add(timed([*gspo, *DRY], dict(env, GSPO_HOME=home, **extra), tree))
+                if "warm" not in kinds:
+                    continue
+                if "cold" not in kinds:  # warm needs the verdict of a cold run in that home
+                    timed([*gspo, *DRY], dict(env, GSPO_HOME=f"{tmp}/home-{n}-{i}-0"), tree)
                 row = rows.setdefault((tree, "warm"), Row(f"{_label(tree, trees)}warm"))
                 row.add(timed([*gspo, *DRY], dict(env, GSPO_HOME=f"{tmp}/home-{n}-{i}-0"), tree))
         if args.typo:
