@@ -281,3 +281,26 @@ def test_cli_errors_are_one_clean_line(tmp_path, gspo):
         assert lines[0].startswith("Error: ") and len(lines) <= 3, proc.stderr
     debug = gspo("--debug", "presets", "show", "nope")
     assert debug.returncode == 2 and "Traceback" in debug.stderr
+
+
+def test_a_preset_file_is_parsed_once_per_process_and_again_when_edited(gspo_home, monkeypatch):
+    """issue 44: finding a preset by name parses every built-in (names and aliases are inside); `gspo train` finds
+    its preset twice. Each file's YAML is parsed once per text, callers get copies, an edited file is read anew."""
+    from gspo_cli.config import preset_yaml
+
+    parsed: list[str] = []
+    real = preset_yaml._parse_yaml
+    monkeypatch.setattr(preset_yaml, "_PARSED", {})
+    monkeypatch.setattr(preset_yaml, "_parse_yaml", lambda text, file: parsed.append(file) or real(text, file))
+    first = presets.load("qwen3-32b")
+    builtins = len(parsed)
+    assert builtins == len(set(parsed)) >= 10 and any(f.endswith("qwen3-32b-4x16.yaml") for f in parsed)
+    presets.find_source("qwen3-32b").data["trainer"]["engine"] = "changed by a caller"
+    again = presets.load("qwen3-32b")
+    assert len(parsed) == builtins and again.preset == first.preset and again.origins == first.origins
+    mine = gspo_home / "presets" / "mine.yaml"
+    mine.parent.mkdir()
+    mine.write_text("extends: qwen3-32b-4x16\nname: mine\ndata:\n  train_batch_size: 128\n")
+    assert presets.load("mine").preset.data.train_batch_size == 128
+    mine.write_text("extends: qwen3-32b-4x16\nname: mine\ndata:\n  train_batch_size: 64\n")
+    assert presets.load("mine").preset.data.train_batch_size == 64

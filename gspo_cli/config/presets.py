@@ -12,18 +12,16 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from gspo_cli import layout
+from gspo_cli.config.preset_yaml import Origins, key_text, parse_yaml
 from gspo_cli.errors import ConfigError
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-
-# key path (tuple of str) -> "file:line"
-Origins = dict[tuple[str, ...], str]
 
 
 @dataclass
@@ -45,81 +43,6 @@ class PresetSource:
                 break
             lines.append(line[1:].strip())
         return "\n".join(lines).strip()
-
-
-# ---------------------------------------------------------------- YAML with line numbers
-
-
-def _node_to_data(node: yaml.Node, file: str, prefix: tuple[str, ...], origins: Origins) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise ConfigError(f"{file}:{key_node.start_mark.line + 1}: a key must be a plain name, found a "
-                                  f"{cast(Any, key_node).id}", "keys are names such as `model:` or `lr:`")
-            key = str(key_node.value)
-            path = (*prefix, key)
-            if key in out:
-                raise ConfigError(
-                    f"{file}:{key_node.start_mark.line + 1}: duplicate key '{'.'.join(map(key_text, path))}'",
-                    "each key may appear once per mapping",
-                )
-            origins[path] = f"{file}:{key_node.start_mark.line + 1}"
-            out[key] = _node_to_data(value_node, file, path, origins)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        items = []
-        for i, item in enumerate(node.value):
-            item_path = (*prefix, str(i))
-            origins[item_path] = f"{file}:{item.start_mark.line + 1}"
-            items.append(_node_to_data(item, file, item_path, origins))
-        return items
-    return _scalar(cast(yaml.ScalarNode, node))  # a composed node that is neither mapping nor sequence
-
-
-_KEY_LIKE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
-
-
-def key_text(key: object) -> str:
-    """A key as error messages show it: as written when it looks like a key, else a placeholder, so a file that
-    is not a preset (`extends: /etc/shadow`) never has its lines echoed."""
-    text = str(key)
-    return text if _KEY_LIKE.fullmatch(text) else "<a key that is not a name>"
-
-
-_SCALAR_LOADER = yaml.SafeLoader("")
-
-
-def _scalar(node: yaml.ScalarNode) -> Any:
-    return _SCALAR_LOADER.construct_object(node, deep=True)
-
-
-def parse_yaml(text: str, file: str) -> tuple[dict[str, Any], Origins]:
-    from gspo_cli.config import yaml_limits
-
-    try:
-        node = yaml_limits.compose(text, file)  # size, depth and alias limits: one line, never a RecursionError
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
-        raise ConfigError(f"{where}: YAML syntax error: {exc.problem or exc}", "fix the YAML at that position") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: YAML error: {exc}", "fix the YAML syntax") from None
-    if node is None:
-        raise ConfigError(f"{file}: the preset file is empty", "a preset is a YAML mapping with name, model, data, ...")
-    if not isinstance(node, yaml.MappingNode):
-        raise ConfigError(
-            f"{file}:{node.start_mark.line + 1}: a preset must be a YAML mapping, found {cast(Any, node).id}",  # every concrete node class has an id
-            "start the file with keys such as `name:`, `model:`, `data:`",
-        )
-    origins: Origins = {}
-    try:
-        data = _node_to_data(node, file, (), origins)
-    except yaml.constructor.ConstructorError as exc:
-        mark = exc.problem_mark
-        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
-        raise ConfigError(f"{where}: {exc.problem}", "fix the YAML value") from None
-    return data, origins
 
 
 # ---------------------------------------------------------------- lookup

@@ -105,3 +105,51 @@ def test_verdict_cache_ignores_the_run_name(gspo_home):
     assert "trainer.experiment_name=run-b" in second.compiled.overrides
     assert first.schema.validated and not first.schema.cached
     assert second.schema.validated and second.schema.cached
+
+
+# A fresh process: counts the cyclic collector's passes that start while verl's validator modules are being imported
+# (torch already loaded, verl.utils.config not yet), then says what the collector looks like afterwards.
+GC_PROBE = """
+import gc, json, sys
+mid_import = []
+def seen(phase, info):
+    if phase == "start" and "torch" in sys.modules and "verl.utils.config" not in sys.modules:
+        mid_import.append(info["generation"])
+gc.callbacks.append(seen)
+{body}
+print("@@GC " + json.dumps({{"mid_import": len(mid_import), "enabled": gc.isenabled(),
+                             "frozen": gc.get_freeze_count(), "torch": "torch" in sys.modules}}))
+"""
+DRY_RUN = """
+from gspo_cli.cli import main
+try:
+    main(["train", "--preset", "qwen3-32b", "--dry-run"])
+except SystemExit:
+    pass
+"""
+
+
+def _gc_probe(body: str, home) -> tuple[dict, str]:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, GSPO_HOME=str(home), COLUMNS="200")
+    proc = subprocess.run([sys.executable, "-c", GC_PROBE.format(body=body)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@GC ")), None)
+    assert line, proc.stdout + proc.stderr
+    return json.loads(line[len("@@GC "):]), proc.stdout
+
+
+def test_cold_dry_run_imports_verls_validators_without_collector_passes(gspo_home):
+    """issue 44: the collector paused while verl's validators import (no pass over the growing heap) and the loaded
+    modules frozen (the exit's collection skips them), the collector on again after; the verdict is still verl's
+    own (not cached: a fresh home). Control: the same probe sees hundreds of passes in a plain import."""
+    plain, _ = _gc_probe("import verl.trainer.ppo.utils, verl.utils.config", gspo_home)
+    assert plain["torch"] and plain["mid_import"] > 50 and plain["frozen"] == 0  # the probe sees passes
+    facts, out = _gc_probe(DRY_RUN, gspo_home)
+    assert "verl schema: verl" in out and "Hydra compose + validate_config ok" in out, out
+    assert facts["torch"] and facts["mid_import"] == 0, facts
+    assert facts["enabled"] and facts["frozen"] > 100_000, facts
