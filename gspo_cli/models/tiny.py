@@ -24,6 +24,7 @@ from pathlib import Path
 
 from gspo_cli import layout
 from gspo_cli.fsutil import atomic_dir
+from gspo_cli.models.loading import save_hf_folder
 
 VERSION = 1
 SEED = 1234
@@ -224,6 +225,5 @@ def ensure_tiny_model(dest: str | os.PathLike | None = None, name: str = "tiny")
     if name in WARM:
         warm_up(model, tokenizer, WARM[name])
     with atomic_dir(dest) as tmp:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
+        save_hf_folder(model, tokenizer, tmp)
     return dest

@@ -32,6 +32,7 @@ from pathlib import Path
 from gspo_cli import layout
 from gspo_cli.fsutil import atomic_dir
 from gspo_cli.models import tiny
+from gspo_cli.models.loading import save_hf_folder
 
 VERSION = 1
 MOE_SHAPE = dict(
@@ -91,6 +92,5 @@ def ensure_tiny_moe_model(dest: str | os.PathLike | None = None, name: str = "ti
     tokenizer = tiny.build_tokenizer()
     model = build_model(tokenizer, name=name)
     with atomic_dir(dest) as tmp:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
+        save_hf_folder(model, tokenizer, tmp)
     return dest

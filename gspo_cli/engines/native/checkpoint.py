@@ -19,6 +19,7 @@ import torch
 
 from gspo_cli.fsutil import atomic_dir
 from gspo_cli.layout import checkpoints_dir, list_steps
+from gspo_cli.models.loading import save_hf_folder
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -59,8 +60,7 @@ def save(run_dir: Path, step: int, model: PreTrainedModel, tokenizer: PreTrained
     # A hidden temp folder beside dest, renamed into place when complete (a re-save of a step swaps via a hidden
     # name); folder permissions follow the umask, as save_pretrained's files do.
     with atomic_dir(dest) as tmp:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
+        save_hf_folder(model, tokenizer, tmp)
         torch.save(
             {"step": step, "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
              "rng": rng_state(), "cursor": cursor},

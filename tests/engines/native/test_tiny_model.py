@@ -118,3 +118,25 @@ def test_warm_start_is_built_the_same_in_a_fresh_process(gspo_home, tmp_path):
             f"ensure_tiny_model({str(other)!r}, name='tiny-qwen3-vllm-warm')")
     subprocess.run([PY, "-c", code], cwd=ROOT, check=True, capture_output=True, timeout=300)
     assert _digest(other) == _digest(ensure_tiny_model(name="tiny-qwen3-vllm-warm"))
+
+
+def test_building_prints_no_shard_progress_bar(tmp_path):
+    """A built-in model build (every first train or dry-run of a preset) puts no "Writing model shards" bar on the
+    terminal, and leaves transformers' progress-bar switch as it found it. Control, in the same process: a plain
+    save_pretrained of the built model prints the bar to the same stderr."""
+    code = (
+        "import sys\n"
+        "from transformers import AutoModelForCausalLM\n"
+        "from transformers.utils import logging as hf_logging\n"
+        "from gspo_cli.models.tiny import ensure_tiny_model\n"
+        f"path = ensure_tiny_model({str(tmp_path / 'tiny')!r})\n"
+        "print('bars on after build:', hf_logging.is_progress_bar_enabled(), flush=True)\n"
+        "sys.stderr.write('--- control ---\\n'); sys.stderr.flush()\n"
+        f"AutoModelForCausalLM.from_pretrained(path).save_pretrained({str(tmp_path / 'plain')!r})\n"
+    )
+    proc = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    build, control = proc.stderr.split("--- control ---\n")
+    assert "Writing model shards" not in build, build[-1000:]
+    assert "bars on after build: True" in proc.stdout
+    assert "Writing model shards" in control
