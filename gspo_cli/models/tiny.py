@@ -24,7 +24,7 @@ from pathlib import Path
 
 from gspo_cli import layout
 from gspo_cli.fsutil import atomic_dir
-from gspo_cli.models.loading import save_hf_folder
+from gspo_cli.models.hf_save import save_hf_folder
 
 VERSION = 1
 SEED = 1234

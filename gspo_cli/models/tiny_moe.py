@@ -32,7 +32,7 @@ from pathlib import Path
 from gspo_cli import layout
 from gspo_cli.fsutil import atomic_dir
 from gspo_cli.models import tiny
-from gspo_cli.models.loading import save_hf_folder
+from gspo_cli.models.hf_save import save_hf_folder
 
 VERSION = 1
 MOE_SHAPE = dict(

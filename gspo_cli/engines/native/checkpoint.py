@@ -19,7 +19,7 @@ import torch
 
 from gspo_cli.fsutil import atomic_dir
 from gspo_cli.layout import checkpoints_dir, list_steps
-from gspo_cli.models.loading import save_hf_folder
+from gspo_cli.models.hf_save import save_hf_folder
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
