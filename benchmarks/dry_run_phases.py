@@ -23,7 +23,7 @@ PHASES = {
     "gspo_cli.engines.verl.preflight": ("run",),
     "gspo_cli.engines.verl.compile": ("compile_preset",),
     "gspo_cli.engines.verl.environment": ("probe",),
-    "gspo_cli.engines.verl.schema_check": ("check", "compose", "_base", "_check_types", "_import_validators",
+    "gspo_cli.engines.verl.schema_check": ("check", "compose", "_base", "_check_types",
                                            "_validate_with_verl"),
     "gspo_cli.engines.verl.dryrun": ("render",),
     "gspo_cli.plan": ("dry_run_line",),

@@ -20,15 +20,12 @@ Every failure names the verl override and the preset key it came from (file:line
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
-import importlib
 import importlib.util
 import io
 import json
 import os
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,35 +264,8 @@ def cache_dir() -> Path:
     return layout.gspo_home() / "cache" / "verl-check"
 
 
-# The modules verl's validators live in; importing them imports torch, tensordict (-> torch._dynamo), transformers,
-# datasets and ray: ~5 s CPU, the floor of a cold verdict (docs/benchmarks.md).
-VALIDATOR_MODULES = ("verl.trainer.ppo.utils", "verl.utils.config")
-
-
-def _import_validators() -> None:
-    """Import verl's validator modules with the cyclic garbage collector paused, then freeze what is loaded.
-
-    The import allocates ~1M long-lived objects and no garbage worth a pass: with the collector on it runs ~1,100
-    passes over the growing heap during the import, and the interpreter's collection at exit walks it all again
-    (together ~1-2 s CPU of a cold dry-run, measured in docs/benchmarks.md). `gc.freeze` moves the loaded modules
-    out of the collector's view, as forking servers do; refcounting still frees everything as usual. Only the first
-    import pays this, so a long process (the tests) freezes once."""
-    if all(name in sys.modules for name in VALIDATOR_MODULES):
-        return
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for name in VALIDATOR_MODULES:
-            importlib.import_module(name)
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
-
-
 def _validate_with_verl(cfg) -> str:
     """Run what `main_ppo.main` runs before Ray: verl's validate_config and its config dataclasses."""
-    _import_validators()
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass, validate_config
 
