@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gspo_cli.config import hub as hubs
-from gspo_cli.errors import DataError, first_line  # noqa: F401 - first_line: re-exported for the fetchers
+from gspo_cli.errors import DataError
 
 
 def clean_up(staging: Path, dest: Path, filename: str, hub: hubs.Hub) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gspo_cli.config import hub as hubs
-from gspo_cli.data.download import clean_up, first_line, missing
-from gspo_cli.errors import DataError
+from gspo_cli.data.download import clean_up, missing
+from gspo_cli.errors import DataError, first_line
 
 
 def raw_cache_path(source_dir: Path, hub_filename: str, revision: str | None, hub: hubs.Hub | None = None) -> Path:

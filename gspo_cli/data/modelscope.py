@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from gspo_cli.config.hub import Hub
-from gspo_cli.data.download import clean_up, first_line, missing
-from gspo_cli.errors import DataError
+from gspo_cli.data.download import clean_up, missing
+from gspo_cli.errors import DataError, first_line
 
 INSTALL = "pip install 'gspo[modelscope]' (modelscope==1.40.2)"
 

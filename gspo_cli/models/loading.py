@@ -78,4 +78,3 @@ def load_model(path: str, dtype: str = "float32", device=None, trust_remote_code
             path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
         )
     return model.to(device) if device is not None else model
-

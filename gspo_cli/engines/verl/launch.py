@@ -183,13 +183,6 @@ def _check_checkpoint(step_dir: Path) -> None:
         raise ConfigError(f"--resume: {exc.message}", exc.hint) from None
 
 
-def _model_folder(preset) -> str | None:
-    """The folder verl loads instead of `model.path` (a built-in model's, a pinned hub model's); None: model.path."""
-    from gspo_cli.models.loading import model_folder
-
-    return model_folder(preset)
-
-
 def make_plan(
     preset_name: str | None,
     sets: list[str] | None = None,
@@ -206,9 +199,10 @@ def make_plan(
     with, whose environment is probed ("": this one; None: a named cluster's, not probed), unless `env` is given;
     `runs_here`: the job runs in this process (--local), so what it lacks blocks."""
     from gspo_cli.data import manifest as prepared
-    from gspo_cli.engines.verl import preflight, schema_check
+    from gspo_cli.engines.verl import preflight
     from gspo_cli.engines.verl.compile import compile_preset
     from gspo_cli.jobs.client import entrypoint
+    from gspo_cli.models.loading import model_folder
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -234,7 +228,7 @@ def make_plan(
         preset, run_dir=run_dir, train_file=prepared.train_file(preset), val_file=prepared.val_file(preset),
         resume_from=resume_from,
         experiment_name=preset.trainer.experiment_name or run_name,
-        model_path=_model_folder(preset),
+        model_path=model_folder(preset),  # a built-in model's or a pinned hub model's folder (models/loading.py)
     )
     spec = run_dir / SPEC_FILE
     plan = Plan(loaded=loaded, run_name=run_name, run_dir=run_dir, compiled=compiled, report=report,
@@ -242,15 +236,22 @@ def make_plan(
                 timings=timings, device=device, need=cluster.cluster_need(preset),
                 environment=env if env is not None else environment.probe(preset, env_python, runs_here=runs_here))
     if schema:
-        t = time.perf_counter()
-        try:
-            plan.schema = schema_check.check(compiled, loaded)
-        except ConfigError as exc:
-            plan.schema_error = exc
-            plan.schema = schema_check.SchemaResult(schema_check.verl_version(), time.perf_counter() - t)
-        timings["schema_check"] = time.perf_counter() - t
+        _check_schema(plan)
     timings["total"] = time.perf_counter() - t0
     return plan
+
+
+def _check_schema(plan: Plan) -> None:
+    """verl's verdict on the compiled config (schema_check) on the plan, or the error that will stop the launch."""
+    from gspo_cli.engines.verl import schema_check
+
+    t = time.perf_counter()
+    try:
+        plan.schema = schema_check.check(plan.compiled, plan.loaded)
+    except ConfigError as exc:
+        plan.schema_error = exc
+        plan.schema = schema_check.SchemaResult(schema_check.verl_version(), time.perf_counter() - t)
+    plan.timings["schema_check"] = time.perf_counter() - t
 
 
 def raise_if_missing(env: Environment | None) -> None:
