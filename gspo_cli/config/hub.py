@@ -35,6 +35,8 @@ DEFAULT_ENDPOINTS = {HUGGINGFACE: "https://huggingface.co", MODELSCOPE: "https:/
 # The variable each hub's own client reads its endpoint from (huggingface_hub constants, modelscope_hub config.py).
 ENDPOINT_VARS = {HUGGINGFACE: "HF_ENDPOINT", MODELSCOPE: "MODELSCOPE_ENDPOINT"}
 MODELSCOPE_SWITCH = "VERL_USE_MODELSCOPE"  # verl/__init__.py: "true" patches transformers' hub to ModelScope
+# How to get ModelScope's client (the extra in pyproject.toml; the version constraints.txt pins)
+MODELSCOPE_INSTALL = "pip install 'gspo[modelscope]' (modelscope==1.40.2)"
 # Branch names whose content moves: not a pin.
 MOVING_REVISIONS = frozenset({"master", "main"})
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})

@@ -29,7 +29,7 @@ def checks(preset, *, ref: str | None = None, model: bool = True) -> list[Check]
     if hub.name == hubs.MODELSCOPE and importlib.util.find_spec("modelscope") is None:
         out.append(Check("hub client", WARN, "modelscope is not installed here: `gspo prepare-data --local` and "
                          "`gspo prepare-model` cannot download from ModelScope on this host", ["hub.name"],
-                         "pip install 'gspo[modelscope]' (modelscope==1.40.2)"))
+                         hubs.MODELSCOPE_INSTALL))
     return out
 
 

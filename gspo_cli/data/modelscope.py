@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gspo_cli.config import hub as hubs
 from gspo_cli.config.hub import Hub
 from gspo_cli.data.download import clean_up, missing
 from gspo_cli.errors import DataError, first_line
-
-INSTALL = "pip install 'gspo[modelscope]' (modelscope==1.40.2)"
 
 
 def fetch_dataset_file(source_name: str, hub: Hub, repo: str, filename: str, revision: str | None, dest: Path,
@@ -24,7 +23,7 @@ def fetch_dataset_file(source_name: str, hub: Hub, repo: str, filename: str, rev
         from modelscope.hub.file_download import dataset_file_download
     except ImportError:
         raise DataError(f"{source_name}: the hub is ModelScope and the modelscope package is not installed to "
-                        f"fetch {repo}/{filename}", f"{INSTALL}, or {offline_hint}") from None
+                        f"fetch {repo}/{filename}", f"{hubs.MODELSCOPE_INSTALL}, or {offline_hint}") from None
     staging = dest.parent / f".download-{os.getpid()}"
     staging.mkdir(parents=True, exist_ok=True)
     try:

@@ -26,7 +26,6 @@ from gspo_cli.errors import ConfigError, DataError, GspoError
 from gspo_cli.models import hub_model
 from gspo_cli.models.hub_model import HubModel
 
-MODELSCOPE_INSTALL = "pip install 'gspo[modelscope]' (modelscope==1.40.2)"
 _OFF = ("1", "true", "yes", "on")
 
 
@@ -115,7 +114,7 @@ def _modelscope(model: HubModel, dest: Path) -> None:
         from modelscope.hub.snapshot_download import snapshot_download
     except ImportError:
         raise DataError(f"cannot fetch {model.describe()}: the modelscope package is not installed",
-                        MODELSCOPE_INSTALL) from None
+                        hubs.MODELSCOPE_INSTALL) from None
     snapshot_download(model.repo, revision=model.revision, local_dir=str(dest), endpoint=model.hub.url,
                       ignore_patterns=_ignored(model))
 
