@@ -4,7 +4,8 @@
 
 Each tree runs with its own fresh $GSPO_HOME (so verl's validators run: no cached verdict). Before comparing, the
 fields that differ between any two runs are normalised: the $GSPO_HOME path, the timestamp of a default run name,
-and the timing fields (`timings_s`, `schema_check.compose_s` / `validate_s`, `environment.seconds`). Prints one line
+the timing fields (`timings_s`, `schema_check.compose_s` / `validate_s`, `environment.seconds`) and the
+host's free memory the native memory check quotes. Prints one line
 per preset and the unified diff of any that differ; exit 1 when one does.
 """
 
@@ -22,6 +23,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 TIMESTAMP = re.compile(r"-\d{8}-\d{6}")
+# the native dry-run's memory check quotes the host's free memory at that moment (engines/native/dryrun.py)
+HOST_FREE = re.compile(r"host has \d+\.\d GiB available")
 
 
 def preset_names(tree: Path) -> list[str]:
@@ -51,7 +54,7 @@ def normalised(text: str, home: str) -> str:
             for key in keys:
                 data[section].pop(key, None)
     out = json.dumps(data, indent=1, sort_keys=True).replace(home, "<GSPO_HOME>")
-    return TIMESTAMP.sub("-<TIMESTAMP>", out)
+    return HOST_FREE.sub("host has <N> GiB available", TIMESTAMP.sub("-<TIMESTAMP>", out))
 
 
 def main() -> int:
