@@ -253,8 +253,7 @@ class TrainerSection(Section):
     loggers: list[str] = Field(default_factory=lambda: ["console", "file"])
     trackers: TrackersSection = Field(default_factory=TrackersSection)
     seed: int = 1
-    # Device of the native engine (auto = npu > cuda > cpu).
-    device: ProcessDevice = "auto"
+    device: ProcessDevice = "auto"  # of the native engine (auto: config/devices.py AUTO_RULES["torch"], npu > cuda > cpu)
     # Native engine on CPU: torch intra-op threads (None = torch's default, one per core). Tiny models run faster
     # on 1 thread, and a fixed count keeps the same-seed curve identical across machines.
     cpu_threads: PositiveInt | None = None
