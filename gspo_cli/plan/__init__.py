@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.preflight import Report
+    from gspo_cli.sizing.report import Preflight, Report
 
 
 def dry_run_line(preset: Preset, report: Report | None = None) -> str:
@@ -21,8 +21,9 @@ def dry_run_line(preset: Preset, report: Report | None = None) -> str:
     return line(preset, report)
 
 
-def run_cost(preset: Preset, steps: int | None = None) -> str:
-    """What a run of `steps` steps of the preset costs by the step-time model (`gspo accept`'s --record hint)."""
+def run_cost(preset: Preset, steps: int | None = None, *, preflight: Preflight) -> str:
+    """What a run of `steps` steps of the preset costs by the step-time model (`gspo accept`'s --record hint);
+    `preflight` is the engine's checks (the verdict of the layout)."""
     from gspo_cli.plan.service import run_cost as cost
 
-    return cost(preset, steps)
+    return cost(preset, steps, preflight=preflight)

@@ -52,7 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gspo_cli.engines.verl.model_facts import GiB, MiB, ModelFacts
+from gspo_cli.sizing.model_facts import GiB, MiB, ModelFacts
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -220,7 +220,7 @@ def _host_parts(preset: Preset, offloaded: dict[str, int], vllm_weights: int, sl
 
 def estimate(preset: Preset, m: ModelFacts, device_bytes: int | None) -> MemoryEstimate:
     """The four phases of one step on one device and on the host (see the module docstring for each term); the
-    Megatron route's sharding: megatron_memory.py (which builds on this module; preflight.phase_memory picks)."""
+    Megatron route's sharding: megatron_memory.py (which builds on this module; memory_checks.phase_memory picks)."""
     if preset.actor.strategy == "megatron":
         raise ValueError("memory.estimate models FSDP sharding: a Megatron preset's is megatron_memory.estimate")
     a, r = preset.actor, preset.rollout
