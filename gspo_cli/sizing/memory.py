@@ -159,8 +159,13 @@ def micro_tokens(preset: Preset, phase: str) -> int:
 
 
 def vllm_sleep_level(preset: Preset) -> int:
-    """1 on Ascend (weights kept in host RAM while vLLM sleeps), 2 elsewhere (third_party/vllm/__init__.py:41-48)."""
-    return 1 if preset.cluster.device == "npu" or (preset.cluster.profile or "").startswith(("a2", "a3")) else 2
+    """1 on Ascend (weights kept in host RAM while vLLM sleeps), 2 elsewhere (third_party/vllm/__init__.py:41-48):
+    an Ascend `cluster.device` (the device table's `ascend`; `auto` is not resolved here) or an A2 / A3 profile."""
+    from gspo_cli.config import devices
+
+    named = preset.cluster.device
+    ascend = not devices.is_auto(named) and devices.get(named).ascend
+    return 1 if ascend or (preset.cluster.profile or "").startswith(("a2", "a3")) else 2
 
 
 def _entropy_bytes(preset: Preset, m: ModelFacts, tokens: int) -> int:
