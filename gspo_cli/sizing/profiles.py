@@ -75,6 +75,7 @@ class Profile:
     # the device, and the `cluster.profile` name they know it by when that is not `name` (A2: a2-910b)
     memory_label: str = ""
     preset_name: str = ""
+    aliases: tuple[str, ...] = ()  # other names `gspo plan --profile` and `cluster.profile` accept for it
 
     @property
     def memory_bytes(self) -> float:
@@ -168,7 +169,7 @@ for _profile in (
                       "host_bytes_s": "assumed PCIe 5.0 x16 shared by the two dies of a chip",
                       **_ASCEND_SOURCES},
                   caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 6%, DAPO first rollout within 5%",
-                  memory_label="Atlas A3 (one die)"),
+                  memory_label="Atlas A3 (one die)", aliases=("atlas-a3",)),
     Profile("a2", "Atlas A2 910B", 64, 1.6 * TB, 320e12, 56 * GB, 25 * GB, 32 * GB,
                   **(_ASCEND_FACTORS | _A2_FACTORS), sources={
                       "hardware": _A2, "intra_node_bytes_s": "HCCS 392 GB/s per 8-card node mesh, ~56 GB/s per "
@@ -177,17 +178,17 @@ for _profile in (
                       **_ASCEND_SOURCES, **_A2_SOURCES},
                   caveat="A2 shares the A3 bandwidth/MFU factors; its decode overhead per layer is fitted on one "
                          "published A2 rollout (verl#6747) and the MindSpeed-RL A2 point is held out (docs/plan.md)",
-                  memory_label="Atlas A2 910B", preset_name="a2-910b"),
+                  memory_label="Atlas A2 910B", preset_name="a2-910b", aliases=("a2-910b", "910b")),
     Profile("h100", "NVIDIA H100 SXM", 80, 3.35 * TB, 989e12, 450 * GB, 50 * GB, 55 * GB,
                     **_GPU_FACTORS, sources={"hardware": _NV_H100, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU",
                                              "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES},
                     caveat="no measured H100 point: GPU factors come from one native-engine H200 run; vLLM "
-                           "factors are priors", memory_label="NVIDIA H100"),
+                           "factors are priors", memory_label="NVIDIA H100", aliases=("h100-sxm",)),
     Profile("h200", "NVIDIA H200 SXM", 141, 4.8 * TB, 989e12, 450 * GB, 50 * GB, 55 * GB,
                     **_GPU_FACTORS, sources={"hardware": _NV_H200, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU",
                                              "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES},
                     caveat="fitted on one native-engine (HF generate) run; vLLM rollout factors are priors",
-                    memory_label="NVIDIA H200"),
+                    memory_label="NVIDIA H200", aliases=("h200-sxm",)),
     Profile("h20", "NVIDIA H20", 96, 4.0 * TB, 148e12, 450 * GB, 50 * GB, 55 * GB,
                    **_GPU_FACTORS, sources={"hardware": _NV_H20, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU "
                                             "(assumed)", "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES},
@@ -199,8 +200,8 @@ for _profile in (
                    verl_unmeasured=VERL_ON_CPU),
 ):
     BUILTIN.add(_profile.name, _profile)
-# Other names of the built-ins (cluster.profile in presets)
-ALIASES = {"a2-910b": "a2", "910b": "a2", "atlas-a3": "a3", "h100-sxm": "h100", "h200-sxm": "h200"}
+# Other names of the built-ins (cluster.profile in presets), from their entries
+ALIASES = {alias: p.name for p in BUILTIN.values() for alias in p.aliases}
 
 
 def preset_name(name: str) -> str:
