@@ -1,8 +1,9 @@
 """Step-time planning (`gspo plan`): predict a step's seconds per phase and throughput, search faster layouts.
 
-Pure arithmetic, no torch: `workload` (what a step does), `profiles` (device numbers and fitted factors, with
-sources), `model` (seconds per phase), `calibration` (measured points and the fit), `layouts` (search over the
-layouts preflight accepts), `feedback` (`--calibrate RUN`), `service` (what the CLI and the dry-run call).
+Pure arithmetic, no torch, no engine import: `workload` (what a step does), `model` (seconds per phase on a
+hardware profile of gspo_cli.sizing.profiles: device numbers and fitted factors, with sources), `calibration`
+(measured points and the fit), `layouts` (search over the layouts the engine's preflight accepts, handed in as a
+`sizing.report.Preflight`), `feedback` (`--calibrate RUN`), `service` (what the CLI and the dry-run call).
 """
 
 from __future__ import annotations
