@@ -67,9 +67,10 @@ def balance_table(seed: int = 0) -> None:
 
 def best_table(preset_name: str) -> None:
     from gspo_cli.config.presets import load_preset
+    from gspo_cli.engines.verl.preflight import evaluate
     from gspo_cli.plan import service
 
-    result = service.plan(load_preset(preset_name))
+    result = service.plan(load_preset(preset_name), preflight=evaluate)
     base = result.prediction
     best = result.best()
     print(f"preset {preset_name} ({result.profile.name}): {base.tokens_per_device_per_s:.1f} tokens/device/s, "

@@ -1,7 +1,7 @@
 """Fit the step-time model's efficiency factors to the calibration points and print the calibration table.
 
     python benchmarks/plan_fit.py            # fit, then the table with the fitted factors
-    python benchmarks/plan_fit.py --shipped  # the table with the factors shipped in gspo_cli/plan/profiles.py
+    python benchmarks/plan_fit.py --shipped  # the table with the factors shipped in gspo_cli/sizing/profiles.py
     python benchmarks/plan_fit.py --write-docs  # regenerate the calibration table in docs/plan.md (shipped factors)
 
 Fit points set the factors of their profile family (FIT_PLAN in gspo_cli/plan/calibration.py); held-out points
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from gspo_cli.plan import calibration
-from gspo_cli.plan.profiles import BUILTIN, Profile
+from gspo_cli.sizing.profiles import BUILTIN, Profile
 
 
 def fitted_profiles() -> tuple[dict, dict]:

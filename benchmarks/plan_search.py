@@ -46,16 +46,17 @@ def main() -> None:
     args = ap.parse_args()
     from gspo_cli.config.presets import load_preset
     from gspo_cli.engines.verl import preflight
-    from gspo_cli.plan import layouts, memory, model, profiles
+    from gspo_cli.plan import layouts, memory, model
     from gspo_cli.plan.workload import from_preset
+    from gspo_cli.sizing import profiles
 
     preset = load_preset(args.preset)
     facts, prof = memory.facts(preset), profiles.get(preset.cluster.profile)
-    result = layouts.search(preset, facts, prof)
+    result = layouts.search(preset, facts, prof, preflight=preflight.evaluate)
     work = from_preset(preset, facts)
     rows = [
         (f"search ({result.evaluated} layouts, {result.rejected} rejected)",
-         timed(lambda: layouts.search(preset, facts, prof), args.repeat)),
+         timed(lambda: layouts.search(preset, facts, prof, preflight=preflight.evaluate), args.repeat)),
         ("preflight.evaluate, one layout", timed(lambda: preflight.evaluate(preset, facts, None), args.repeat * 20)),
         ("predict, one layout", timed(lambda: model.predict(work, prof), args.repeat * 20)),
     ]

@@ -8,8 +8,10 @@ import pytest
 
 from gspo_cli.config import presets
 from gspo_cli.engines.verl import preflight
-from gspo_cli.engines.verl.preflight import QWEN3_TABLE, DataFacts
 from gspo_cli.errors import ConfigError
+from gspo_cli.sizing.memory_checks import estimate_memory
+from gspo_cli.sizing.model_facts import QWEN3_TABLE, GiB, facts_for, model_facts
+from gspo_cli.sizing.report import DataFacts
 
 REF = "qwen3-32b-4x16"
 DATA_OK = DataFacts(train_rows=17398, val_rows=30)
@@ -17,7 +19,7 @@ DATA_OK = DataFacts(train_rows=17398, val_rows=30)
 
 def report(sets, name=REF, model=None, data=DATA_OK):
     preset = presets.load_preset(name, sets)
-    facts = model if model is not None else preflight.model_facts(preset.model.path)
+    facts = model if model is not None else model_facts(preset.model.path)
     return preflight.evaluate(preset, facts, data)
 
 
@@ -120,7 +122,7 @@ def test_model_facts_from_local_config_json(tmp_path):
     cfg = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 6, "num_key_value_heads": 3,
            "intermediate_size": 128, "vocab_size": 1000, "tie_word_embeddings": True}
     (tmp_path / "config.json").write_text(json.dumps(cfg))
-    facts = preflight.model_facts(str(tmp_path))
+    facts = model_facts(str(tmp_path))
     assert facts.source.endswith("config.json") and facts.num_key_value_heads == 3 and facts.head_dim == 64 // 6
     rep = report([f"model.path={tmp_path}"])
     check = fired(rep, "TP | KV heads")
@@ -130,15 +132,15 @@ def test_model_facts_from_local_config_json(tmp_path):
 def test_qwen3_table_parameter_counts_match_the_model_cards():
     billions = {k: round(v.params / 1e9, 1) for k, v in QWEN3_TABLE.items()}
     assert billions == {"0.6b": 0.6, "1.7b": 1.7, "4b": 4.0, "8b": 8.2, "14b": 14.8, "32b": 32.8}
-    assert preflight.model_facts("Qwen/Qwen3-8B") is QWEN3_TABLE["8b"]
-    assert preflight.model_facts("/models/qwen3-32b-instruct") is QWEN3_TABLE["32b"]
+    assert model_facts("Qwen/Qwen3-8B") is QWEN3_TABLE["8b"]
+    assert model_facts("/models/qwen3-32b-instruct") is QWEN3_TABLE["32b"]
     # the MoE is its own table entry (tests/engines/verl/test_moe_preflight.py), never read as a dense 30B
-    assert preflight.model_facts("Qwen/Qwen3-30B-A3B").is_moe and preflight.model_facts("Qwen/Qwen3-30B") is None
+    assert model_facts("Qwen/Qwen3-30B-A3B").is_moe and model_facts("Qwen/Qwen3-30B") is None
 
 
 def test_rollout_kv_cache_per_token():
     preset = presets.load_preset(REF)
-    mem = preflight.estimate_memory(preset, QWEN3_TABLE["32b"], 64 * preflight.GiB)
+    mem = estimate_memory(preset, QWEN3_TABLE["32b"], 64 * GiB)
     # KV cache: 2 (K,V) x 64 layers x 8/4 KV heads per rank x 128 x 2 B per token
     assert mem["kv_bytes_per_token"] == 2 * 64 * 2 * 128 * 2
     assert mem["peak_phase"] == "rollout" and set(mem["phases"]) == {"rollout", "update_weights", "old_log_prob", "update"}
@@ -185,7 +187,7 @@ def test_a_cpu_preset_gets_no_device_memory_warning():
     """Issue 44: every tiny-verl `train` warned that profile 'cpu' is not a known device-memory profile. verl on a
     CPU has no device memory but host RAM: an info row, no warning; an accelerator preset still gets the warning."""
     preset = presets.load_preset("tiny-verl", [])
-    rep = preflight.evaluate(preset, preflight.facts_for(preset.model.path), DataFacts(train_rows=2000, val_rows=64))
+    rep = preflight.evaluate(preset, facts_for(preset.model.path), DataFacts(train_rows=2000, val_rows=64))
     row = fired(rep, "device memory")
     assert row.status == "info" and "host RAM" in row.message
     assert not [w for w in rep.warnings if w.name == "device memory"]

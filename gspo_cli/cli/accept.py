@@ -50,6 +50,7 @@ def accept_command(
     from gspo_cli import untrusted
     from gspo_cli.accept import service
     from gspo_cli.console import err
+    from gspo_cli.engines.verl.preflight import evaluate  # the planner's verdicts are preflight's (plan/memory.py)
     from gspo_cli.plan import run_cost
 
     if list_:
@@ -67,7 +68,8 @@ def accept_command(
         return
     req = service.AcceptRequest(preset=preset, sets=list(sets or []), baseline=baseline, run=run, record=record,
                                 repeat=repeat, output=output, local=local, address=address,
-                                record_cost=lambda: run_cost(service.record_preset(preset, list(sets or []))))
+                                record_cost=lambda: run_cost(service.record_preset(preset, list(sets or [])),
+                                                             preflight=evaluate))
     job = None
     if not record:
         from gspo_cli.accept.view import render_job

@@ -55,10 +55,12 @@ Response lengths are an assumption until --calibrate RUN reads a real run's.
 
         raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --calibrate RUN")
     from gspo_cli.config.presets import load_preset
+    from gspo_cli.engines.verl.preflight import evaluate  # the planner's verdicts are preflight's (plan/memory.py)
     from gspo_cli.plan import service
 
-    result = service.plan(load_preset(preset, list(sets or [])), profile=profile, nodes=nodes, devices=devices,
-                          search=search or bool(write_preset), top=top, ref=preset, sets=list(sets or []))
+    result = service.plan(load_preset(preset, list(sets or [])), preflight=evaluate, profile=profile, nodes=nodes,
+                          devices=devices, search=search or bool(write_preset), top=top, ref=preset,
+                          sets=list(sets or []))
     written = service.write_preset(result, preset, write_preset) if write_preset else None
     if json_out:
         print_json(result.to_json() | {"written_preset": str(written) if written else None})

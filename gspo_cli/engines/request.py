@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.preflight import Report
+    from gspo_cli.sizing.report import Report
 
 
 @dataclass
@@ -26,7 +26,7 @@ class TrainRequest:
     dry_run: bool = False
     resume: str | None = None
     # (preset, preflight report) -> gspo plan's one-line prediction for the verl dry-run; the CLI passes
-    # gspo_cli.plan.dry_run_line (the planner imports the engines' preflight, so the engines cannot import it)
+    # gspo_cli.plan.dry_run_line (the planner is a layer above the engines, so they cannot import it)
     plan_line: Callable[[Preset, Report], str] | None = None
     verbose: bool = False  # --dry-run: every detail, not the folded view; verl run: stream verl's own output too
     trust_remote_code: str | None = None  # where model.trust_remote_code was turned on (config/trust.py); None: off

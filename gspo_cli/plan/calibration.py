@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass, replace
 
 from gspo_cli.plan import model as step_model
-from gspo_cli.plan.profiles import BUILTIN, Profile
 from gspo_cli.plan.workload import Lengths, ModelShape, Workload
+from gspo_cli.sizing.profiles import BUILTIN, Profile
 
 MINDSPEED_DAPO = "https://github.com/Ascend/MindSpeed-RL docs/algorithms/dapo.md (性能数据 table)"
 CANN_RECIPES = "https://github.com/hicann/cann-recipes-train llm_rl/qwen3/README.md (Qwen3-32B 首步推理时间)"

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gspo_cli.errors import ConfigError
-from gspo_cli.plan import calibration, memory, profiles
+from gspo_cli.plan import calibration, memory
 from gspo_cli.plan.model import PHASES
 from gspo_cli.plan.workload import from_preset, lengths_from
+from gspo_cli.sizing import profiles
 
 LENGTH_KEYS = ("prompt_length/mean", "response_length/mean", "response_length/clip_ratio")
 # Which factors a run can correct: decode overhead, training MFU and overhead, reward, fixed cost.

@@ -18,8 +18,9 @@ from gspo_cli.plan.workload import Lengths, from_preset
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.model_facts import ModelFacts
-    from gspo_cli.plan.profiles import Profile
+    from gspo_cli.sizing.model_facts import ModelFacts
+    from gspo_cli.sizing.profiles import Profile
+    from gspo_cli.sizing.report import Preflight
 
 UTILISATIONS = (0.7, 0.8, 0.9)  # below 0.7 the KV cache of long responses rarely fits
 WARN_PENALTY = 0.97
@@ -131,17 +132,17 @@ def mode_variants(preset: Preset) -> list[dict[str, object]]:
     return out
 
 
-def search(preset: Preset, facts: ModelFacts, prof: Profile, lengths: Lengths | None = None, top: int = 10
-           ) -> SearchResult:
-    """Evaluate every candidate layout: preflight's verdict first, the step-time model on the accepted ones; then
+def search(preset: Preset, facts: ModelFacts, prof: Profile, lengths: Lengths | None = None, top: int = 10, *,
+           preflight: Preflight) -> SearchResult:
+    """Evaluate every candidate layout: `preflight`'s verdict first, the step-time model on the accepted ones; then
     verl's async modes on the fastest few (each carries preflight's staleness warning as its stated risk)."""
     result = SearchResult([])
     seen: set = set()
-    _evaluate(preset, facts, prof, lengths, knob_grid(preset), seen, result)
+    _evaluate(preset, facts, prof, lengths, knob_grid(preset), seen, result, preflight)
     best = [dict(lay.changes) for lay in _distinct(list(result.layouts))[:MODE_BASES]] or [{}]
     modes = [base | mode for base in best for mode in mode_variants(preset)]
     before = len(result.layouts)
-    _evaluate(preset, facts, prof, lengths, modes, seen, result)
+    _evaluate(preset, facts, prof, lengths, modes, seen, result, preflight)
     result.modes = [lay for lay in result.layouts[before:] if lay.changes.items() >= best[0].items()]
     result.layouts = _distinct(result.layouts)[:top]
     return result
@@ -151,7 +152,7 @@ MODE_BASES = 3  # async modes are tried on this many of the fastest sync layouts
 
 
 def _evaluate(preset: Preset, facts: ModelFacts, prof: Profile, lengths: Lengths | None, grid: list[dict[str, object]],
-              seen: set, result: SearchResult) -> None:
+              seen: set, result: SearchResult, preflight: Preflight) -> None:
     for changes in grid:
         diff = _diff(preset, changes)
         key = tuple(sorted(diff.items()))
@@ -160,7 +161,7 @@ def _evaluate(preset: Preset, facts: ModelFacts, prof: Profile, lengths: Lengths
         seen.add(key)
         cand = apply(preset, diff)
         result.evaluated += 1
-        verdict = memory.verdict(cand, facts)
+        verdict = memory.verdict(cand, facts, preflight)
         if verdict.status == "error":
             result.rejected += 1
             first = verdict.problems[0].split(":", 1)[0] if verdict.problems else "error"

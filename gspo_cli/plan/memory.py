@@ -1,8 +1,9 @@
 """The one door from the planner to preflight: model facts, and the memory verdict of a candidate layout.
 
 Memory verdicts are preflight's (the same checks `gspo train --dry-run` runs), never the planner's own: a
-layout preflight rejects is never proposed. Only preflight's public functions are used (`model_facts`, `evaluate`
-and its `Report`), and only through this module, so a change of preflight's internals is fixed in one place.
+layout preflight rejects is never proposed. The planner imports no engine: the engine's preflight comes in as a
+`Preflight` (gspo_cli.sizing.report; the CLI hands it verl's `evaluate`), and only its `Report` is read, only
+through this module, so a change of preflight's internals is fixed in one place.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gspo_cli.plan import profiles
+from gspo_cli.sizing import profiles
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.model_facts import ModelFacts
+    from gspo_cli.sizing.model_facts import ModelFacts
+    from gspo_cli.sizing.report import Preflight
 
 
 @dataclass
@@ -26,28 +28,25 @@ class Verdict:
 
 
 def facts(preset: Preset) -> ModelFacts | None:
-    """Preflight's ModelFacts of the preset's model (a built-in model by its own config), or None."""
-    from gspo_cli.engines.verl import preflight
+    """The ModelFacts of the preset's model (a built-in model by its own config), or None."""
     from gspo_cli.models.hub_model import local_path
+    from gspo_cli.sizing.model_facts import facts_for
 
-    return preflight.facts_for(local_path(preset))  # a prepared hub model: its config.json
+    return facts_for(local_path(preset))  # a prepared hub model: its config.json
 
 
 def with_profile(preset: Preset, profile_name: str | None) -> Preset:
-    """The preset with cluster.profile set to preflight's name for `profile_name` (memory checks use it)."""
+    """The preset with cluster.profile set to the `cluster.profile` name of `profile_name` (memory checks use it)."""
     if not profile_name:
         return preset
     prof = profiles.get(profile_name)
-    base = prof.name if prof is not None else profile_name
-    name = profiles.PREFLIGHT_NAMES.get(base, base)
+    name = profiles.preset_name(prof.name if prof is not None else profile_name)
     return preset.model_copy(update={"cluster": preset.cluster.model_copy(update={"profile": name})})
 
 
-def verdict(preset: Preset, model_facts: ModelFacts) -> Verdict:
+def verdict(preset: Preset, model_facts: ModelFacts, preflight: Preflight) -> Verdict:
     """Preflight's verdict for `preset` (data checks skipped: a layout does not change the prepared data)."""
-    from gspo_cli.engines.verl import preflight
-
-    report = preflight.evaluate(preset, model_facts, None)
+    report = preflight(preset, model_facts, None)
     # errors first: the layout search names a rejected layout by its first problem
     problems = [f"{c.name}: {c.message}" for status in ("error", "warn") for c in report.checks if c.status == status]
     status = "error" if report.errors else ("warn" if report.warnings else "ok")

@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from gspo_cli.plan.profiles import Profile
 from gspo_cli.plan.workload import Workload
+from gspo_cli.sizing.profiles import Profile
 
 if TYPE_CHECKING:
     from gspo_cli.engines.spec import PlannerHooks

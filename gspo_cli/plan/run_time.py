@@ -39,12 +39,12 @@ class RunTime:
 
 def steps_of(preset: Any) -> tuple[int | None, str]:
     """(the run's steps, why unknown): trainer.total_training_steps, else verl's epochs x (prepared rows // batch)
-    (engines/verl/run_length.py); unknown while the data is not prepared."""
+    (sizing/run_length.py); unknown while the data is not prepared."""
     if preset.trainer.total_training_steps:
         return int(preset.trainer.total_training_steps), ""
-    from gspo_cli.engines.verl import run_length
-    from gspo_cli.engines.verl.preflight import data_facts
     from gspo_cli.shell import command
+    from gspo_cli.sizing import run_length
+    from gspo_cli.sizing.report import data_facts
 
     facts = data_facts(preset)
     if facts.train_rows is None:

@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gspo_cli.errors import ConfigError
-from gspo_cli.plan import layouts, memory, profiles, recommend, run_time
+from gspo_cli.plan import layouts, memory, recommend, run_time
 from gspo_cli.plan import model as step_model
 from gspo_cli.plan.workload import Lengths, Workload, from_preset
+from gspo_cli.sizing import profiles
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.model_facts import ModelFacts
-    from gspo_cli.engines.verl.preflight import Report
+    from gspo_cli.sizing.model_facts import ModelFacts
+    from gspo_cli.sizing.report import Preflight, Report
 
 
 @dataclass
@@ -96,34 +97,36 @@ def reshape(preset: Preset, nodes: int | None = None, devices: int | None = None
     return memory.with_profile(preset, profile)
 
 
-def predict(preset: Preset, prof: profiles.Profile, facts: ModelFacts | None = None, lengths: Lengths | None = None
-            ) -> tuple[Workload, step_model.Prediction, memory.Verdict]:
-    """(workload, prediction, preflight verdict) of the preset as given."""
+def predict(preset: Preset, prof: profiles.Profile, facts: ModelFacts | None = None, lengths: Lengths | None = None,
+            *, preflight: Preflight) -> tuple[Workload, step_model.Prediction, memory.Verdict]:
+    """(workload, prediction, `preflight`'s verdict) of the preset as given."""
     facts = facts if facts is not None else memory.facts(preset)
     if facts is None:
         raise ConfigError(f"model {preset.model.path!r}: no config.json and not a known Qwen3 size",
                           "point model.path at a local HF folder so its shape can be read")
-    verdict = memory.verdict(preset, facts)
+    verdict = memory.verdict(preset, facts, preflight)
     work = from_preset(preset, facts, kv_capacity_tokens=verdict.kv_capacity_tokens, lengths=lengths)
     return work, step_model.predict(work, prof), verdict
 
 
-def plan(preset: Preset, *, profile: str | None = None, nodes: int | None = None, devices: int | None = None,
+def plan(preset: Preset, *, preflight: Preflight, profile: str | None = None, nodes: int | None = None, devices: int | None = None,
          search: bool = True, lengths: Lengths | None = None, top: int = 10, ref: str | None = None,
          sets: list[str] | None = None) -> PlanResult:
     """The prediction, and with `search` the layouts and the recommendation, whose next command trains `ref` (the
-    preset as named; default its name) with `sets` (the user's --set), the reshape and the best's --sets."""
+    preset as named; default its name) with `sets` (the user's --set), the reshape and the best's --sets; every
+    verdict is `preflight`'s (the engine's checks, handed down by the CLI)."""
     preset = reshape(preset, nodes, devices, profile)
     shape = [f"cluster.{k}={v}" for k, v in (("nnodes", nodes), ("devices_per_node", devices),
                                               ("profile", profile and preset.cluster.profile)) if v]
     prof = pick_profile(preset, profile)
     facts = memory.facts(preset)
-    work, pred, verdict = predict(preset, prof, facts, lengths)
+    work, pred, verdict = predict(preset, prof, facts, lengths, preflight=preflight)
     result = PlanResult(preset, prof, work, pred, verdict)
     if search:
         t = time.perf_counter()
         # not None here: predict raised ConfigError on a model without facts
-        result.search = layouts.search(preset, facts, prof, lengths, top)  # type: ignore[arg-type]
+        result.search = layouts.search(preset, facts, prof, lengths, top,  # type: ignore[arg-type]
+                                       preflight=preflight)
         result.search_s = time.perf_counter() - t
         result.recommendation = recommend.recommend([*result.search.layouts, *result.search.modes], preset,
                                                     ref or preset.name, prof.name, [*(sets or []), *shape],
@@ -173,7 +176,7 @@ def _modelled(preset: Preset) -> tuple[profiles.Profile | None, ModelFacts | Non
     return prof, facts, f"not predicted: {unmeasured}" if unmeasured else ""
 
 
-def run_cost(preset: Preset, steps: int | None = None) -> str:
+def run_cost(preset: Preset, steps: int | None = None, *, preflight: Preflight) -> str:
     """What `steps` steps (default the preset's) of the preset cost by the step-time model: `15 steps x ~2,585 s
     predicted (a3 profile) = ~10h46m on 64 NPU`, or the steps and why their time is not predicted."""
     steps, unknown = (steps, "") if steps else run_time.steps_of(preset)
@@ -182,7 +185,7 @@ def run_cost(preset: Preset, steps: int | None = None) -> str:
     prof, facts, why = _modelled(preset)
     if why or prof is None or facts is None:
         return f"{steps} steps; their time: {why}"
-    _, pred, _ = predict(preset, prof, facts)
+    _, pred, _ = predict(preset, prof, facts, preflight=preflight)
     return run_time.of(steps, pred.step_s, preset, prof.name).describe()
 
 

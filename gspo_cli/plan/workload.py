@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.model_facts import ModelFacts
+    from gspo_cli.sizing.model_facts import ModelFacts
 
 
 @dataclass(frozen=True)

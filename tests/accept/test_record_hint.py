@@ -11,9 +11,10 @@ from pathlib import Path
 from rich.console import Console
 
 from gspo_cli.accept import baselines, rules, service, view
+from gspo_cli.engines.verl.preflight import evaluate
 from gspo_cli.jobs.steps import duration
-from gspo_cli.plan import profiles
 from gspo_cli.plan.service import predict
+from gspo_cli.sizing import profiles
 
 
 def test_the_hint_for_a_preset_without_a_baseline_says_what_record_costs(gspo, gspo_home):
@@ -23,7 +24,7 @@ def test_the_hint_for_a_preset_without_a_baseline_says_what_record_costs(gspo, g
     # the oracle: the step-time model itself on the preset as --record runs it (15 steps, no checkpoint, no val)
     preset = service.record_preset("qwen3-32b", [])
     assert preset.trainer.total_training_steps == service.STEPS == 15
-    step_s = predict(preset, profiles.get("a3"))[1].step_s
+    step_s = predict(preset, profiles.get("a3"), preflight=evaluate)[1].step_s
     devices = preset.cluster.nnodes * preset.cluster.devices_per_node
     assert devices == 64
     want = (f"gspo accept --preset qwen3-32b --record (runs 15 steps x ~{step_s:,.0f} s predicted (a3 profile) = "

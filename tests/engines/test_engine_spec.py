@@ -105,7 +105,7 @@ def test_the_planner_hooks_differ_where_the_engines_do():
         False, False, False, False)
     assert (verl.sharded, verl.syncs_weights, verl.recomputes_old_log_prob, verl.async_modes) == (
         True, True, True, True)
-    from gspo_cli.plan.profiles import BUILTIN, NATIVE_STEP_FIXED_S
+    from gspo_cli.sizing.profiles import BUILTIN, NATIVE_STEP_FIXED_S
 
     h200 = BUILTIN["h200"]
     assert native.step_fixed_s(h200) == NATIVE_STEP_FIXED_S and verl.step_fixed_s(h200) == h200.step_fixed_s

@@ -10,8 +10,8 @@ import pytest
 
 from gspo_cli.plan import calibration, model
 from gspo_cli.plan.calibration import QWEN25_MATH_7B
-from gspo_cli.plan.profiles import BUILTIN
 from gspo_cli.plan.workload import Lengths, Workload
+from gspo_cli.sizing.profiles import BUILTIN
 
 H20 = BUILTIN["h20"]
 # What the shipped model predicts for the held-out async points (published: 2.68x / 1.93x / 2.37x), as a bound a

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from gspo_cli.plan import calibration
-from gspo_cli.plan.profiles import BUILTIN
+from gspo_cli.sizing.profiles import BUILTIN
 
 
 def test_every_point_has_a_source_a_role_and_a_positive_measurement():

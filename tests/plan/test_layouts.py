@@ -6,12 +6,13 @@ import pytest
 
 from gspo_cli.config.presets import load_preset
 from gspo_cli.engines.verl import preflight
-from gspo_cli.plan import layouts, memory, profiles, service
+from gspo_cli.plan import layouts, memory, service
+from gspo_cli.sizing import profiles
 
 
 @pytest.fixture(scope="module")
 def result():
-    return service.plan(load_preset("qwen3-32b"), top=6)
+    return service.plan(load_preset("qwen3-32b"), preflight=preflight.evaluate, top=6)
 
 
 def test_layouts_are_accepted_by_preflight_and_ranked(result):
@@ -31,7 +32,7 @@ def test_layouts_are_accepted_by_preflight_and_ranked(result):
 def test_set_lines_reproduce_the_layout(result):
     best = result.search.layouts[0]
     again = load_preset("qwen3-32b", best.sets)
-    _, pred, _ = service.predict(again, result.profile)
+    _, pred, _ = service.predict(again, result.profile, preflight=preflight.evaluate)
     assert pred.tokens_per_device_per_s == pytest.approx(best.prediction.tokens_per_device_per_s)
 
 
@@ -41,7 +42,7 @@ def test_a_layout_preflight_rejects_is_never_listed():
     preset = load_preset("qwen3-32b")
     # 6 KV heads: rollout TP 4 / 8 / 16 neither divide them nor are multiples (vLLM splits or replicates KV heads)
     facts = dataclasses.replace(memory.facts(preset), num_key_value_heads=6)
-    res = layouts.search(preset, facts, profiles.get("a3"), top=10_000)
+    res = layouts.search(preset, facts, profiles.get("a3"), top=10_000, preflight=preflight.evaluate)
     assert all(lay.changes.get("rollout.tensor_parallel_size", 4) not in (4, 8, 16) for lay in res.layouts)
     assert res.rejected_by.get("TP | KV heads", 0) > 0
 
@@ -56,9 +57,9 @@ def test_write_preset_saves_a_loadable_preset_with_the_best_layout(result, tmp_p
 
 def test_profile_and_shape_overrides_change_the_plan():
     preset = load_preset("qwen3-8b-2x8")
-    a2 = service.plan(preset, search=False)
-    h100 = service.plan(preset, profile="h100", search=False)
-    bigger = service.plan(preset, nodes=4, search=False)
+    a2 = service.plan(preset, preflight=preflight.evaluate, search=False)
+    h100 = service.plan(preset, preflight=preflight.evaluate, profile="h100", search=False)
+    bigger = service.plan(preset, preflight=preflight.evaluate, nodes=4, search=False)
     assert a2.profile.name == "a2" and h100.profile.name == "h100"
     assert h100.prediction.step_s < a2.prediction.step_s
     assert bigger.workload.devices == 32

@@ -9,8 +9,8 @@ import pytest
 
 from gspo_cli.plan import model
 from gspo_cli.plan.calibration import QWEN3_06B, QWEN3_32B
-from gspo_cli.plan.profiles import BUILTIN
 from gspo_cli.plan.workload import Lengths, Workload
+from gspo_cli.sizing.profiles import BUILTIN
 
 A3 = BUILTIN["a3"]
 

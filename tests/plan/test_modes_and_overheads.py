@@ -11,11 +11,11 @@ import pytest
 from gspo_cli.config import presets
 from gspo_cli.engines.verl import preflight, schema_check
 from gspo_cli.engines.verl.compile import compile_preset
-from gspo_cli.engines.verl.model_facts import QWEN3_TABLE
 from gspo_cli.plan import model
 from gspo_cli.plan.calibration import QWEN25_MATH_7B
-from gspo_cli.plan.profiles import BUILTIN, NATIVE_STEP_FIXED_S
 from gspo_cli.plan.workload import Lengths, Workload
+from gspo_cli.sizing.model_facts import QWEN3_TABLE
+from gspo_cli.sizing.profiles import BUILTIN, NATIVE_STEP_FIXED_S
 
 H20, A3 = BUILTIN["h20"], BUILTIN["a3"]
 PATHS = dict(run_dir="/r/run", train_file="/d/t.parquet", val_file="/d/v.parquet")

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from gspo_cli.config.presets import load_preset
+from gspo_cli.engines.verl.preflight import evaluate
 from gspo_cli.plan import recommend, service
 from gspo_cli.shell import command
 
@@ -49,7 +50,7 @@ def test_plan_recommends_no_warned_layout_states_ties_the_run_time_and_the_next_
 
 
 def test_without_set_steps_the_run_time_says_why_it_is_unknown(gspo_home):
-    result = service.plan(load_preset("qwen3-32b"), ref="qwen3-32b")
+    result = service.plan(load_preset("qwen3-32b"), preflight=evaluate, ref="qwen3-32b")
     rec = result.recommendation
     assert rec is not None and rec.run is None and "not prepared" in rec.run_unknown
     assert rec.command.startswith("gspo train --preset qwen3-32b --set ")

@@ -69,7 +69,7 @@ def _model_config(path: str, preset=None, ref: str | None = None) -> tuple[Check
 
 
 def _params(folder: Path) -> int | None:
-    from gspo_cli.engines.verl.model_facts import model_facts
+    from gspo_cli.sizing.model_facts import model_facts
 
     facts = model_facts(str(folder))
     return facts.params if facts is not None else None

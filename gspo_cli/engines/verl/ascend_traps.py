@@ -24,7 +24,7 @@ from gspo_cli.signatures import tagged
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.model_facts import ModelFacts
+    from gspo_cli.sizing.model_facts import ModelFacts
 
 R = "actor_rollout_ref.rollout"
 NZ_VAR = "VLLM_ASCEND_ENABLE_NZ"

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
     from gspo_cli.engines.spec import Environment, Missing
     from gspo_cli.engines.verl.compile import Compiled
-    from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
     from gspo_cli.errors import ConfigError
     from gspo_cli.jobs.capacity import Need
+    from gspo_cli.sizing.report import Report
 
 
 class PlanView(Protocol):

@@ -27,11 +27,11 @@ if TYPE_CHECKING:
     from gspo_cli.engines.request import TrainRequest
     from gspo_cli.engines.spec import Environment, Missing
     from gspo_cli.engines.verl.compile import Compiled
-    from gspo_cli.engines.verl.preflight import Report
     from gspo_cli.engines.verl.schema_check import SchemaResult
     from gspo_cli.jobs.capacity import Need
     from gspo_cli.jobs.jobspec import JobSpec
     from gspo_cli.jobs.target import ClusterTarget
+    from gspo_cli.sizing.report import Report
 
 JOB_COMMAND = "verl-train"
 

@@ -16,7 +16,7 @@ from gspo_cli.checks import Check
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.model_facts import ModelFacts
+    from gspo_cli.sizing.model_facts import ModelFacts
 
 M = "actor.megatron."
 

@@ -24,7 +24,7 @@ from gspo_cli.checks import Check
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.model_facts import ModelFacts
+    from gspo_cli.sizing.model_facts import ModelFacts
 
 VLLM_CPU_MOE_TILE = 32  # vllm/model_executor/layers/fused_moe/cpu_fused_moe.py _MOE_GROUPED_GEMM_N_TILE
 

@@ -1,108 +1,35 @@
 """Preflight: the arithmetic and memory checks that verl would otherwise fail on minutes into a cluster job.
 
-Engine-independent. `gather(preset)` reads the model's `config.json` (local path) or the built-in Qwen3 table and
-the prepared-data manifest; `evaluate(preset, facts, data)` is pure and returns a `Report` of checks (error /
-warn / ok / info) and estimates. Errors block launch; warnings are shown.
+`gather(preset)` reads the model's `config.json` (local path) or the built-in Qwen3 table and the prepared-data
+manifest (gspo_cli.sizing: model_facts, report.data_facts); `evaluate(preset, facts, data)` is pure and returns a
+`Report` of checks (error / warn / ok / info) and estimates. Errors block launch; warnings are shown. The planner
+asks `evaluate` for a layout's verdict through `sizing.report.Preflight`, handed to it from the CLI.
 
 Configuration traps (settings verl accepts that do not do what the preset says: the GSPO loss's aggregation,
 bypass mode, clip ratios, inert keys) come first, from `traps`; vLLM-Ascend's colocated-rollout traps (NZ weight
-format, ACL graphs over reloaded experts, the sleep level with EP) come from `ascend_traps`. Memory is estimated per phase of a step (rollout, old-log-prob, update) as verl 0.9.1 places things
-(`gspo_cli.engines.verl.memory`); the verdict is on the largest phase. Run length (steps per epoch, total
-steps, samples per problem, the raw file's equivalent) comes from `run_length`.
+format, ACL graphs over reloaded experts, the sleep level with EP) come from `ascend_traps`. Memory is estimated per
+phase of a step (rollout, old-log-prob, update) as verl 0.9.1 places things (`gspo_cli.sizing.memory`, checked by
+`sizing.memory_checks` against the hardware profile's device); the verdict is on the largest phase. Run length
+(steps per epoch, total steps, samples per problem, the raw file's equivalent) comes from `sizing.run_length`.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gspo_cli.checks import Check
-from gspo_cli.engines.verl import memory
-from gspo_cli.engines.verl.model_facts import (  # noqa: F401 - re-exported: preflight's public names
-    DEVICE_PROFILES,
-    QWEN3_TABLE,
-    DeviceProfile,
-    GiB,
-    MiB,
-    ModelFacts,
-    facts_for,
-    model_facts,
-)
-from gspo_cli.shell import quote
+from gspo_cli.sizing import memory, memory_checks
+from gspo_cli.sizing.model_facts import MiB, ModelFacts, facts_for
+from gspo_cli.sizing.report import DataFacts, Report, data_facts
+from gspo_cli.sizing.report import add as _add
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
-
-# ---------------------------------------------------------------- facts
-
-
-@dataclass
-class DataFacts:
-    train_rows: int | None = None
-    val_rows: int | None = None
-    train_rows_in: int | None = None  # rows of the raw training file before deduplication (manifest rows_in)
-    error: str | None = None  # why the rows are unknown (not prepared, stale manifest, ...)
-    fix: str | None = None
-
-
-def data_facts(preset: Preset) -> DataFacts:
-    """Rows of the prepared train/val splits from their manifests; the prepare-data check when available."""
-    from gspo_cli.data.manifest import check_prepared, manifest_path
-    from gspo_cli.errors import GspoError
-
-    facts = DataFacts()
-    try:
-        check_prepared(preset)
-    except GspoError as exc:
-        facts.error, facts.fix = exc.message, exc.hint
-    for split, spec in (("train", preset.data.train), ("val", preset.data.val)):
-        mpath = manifest_path(spec.source, preset)
-        try:
-            manifest = json.loads(mpath.read_text(encoding="utf-8"))
-            rows = manifest["outputs"][split]["rows"]
-            if split == "train" and isinstance(manifest.get("rows_in"), int):
-                facts.train_rows_in = manifest["rows_in"]
-        except (OSError, ValueError, KeyError, TypeError):
-            rows = None
-            if facts.error is None:
-                facts.error = f"dataset {spec.source} is not prepared ({mpath} missing or has no {split} split)"
-                facts.fix = f"run: gspo prepare-data --preset {quote(preset.name)}"
-        setattr(facts, f"{split}_rows", rows)
-    return facts
 
 
 def gather(preset: Preset) -> tuple[ModelFacts | None, DataFacts]:
     from gspo_cli.models.hub_model import local_path  # a built-in or prepared hub model: its own config.json
     return facts_for(local_path(preset)), data_facts(preset)
-
-
-# ---------------------------------------------------------------- report
-
-
-@dataclass
-class Report:
-    checks: list[Check]
-    estimates: dict[str, Any]
-
-    @property
-    def errors(self) -> list[Check]:
-        return [c for c in self.checks if c.status == "error"]
-
-    @property
-    def warnings(self) -> list[Check]:
-        return [c for c in self.checks if c.status == "warn"]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks], "estimates": self.estimates}
-
-
-def _add(checks: list[Check], name, ok, message, keys=(), *, fix=None, level="error") -> None:
-    checks.append(Check(name, "ok" if ok else level, message, list(keys), None if ok else fix))
 
 
 def _shape(preset: Preset) -> tuple[int, int, int, int | None]:
@@ -258,7 +185,7 @@ def _step_facts(preset: Preset) -> tuple[Check, dict[str, Any]]:
 
 def _data_checks(preset: Preset, data: DataFacts) -> tuple[list[Check], dict[str, Any]]:
     from gspo_cli.engines import schedule
-    from gspo_cli.engines.verl import run_length
+    from gspo_cli.sizing import run_length
 
     checks: list[Check] = []
     estimates: dict[str, Any] = {}
@@ -294,97 +221,6 @@ def _data_checks(preset: Preset, data: DataFacts) -> tuple[list[Check], dict[str
     return checks, estimates
 
 
-def _actor_memory_check(preset: Preset, est: memory.MemoryEstimate, profile: DeviceProfile) -> Check:
-    dev, peak = profile.memory_bytes, est.peak
-    level = "ok" if peak.total <= 0.9 * dev else ("warn" if peak.total <= dev else "error")
-    phases = "; ".join(memory.phase_line(p) for p in est.phases.values())
-    return Check("actor memory", level, f"largest phase {peak.name}: ~{memory.gib(peak.total)} per device of "
-                 f"{memory.gib(dev)} ({profile.label}); {phases}",
-                 ["actor.param_offload", "actor.optimizer_offload", "cluster.nnodes", "rollout.gpu_memory_utilization"],
-                 None if level == "ok" else "lower rollout.gpu_memory_utilization (rollout phase), raise "
-                 + ("actor.megatron's TP / EP, lower actor.ppo_max_token_len_per_device" if preset.actor.strategy ==
-                    "megatron" else "SP") + " or use more devices (update phase: params, grads and AdamW are on the "
-                 "device then even with offload); enable actor.param_offload / optimizer_offload (rollout phase)")
-
-
-def _host_memory_check(preset: Preset, est: memory.MemoryEstimate) -> Check:
-    """Host RAM per node at its largest phase against `cluster.host_memory_gib` (doctor prints each node's)."""
-    need, node_gib = est.host_offload_bytes_per_node, preset.cluster.host_memory_gib
-    keys = ["cluster.host_memory_gib", "actor.param_offload", "actor.optimizer_offload", "rollout.tensor_parallel_size"]
-    line = memory.host_line(est) + (f"; vLLM sleep level {est.sleep_level}" if need else "")
-    if not need:
-        return Check("host memory", "ok", "nothing offloaded to host RAM", keys)
-    if node_gib is None:
-        return Check("host memory", "info", f"{line}; node RAM unknown: set cluster.host_memory_gib "
-                     "(`gspo env doctor --preset P` checks each node's)", keys)
-    have = node_gib * GiB
-    level = "ok" if need <= 0.9 * have else ("warn" if need <= have else "error")
-    return Check("host memory", level, f"{line} of {node_gib:g} GiB per node", keys,
-                 None if level == "ok" else "turn actor.optimizer_offload / param_offload off where the device has "
-                 "room, raise rollout.tensor_parallel_size (fewer vLLM weight copies asleep in host RAM), or use "
-                 "nodes with more RAM")
-
-
-def _rollout_memory_checks(preset: Preset, est: memory.MemoryEstimate, dev: int) -> list[Check]:
-    r, world, tp = preset.rollout, preset.cluster.world_size, preset.rollout.tensor_parallel_size
-    seq = preset.data.max_prompt_length + preset.data.max_response_length
-    budget, w = r.gpu_memory_utilization * dev, est.rollout["rollout_weights_bytes"]
-    keys = ["rollout.gpu_memory_utilization", "rollout.tensor_parallel_size"]
-    held = f"weights / TP {tp}" if r.expert_parallel_size <= 1 else (
-        f"weights (experts / EP {r.expert_parallel_size}, the rest / TP {tp})")
-    if w + GiB >= budget:
-        return [Check("rollout memory", "error", f"{held} = {memory.gib(w)} do not fit in "
-                      f"gpu_memory_utilization {r.gpu_memory_utilization} x {memory.gib(dev)} = {memory.gib(budget)}",
-                      keys[::-1], "raise rollout.tensor_parallel_size or gpu_memory_utilization")]
-    seqs = est.rollout["full_length_seqs"]
-    level = "ok" if seqs >= 1 else "error"
-    replicas = world // tp if world % tp == 0 else None
-    per_replica = -(-preset.data.train_batch_size * r.n // replicas) if replicas else None
-    msg = (f"{held} = {memory.gib(w)}; KV cache {memory.gib(est.rollout['kv_cache_bytes'])} at utilisation "
-           f"{r.gpu_memory_utilization} = {est.rollout['kv_cache_tokens']:,} tokens = {seqs} concurrent full-length "
-           f"({seq}-token) sequences per replica")
-    if per_replica:
-        msg += f"; {per_replica} sequences per replica per step ({replicas} replicas)"
-    checks = [Check("rollout memory", level, msg, keys, None if level == "ok" else "raise gpu_memory_utilization or TP")]
-    if level == "ok" and r.max_num_seqs and seqs < r.max_num_seqs and per_replica and per_replica > seqs:
-        checks.append(Check("rollout concurrency", "warn", f"only {seqs} full-length sequences fit but max_num_seqs "
-                            f"is {r.max_num_seqs}: vLLM will preempt long ones", ["rollout.max_num_seqs"]))
-    return checks
-
-
-def phase_memory(preset: Preset, m: ModelFacts, device_bytes: int | None) -> memory.MemoryEstimate:
-    """Per-phase memory of the preset's training route: FSDP (memory.py) or Megatron (megatron_memory.py)."""
-    from gspo_cli.engines.verl import megatron_memory
-
-    if preset.actor.strategy == "megatron":
-        return megatron_memory.estimate(preset, m, device_bytes)
-    return memory.estimate(preset, m, device_bytes)
-
-
-def _no_device_profile(preset: Preset) -> Check:
-    """A warning on an accelerator; on a CPU (the planner's `cpu` profile) there is no device memory but host RAM."""
-    from gspo_cli.engines.verl.cpu import applies as on_cpu
-
-    if on_cpu(preset):
-        return Check("device memory", "info", "verl on the host CPU: its memory is host RAM (host memory)")
-    return Check("device memory", "warn", f"cluster.profile {preset.cluster.profile!r} is not one of "
-                 f"{', '.join(DEVICE_PROFILES)}: memory checked only as estimates", ["cluster.profile"],
-                 "set cluster.profile")
-
-
-def _memory_checks(preset: Preset, model: ModelFacts) -> tuple[list[Check], dict[str, Any]]:
-    profile = DEVICE_PROFILES.get((preset.cluster.profile or "").lower())
-    est = phase_memory(preset, model, profile.memory_bytes if profile else None)
-    if profile is None:
-        return [_no_device_profile(preset),
-                Check("actor memory", "info", f"largest actor phase {est.peak.name} ~{memory.gib(est.peak.total)} "
-                      "per device", ["actor.param_offload"]), _host_memory_check(preset, est)], {"memory": est.to_json()}
-    checks = [_actor_memory_check(preset, est, profile), _host_memory_check(preset, est)]
-    if preset.rollout.name == "vllm":
-        checks += _rollout_memory_checks(preset, est, profile.memory_bytes)
-    return checks, {"memory": est.to_json()}
-
-
 def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None,
              versions: dict[str, str | None] | None = None) -> Report:
     """Every check, pure. `model`/`data` None skip the checks that need them (with a warning saying so);
@@ -403,15 +239,12 @@ def evaluate(preset: Preset, model: ModelFacts | None, data: DataFacts | None,
         checks += more
         estimates.update(found)
     if model is not None:
-        more, found = _memory_checks(preset, model)
+        from gspo_cli.engines.verl.cpu import applies as on_cpu
+
+        more, found = memory_checks.checks(preset, model, on_cpu=on_cpu(preset))
         checks += more
         estimates.update(found)
     return Report(checks, estimates)
-
-
-def estimate_memory(preset: Preset, m: ModelFacts, device_bytes: int | None) -> dict[str, Any]:
-    """Per-device memory per phase as a dict (see `gspo_cli.engines.verl.memory`)."""
-    return phase_memory(preset, m, device_bytes).to_json()
 
 
 def installed_verl() -> str | None:

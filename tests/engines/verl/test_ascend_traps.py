@@ -11,8 +11,9 @@ import pytest
 from gspo_cli.config import presets
 from gspo_cli.config.schema import EnvSection, OverridesSection
 from gspo_cli.engines.verl import ascend_traps, preflight
-from gspo_cli.engines.verl.model_facts import model_facts
 from gspo_cli.jobs.failures import classify
+from gspo_cli.sizing.model_facts import model_facts
+from gspo_cli.sizing.report import DataFacts
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
 MOE = "qwen3-30b-a3b-2x16"
@@ -44,7 +45,7 @@ def test_nz_on_with_a_sleeping_rollout_is_refused(moe):
     check = _by_name(ascend_traps.checks(preset, moe))["NZ weight format and sleep"]
     assert check.status == "error" and "[ascend-nz-wake-up]" in check.message
     assert "VLLM_ASCEND_ENABLE_NZ" in check.fix
-    report = preflight.evaluate(preset, moe, preflight.DataFacts(train_rows=17373, val_rows=30))
+    report = preflight.evaluate(preset, moe, DataFacts(train_rows=17373, val_rows=30))
     assert "NZ weight format and sleep" in {c.name for c in report.errors}
 
 

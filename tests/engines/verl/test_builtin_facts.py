@@ -8,8 +8,8 @@ import pytest
 
 from gspo_cli.config.presets import load_preset
 from gspo_cli.engines.verl import preflight
-from gspo_cli.engines.verl.model_facts import TINY_VOCAB, builtin_facts, facts_for
 from gspo_cli.models import builtin
+from gspo_cli.sizing.model_facts import TINY_VOCAB, builtin_facts, facts_for
 
 
 def test_every_builtin_has_facts_before_it_is_built_and_preflight_does_not_warn(gspo_home):
@@ -54,7 +54,7 @@ def test_the_dry_run_line_is_not_zero_seconds(gspo_home):
 
 
 def test_a_profile_calibrated_on_a_verl_run_predicts_again(gspo_home):
-    from gspo_cli.plan import profiles
+    from gspo_cli.sizing import profiles
 
     cpu = profiles.get("cpu")
     assert cpu is not None and cpu.verl_unmeasured

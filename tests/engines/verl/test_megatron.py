@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from gspo_cli.config import presets
-from gspo_cli.engines.verl import megatron_checks, megatron_memory, memory, preflight, schema_check
+from gspo_cli.engines.verl import megatron_checks, schema_check
 from gspo_cli.engines.verl.compile import compile_preset
-from gspo_cli.engines.verl.model_facts import facts_for
 from gspo_cli.errors import ConfigError
+from gspo_cli.sizing import megatron_memory, memory, memory_checks
+from gspo_cli.sizing.model_facts import facts_for
 
 PATHS = dict(run_dir="/r/run", train_file="/d/t.parquet", val_file="/d/v.parquet")
 NIGHTLY = "nightly-gspo-qwen3-30b-a3"
@@ -144,7 +145,7 @@ def test_megatron_memory_shards_by_model_parallel_sizes_not_by_world():
     experts = m.moe_layers * m.num_experts * m.expert_params
     assert shard["weights"] == pytest.approx((m.params - experts) / 2 + experts / 8)
     assert shard["optimizer"] == pytest.approx(m.params / 16)  # the distributed optimizer: once per DP group
-    est = preflight.phase_memory(preset, m, 64 * 2**30)
+    est = memory_checks.phase_memory(preset, m, 64 * 2**30)
     update = est.phases["update"].parts
     assert update["weights_bf16"] == int(2 * shard["weights"]) and update["grad_buffer_fp32"] == int(4 * shard["weights"])
     # more expert parallelism: fewer experts per rank; the FSDP estimate of the same job shards over the world

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from gspo_cli.config import presets
-from gspo_cli.engines.verl import memory
-from gspo_cli.engines.verl.model_facts import QWEN3_TABLE
+from gspo_cli.sizing import memory
+from gspo_cli.sizing.model_facts import QWEN3_TABLE
 
 GiB, MiB = 1024**3, 1024**2
 V = 151_936  # Qwen3 vocabulary

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from gspo_cli.config import presets
-from gspo_cli.engines.verl import memory, moe_checks, preflight
+from gspo_cli.engines.verl import moe_checks, preflight
 from gspo_cli.engines.verl.compile import compile_preset
-from gspo_cli.engines.verl.model_facts import GiB, model_facts
-from gspo_cli.engines.verl.preflight import DataFacts
+from gspo_cli.sizing import memory
+from gspo_cli.sizing.model_facts import GiB, model_facts
+from gspo_cli.sizing.report import DataFacts
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "qwen3-30b-a3b"
 MOE = "qwen3-30b-a3b-2x16"

@@ -1,7 +1,7 @@
-"""What preflight and the memory model need to know about the model and the device: sizes, not weights.
+"""What preflight, the memory model and the planner need to know about the model: sizes, not weights.
 
 `model_facts(path)` reads `<path>/config.json` when the path is a local folder, else the built-in Qwen3 table by
-name. `DEVICE_PROFILES` are the memory sizes of one rank (an A3 die, a 910B card, a GPU).
+name. A device's memory is its hardware profile's (sizing/profiles.py).
 
 Mixture-of-Experts (Qwen3-MoE: `num_experts`, `num_experts_per_tok`, `moe_intermediate_size`, `decoder_sparse_step`,
 `mlp_only_layers`, as transformers' Qwen3MoeConfig and its decoder layer read them): a layer is sparse when it is
@@ -109,22 +109,6 @@ QWEN3_TABLE: dict[str, ModelFacts] = {
 QWEN3_MOE_TABLE: dict[str, ModelFacts] = {
     "30b-a3b": ModelFacts("Qwen3-30B-A3B", 2048, 48, 32, 4, 128, 6144, 151936, False, num_experts=128,
                           num_experts_per_tok=8, moe_intermediate_size=768),
-}
-
-
-@dataclass(frozen=True)
-class DeviceProfile:
-    name: str
-    label: str
-    memory_bytes: int
-
-
-# One device = what the framework sees as one rank (an A3 die, a 910B card, a GPU).
-DEVICE_PROFILES: dict[str, DeviceProfile] = {
-    "a3": DeviceProfile("a3", "Atlas A3 (one die)", 64 * GiB),
-    "a2-910b": DeviceProfile("a2-910b", "Atlas A2 910B", 64 * GiB),
-    "h100": DeviceProfile("h100", "NVIDIA H100", 80 * GiB),
-    "h200": DeviceProfile("h200", "NVIDIA H200", 141 * GiB),
 }
 
 

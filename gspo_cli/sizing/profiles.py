@@ -1,6 +1,9 @@
-"""Device profiles for the step-time model: hardware numbers and efficiency factors, each with where it came from.
+"""Hardware profiles: one registry entry per device profile (`cluster.profile`), carrying its hardware numbers (the
+device memory preflight checks against, once) and the step-time model's efficiency factors, each with its source.
 
-One profile = one rank as the framework sees it (an A3 die, a 910B card, a GPU, a CPU process). Hardware numbers
+One profile = one rank as the framework sees it (an A3 die, a 910B card, a GPU, a CPU process). Asked by preflight's
+memory checks (`memory_checked`: the device's memory and how its messages name it) and by the step-time planner
+(plan/: `get`, `names`, the factors). Hardware numbers
 are vendor or widely published figures; efficiency factors are what the model cannot derive from hardware
 (achieved fraction of HBM bandwidth in decode, MFU of training matmuls, per-layer launch overheads) and are
 fitted to the measured points in `gspo_cli.plan.calibration` (`python benchmarks/plan_fit.py` prints the fit).
@@ -15,6 +18,8 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
+
+from gspo_cli.registry import Registry
 
 GB = 1e9
 TB = 1e12
@@ -66,6 +71,11 @@ class Profile:
     # why verl's factors (mfu_train, step_fixed_s) predict no verl step on this profile ("": fitted on verl runs);
     # `gspo train --dry-run` then says so instead of a step time (issue #33: tiny-verl's "0 s" against 2.2-3.7 s)
     verl_unmeasured: str = ""
+    # preflight's device-memory checks against this profile ("": none, as for h20 and cpu): what their messages call
+    # the device, and the `cluster.profile` name they know it by when that is not `name` (A2: a2-910b)
+    memory_label: str = ""
+    preset_name: str = ""
+    aliases: tuple[str, ...] = ()  # other names `gspo plan --profile` and `cluster.profile` accept for it
 
     @property
     def memory_bytes(self) -> float:
@@ -149,46 +159,68 @@ VERL_ON_CPU = ("the cpu profile's verl factors are priors, fitted on no verl run
                "and \"The README's verl route, timed\", 24 steps each, 2026-12-03)")
 CPU = "cpu"  # the host-CPU profile (plan/service.py host_profile: presets on the CPU get it by default)
 
-BUILTIN: dict[str, Profile] = {
-    "a3": Profile("a3", "Atlas A3 (one 910C die)", 64, 1.6 * TB, 390e12, 196 * GB, 25 * GB, 32 * GB,
+BUILTIN: Registry[Profile] = Registry("device profile", key="cluster.profile")
+for _profile in (
+    Profile("a3", "Atlas A3 (one 910C die)", 64, 1.6 * TB, 390e12, 196 * GB, 25 * GB, 32 * GB,
                   **_ASCEND_FACTORS, sources={
                       "hardware": _A3, "intra_node_bytes_s": "HCCS/UB 196 GB/s per NPU (https://"
                       "chinaresearchcollective.substack.com/p/huawei-ascend-cloudmatrix-384-supernode)",
                       "inter_node_bytes_s": "assumed 200 Gb/s RoCE per die (Atlas 800T A3 scale-out)",
                       "host_bytes_s": "assumed PCIe 5.0 x16 shared by the two dies of a chip",
                       **_ASCEND_SOURCES},
-                  caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 6%, DAPO first rollout within 5%"),
-    "a2": Profile("a2", "Atlas A2 910B", 64, 1.6 * TB, 320e12, 56 * GB, 25 * GB, 32 * GB,
+                  caveat="fitted on two A3 points; held out: Qwen2.5-32B 2K/30K within 6%, DAPO first rollout within 5%",
+                  memory_label="Atlas A3 (one die)", aliases=("atlas-a3",)),
+    Profile("a2", "Atlas A2 910B", 64, 1.6 * TB, 320e12, 56 * GB, 25 * GB, 32 * GB,
                   **(_ASCEND_FACTORS | _A2_FACTORS), sources={
                       "hardware": _A2, "intra_node_bytes_s": "HCCS 392 GB/s per 8-card node mesh, ~56 GB/s per "
                       "link (Atlas 800T A2 spec as commonly quoted)", "inter_node_bytes_s":
                       "8 x 200 GE RoCE per node = 25 GB/s per card", "host_bytes_s": "PCIe 4.0/5.0 x16, assumed",
                       **_ASCEND_SOURCES, **_A2_SOURCES},
                   caveat="A2 shares the A3 bandwidth/MFU factors; its decode overhead per layer is fitted on one "
-                         "published A2 rollout (verl#6747) and the MindSpeed-RL A2 point is held out (docs/plan.md)"),
-    "h100": Profile("h100", "NVIDIA H100 SXM", 80, 3.35 * TB, 989e12, 450 * GB, 50 * GB, 55 * GB,
+                         "published A2 rollout (verl#6747) and the MindSpeed-RL A2 point is held out (docs/plan.md)",
+                  memory_label="Atlas A2 910B", preset_name="a2-910b", aliases=("a2-910b", "910b")),
+    Profile("h100", "NVIDIA H100 SXM", 80, 3.35 * TB, 989e12, 450 * GB, 50 * GB, 55 * GB,
                     **_GPU_FACTORS, sources={"hardware": _NV_H100, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU",
                                              "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES},
                     caveat="no measured H100 point: GPU factors come from one native-engine H200 run; vLLM "
-                           "factors are priors"),
-    "h200": Profile("h200", "NVIDIA H200 SXM", 141, 4.8 * TB, 989e12, 450 * GB, 50 * GB, 55 * GB,
+                           "factors are priors", memory_label="NVIDIA H100", aliases=("h100-sxm",)),
+    Profile("h200", "NVIDIA H200 SXM", 141, 4.8 * TB, 989e12, 450 * GB, 50 * GB, 55 * GB,
                     **_GPU_FACTORS, sources={"hardware": _NV_H200, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU",
                                              "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES},
-                    caveat="fitted on one native-engine (HF generate) run; vLLM rollout factors are priors"),
-    "h20": Profile("h20", "NVIDIA H20", 96, 4.0 * TB, 148e12, 450 * GB, 50 * GB, 55 * GB,
+                    caveat="fitted on one native-engine (HF generate) run; vLLM rollout factors are priors",
+                    memory_label="NVIDIA H200", aliases=("h200-sxm",)),
+    Profile("h20", "NVIDIA H20", 96, 4.0 * TB, 148e12, 450 * GB, 50 * GB, 55 * GB,
                    **_GPU_FACTORS, sources={"hardware": _NV_H20, "inter_node_bytes_s": "one 400 Gb/s NIC per GPU "
                                             "(assumed)", "host_bytes_s": "PCIe 5.0 x16", **_GPU_SOURCES},
                    caveat="GPU factors from one H200 native run; verl's fully_async H20 runs are held out (docs/plan.md)"),
-    "cpu": Profile("cpu", "CPU (one process)", 16, 20 * GB, 50e9, 20 * GB, 1 * GB, 20 * GB,
+    Profile("cpu", "CPU (one process)", 16, 20 * GB, 50e9, 20 * GB, 1 * GB, 20 * GB,
                    **_CPU_FACTORS, sources={"hardware": "order of magnitude for one x86 core group (assumed)",
                                             **_CPU_SOURCES},
                    caveat="fitted on the tiny model on a noisy shared 2-core machine: run-to-run spread is 2x",
                    verl_unmeasured=VERL_ON_CPU),
-}
-# Names used elsewhere (cluster.profile in presets, preflight's DEVICE_PROFILES).
-ALIASES = {"a2-910b": "a2", "910b": "a2", "atlas-a3": "a3", "h100-sxm": "h100", "h200-sxm": "h200"}
-# The preflight name of each profile (memory checks), where it differs.
-PREFLIGHT_NAMES = {"a2": "a2-910b"}
+):
+    BUILTIN.add(_profile.name, _profile)
+# Other names of the built-ins (cluster.profile in presets), from their entries
+ALIASES = {alias: p.name for p in BUILTIN.values() for alias in p.aliases}
+
+
+def preset_name(name: str) -> str:
+    """The `cluster.profile` name of profile `name`: its built-in entry's `preset_name` where it has one (A2:
+    a2-910b, the name preflight's memory checks know it by), else `name` itself."""
+    entry = BUILTIN.get(name)
+    return (entry.preset_name or name) if entry is not None else name
+
+
+def memory_checked() -> list[Profile]:
+    """The built-in profiles preflight checks device memory against, in registry order."""
+    return [p for p in BUILTIN.values() if p.memory_label]
+
+
+def memory_profile(cluster_profile: str | None) -> Profile | None:
+    """The profile whose device memory preflight checks a preset with `cluster.profile` against (exact name, any
+    case; aliases and user profiles are not memory-checked), or None."""
+    key = (cluster_profile or "").lower()
+    return next((p for p in memory_checked() if (p.preset_name or p.name) == key), None)
 
 
 def user_profiles_dir() -> Path:

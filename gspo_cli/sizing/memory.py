@@ -52,7 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gspo_cli.engines.verl.model_facts import GiB, MiB, ModelFacts
+from gspo_cli.sizing.model_facts import GiB, MiB, ModelFacts
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -159,8 +159,13 @@ def micro_tokens(preset: Preset, phase: str) -> int:
 
 
 def vllm_sleep_level(preset: Preset) -> int:
-    """1 on Ascend (weights kept in host RAM while vLLM sleeps), 2 elsewhere (third_party/vllm/__init__.py:41-48)."""
-    return 1 if preset.cluster.device == "npu" or (preset.cluster.profile or "").startswith(("a2", "a3")) else 2
+    """1 on Ascend (weights kept in host RAM while vLLM sleeps), 2 elsewhere (third_party/vllm/__init__.py:41-48):
+    an Ascend `cluster.device` (the device table's `ascend`; `auto` is not resolved here) or an A2 / A3 profile."""
+    from gspo_cli.config import devices
+
+    named = preset.cluster.device
+    ascend = not devices.is_auto(named) and devices.get(named).ascend
+    return 1 if ascend or (preset.cluster.profile or "").startswith(("a2", "a3")) else 2
 
 
 def _entropy_bytes(preset: Preset, m: ModelFacts, tokens: int) -> int:
@@ -220,7 +225,7 @@ def _host_parts(preset: Preset, offloaded: dict[str, int], vllm_weights: int, sl
 
 def estimate(preset: Preset, m: ModelFacts, device_bytes: int | None) -> MemoryEstimate:
     """The four phases of one step on one device and on the host (see the module docstring for each term); the
-    Megatron route's sharding: megatron_memory.py (which builds on this module; preflight.phase_memory picks)."""
+    Megatron route's sharding: megatron_memory.py (which builds on this module; memory_checks.phase_memory picks)."""
     if preset.actor.strategy == "megatron":
         raise ValueError("memory.estimate models FSDP sharding: a Megatron preset's is megatron_memory.estimate")
     a, r = preset.actor, preset.rollout

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gspo_cli.engines.verl import memory
-from gspo_cli.engines.verl.memory import MemoryEstimate, Phase
-from gspo_cli.engines.verl.model_facts import MiB, ModelFacts
+from gspo_cli.sizing import memory
+from gspo_cli.sizing.memory import MemoryEstimate, Phase
+from gspo_cli.sizing.model_facts import MiB, ModelFacts
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
