@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gspo_cli.algo.losses import OPEN_CLIP_BAND, POLICY_LOSSES
 from gspo_cli.metrics import bands, gap_rules
 from gspo_cli.registry import Registry
 
@@ -45,12 +46,6 @@ ROUTING_FLIP = "moe/routing_flip_frac"  # engines/native/routing_probe.py; algo/
 # Rules that judge every step from the first: a NaN or a broken reward is never part of warming up.
 # `no_signal_yet` is about the first steps themselves.
 NO_WARMUP = ("nonfinite", "reward_errors", "reward_error_rate", "no_signal_yet")
-
-# loss mode -> (low, high) default clip-fraction band (metrics/bands.py CLIP_FRACTION for GSPO, with its sources;
-# vanilla: the GSPO paper's GRPO figure, 0.0013, x40).
-_GSPO_CLIP = (bands.CLIP_FRACTION.low or 0.0, bands.CLIP_FRACTION.high or 1.0)
-CLIP_BANDS = {"gspo": _GSPO_CLIP, "gspo_token": _GSPO_CLIP, "vanilla": (0.0, 0.05)}
-
 
 @dataclass(frozen=True)
 class Context:
@@ -172,10 +167,16 @@ def entropy_collapse(history: History, cfg, ctx: Context) -> Violation | None:
     return None
 
 
+def _loss_band(ctx: Context) -> tuple[tuple[float, float], bool]:
+    """(clip band, cited) of the run's loss (its algo/losses.py entry); an unregistered name: an open band."""
+    loss = POLICY_LOSSES.get(ctx.loss_mode)
+    return (loss.clip_band, loss.clip_band_cited) if loss else (OPEN_CLIP_BAND, False)
+
+
 def clip_band(cfg, ctx: Context) -> tuple[float, float]:
     """The (low, high) clip-fraction band for this run: the preset's, else the loss mode's default; the lower
     bound is 0 for a fully on-policy step (ratio 1, nothing to clip)."""
-    default_low, default_high = CLIP_BANDS.get(ctx.loss_mode, (0.0, 1.0))
+    default_low, default_high = _loss_band(ctx)[0]
     low = cfg.low if cfg.low is not None else default_low
     high = cfg.high if cfg.high is not None else default_high
     return (low if ctx.off_policy else 0.0), high
@@ -199,7 +200,7 @@ def clip_fraction(history: History, cfg, ctx: Context) -> Violation | None:
 
 def _band_tail(name: str, ctx: Context | None = None) -> str:
     """"; check: ...; source: ..." of a GSPO band (metrics/bands.py); nothing for a non-GSPO clip band."""
-    if name == "clip_fraction" and ctx is not None and ctx.loss_mode not in ("gspo", "gspo_token"):
+    if name == "clip_fraction" and ctx is not None and not _loss_band(ctx)[1]:
         return ""
     band = bands.BANDS[name]
     return f"; check: {band.check} ({band.cite()})"
