@@ -17,9 +17,9 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from gspo_cli.registry import Registry
 from gspo_cli.rewards.extract import extract
 from gspo_cli.rewards.guard import RewardTimeout, guarded, limit_s
-from gspo_cli.registry import Registry
 from gspo_cli.rewards.normalize import (
     TOO_BIG,
     chain_values,
