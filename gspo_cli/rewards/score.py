@@ -198,7 +198,7 @@ DEFAULT_SCORER = ScorerEntry(_boxed, "boxed")
 def scorer_for(data_source: str | None) -> ScorerEntry:
     """The scorer entry for a data_source (exact name, then lower-cased, then prefix entries, then the boxed-first
     default)."""
-    if data_source in SCORERS:  # most calls: `math_dapo`
+    if data_source is not None and data_source in SCORERS:  # most calls: `math_dapo`
         return SCORERS[data_source]
     low = (data_source or "").strip().lower()
     if low in SCORERS:
