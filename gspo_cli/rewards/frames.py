@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, find_group_end
+from gspo_cli.rewards.latex import MAX_ANSWER_CHARS, find_group_end
 
 MAX_LOOK = 256  # marker occurrences inspected per kind: bounded cost on a flood, room for repetition (R5e)
 
