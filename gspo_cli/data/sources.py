@@ -225,6 +225,9 @@ class Arith(Source):
     default_splits = ("train", "val")
     needs_input = False
 
+    def settings(self, data: Any) -> dict[str, Any]:
+        return {"prompt_style": data.prompt_style, "arith": data.arith.model_dump(mode="json")}
+
     def build(self, raw: RawFile | None, opts: BuildOptions) -> Built:
         from gspo_cli.data.arith import make_arith_rows
 
