@@ -70,7 +70,7 @@ def _collect_verl(raw: RawFile, collector: Collector, progress: Progress | None,
     cols = ["prompt", "reward_model.ground_truth"]
     import pyarrow as pa
 
-    optional = []
+    optional: list[str] = []
     for name in ("data_source", "ability"):
         if name in raw.columns:
             optional.append(name)
