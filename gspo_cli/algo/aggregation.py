@@ -21,13 +21,20 @@ to the graph, so backward gives zero gradients). Everywhere else the value and g
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeAlias
+
 import torch
 
 from gspo_cli.errors import ConfigError
+from gspo_cli.registry import Registry
 
-__all__ = ["LOSS_AGG_MODES", "agg_loss", "masked_mean", "masked_sum"]
+__all__ = ["AGGREGATIONS", "LOSS_AGG_MODES", "agg_loss", "masked_mean", "masked_sum"]
 
-LOSS_AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+# (loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor) -> scalar
+Aggregator: TypeAlias = Callable[..., torch.Tensor]
+# verl's loss_agg_mode name -> its aggregator, registered where each is defined (gspo_cli/registry.py pattern).
+AGGREGATIONS: Registry[Aggregator] = Registry("loss aggregation", key="loss_agg_mode")
 
 
 def masked_sum(values: torch.Tensor, mask: torch.Tensor, dim: int | None = None) -> torch.Tensor:
@@ -52,29 +59,26 @@ def _seq_mean(seq_losses: torch.Tensor, seq_mask: torch.Tensor, global_batch_siz
     return masked_sum(seq_losses, seq_mask) / denom
 
 
+@AGGREGATIONS.register("token-mean")
 def _token_mean(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
     if batch_num_tokens is None:
         batch_num_tokens = _nonzero_or_one(loss_mask.sum())
     return masked_sum(loss_mat, loss_mask) / batch_num_tokens
 
 
+@AGGREGATIONS.register("token-sum")
 def _token_sum(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
     return masked_sum(loss_mat, loss_mask)
 
 
+@AGGREGATIONS.register("seq-mean-token-sum")
 def _seq_mean_token_sum(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
     seq_losses = torch.sum(loss_mat * loss_mask, dim=-1)
     seq_mask = (torch.sum(loss_mask, dim=-1) > 0).to(loss_mat.dtype)  # fully masked rows do not count
     return _seq_mean(seq_losses, seq_mask, global_batch_size)
 
 
-def _seq_mean_token_sum_norm(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
-    loss = _seq_mean_token_sum(
-        loss_mat, loss_mask, batch_num_tokens=None, global_batch_size=global_batch_size, loss_scale_factor=None
-    )
-    return loss / (loss_scale_factor if loss_scale_factor is not None else loss_mask.shape[-1])
-
-
+@AGGREGATIONS.register("seq-mean-token-mean")
 def _seq_mean_token_mean(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
     n_tokens = torch.sum(loss_mask, dim=-1)
     seq_losses = torch.sum(loss_mat * loss_mask, dim=-1) / (n_tokens + 1e-8)  # verl's epsilon, kept for parity
@@ -82,13 +86,16 @@ def _seq_mean_token_mean(loss_mat, loss_mask, *, batch_num_tokens, global_batch_
     return _seq_mean(seq_losses, seq_mask, global_batch_size)
 
 
-_AGGREGATORS = {
-    "token-mean": _token_mean,
-    "token-sum": _token_sum,
-    "seq-mean-token-sum": _seq_mean_token_sum,
-    "seq-mean-token-mean": _seq_mean_token_mean,
-    "seq-mean-token-sum-norm": _seq_mean_token_sum_norm,
-}
+@AGGREGATIONS.register("seq-mean-token-sum-norm")
+def _seq_mean_token_sum_norm(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
+    loss = _seq_mean_token_sum(
+        loss_mat, loss_mask, batch_num_tokens=None, global_batch_size=global_batch_size, loss_scale_factor=None
+    )
+    return loss / (loss_scale_factor if loss_scale_factor is not None else loss_mask.shape[-1])
+
+
+# The registered modes in definition order (the "use one of" hint of an unknown mode lists them so).
+LOSS_AGG_MODES = tuple(AGGREGATIONS)
 
 
 def agg_loss(
@@ -102,7 +109,7 @@ def agg_loss(
 ) -> torch.Tensor:
     """Aggregate a [B, T] loss matrix to a scalar with verl's `loss_agg_mode` semantics (see module doc)."""
     try:
-        fn = _AGGREGATORS[mode]
+        fn = AGGREGATIONS[mode]
     except KeyError:
         raise ConfigError(f"unknown loss_agg_mode {mode!r}", hint=f"use one of: {', '.join(LOSS_AGG_MODES)}") from None
     mask = mask.to(loss_mat.dtype)

@@ -30,7 +30,7 @@ the clamp).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -44,7 +44,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_POLICY_LOSS",
+    "GSPO_CLIP_BAND",
     "POLICY_LOSSES",
+    "PolicyLoss",
     "VERL_LOSS_NAMES",
     "LossConfig",
     "PolicyLossOutput",
@@ -98,25 +100,56 @@ PolicyLossFn: TypeAlias = (
     "Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, LossConfig], PolicyLossOutput]"
 )
 
-# The open registry: name -> loss. `algorithm.loss_mode` accepts exactly these names (config/schema.py), the
-# native engine runs each of them, and verl runs those with a VERL_LOSS_NAMES entry (config/engine_support.py).
+# The loss's default healthy band of actor/pg_clipfrac (trainer.health.clip_fraction when the preset sets no
+# low/high; metrics/health.py). GSPO's band: metrics/bands.py CLIP_FRACTION takes its limits from here and gives the
+# sources. Vanilla's: the GSPO paper's GRPO figure, 0.0013, x40.
+GSPO_CLIP_BAND: tuple[float, float] = (0.02, 0.5)
+OPEN_CLIP_BAND: tuple[float, float] = (0.0, 1.0)  # a loss registered without a band: the rule never fires
+
+
+@dataclass(frozen=True)
+class PolicyLoss:
+    """One registered policy loss and its facts."""
+
+    fn: PolicyLossFn  # the loss itself
+    verl: str | None = None  # verl 0.9.1's loss with the same semantics (its registry, core_algos.py); None: native only
+    clip_band: tuple[float, float] = OPEN_CLIP_BAND  # (low, high) default clip-fraction band
+    clip_band_cited: bool = False  # True: the band is bands.CLIP_FRACTION, whose check and source end the message
+
+
+# The open registry: name -> loss entry. `algorithm.loss_mode` accepts exactly these names (config/schema.py), the
+# native engine runs each of them, and verl runs those with a `verl` name (config/engine_support.py).
 # (A gspo_cli.registry.Registry: the one registry pattern; engines, job kinds, eval and reward backends and health
 # rules follow this one.)
-POLICY_LOSSES: Registry[PolicyLossFn] = Registry("policy loss", key="algorithm.loss_mode")
-# name -> the name of verl 0.9.1's policy loss with the same semantics (verl's own registry, core_algos.py).
-VERL_LOSS_NAMES: dict[str, str] = {}
+POLICY_LOSSES: Registry[PolicyLoss] = Registry("policy loss", key="algorithm.loss_mode")
 
 
-def register_policy_loss(name: str, *, verl: str | None = None) -> Callable[[PolicyLossFn], PolicyLossFn]:
-    """Register a policy loss under `name`; `verl` names verl's equal loss when verl has one (else native only)."""
+def register_policy_loss(
+    name: str, *, verl: str | None = None, clip_band: tuple[float, float] = OPEN_CLIP_BAND, clip_band_cited: bool = False
+) -> Callable[[PolicyLossFn], PolicyLossFn]:
+    """Register a policy loss under `name`; `verl` names verl's equal loss when verl has one (else native only),
+    `clip_band` its healthy clip-fraction band (`clip_band_cited`: the sourced GSPO band of metrics/bands.py)."""
+    return POLICY_LOSSES.register_as(name, lambda fn: PolicyLoss(fn, verl, clip_band, clip_band_cited))
 
-    def decorator(fn: PolicyLossFn) -> PolicyLossFn:
-        POLICY_LOSSES.add(name, fn)  # a name registered twice: ValueError
-        if verl is not None:
-            VERL_LOSS_NAMES[name] = verl
-        return fn
 
-    return decorator
+class _VerlLossNames(Mapping[str, str]):
+    """name -> verl's loss name, for the losses that have one: a live view of POLICY_LOSSES (a loss registered
+    later shows up), not a second table."""
+
+    def __getitem__(self, name: str) -> str:
+        verl = POLICY_LOSSES[name].verl
+        if verl is None:
+            raise KeyError(name)
+        return verl
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, loss in POLICY_LOSSES.items() if loss.verl is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+VERL_LOSS_NAMES: Mapping[str, str] = _VerlLossNames()
 
 
 def _to_floats(named: dict[str, torch.Tensor]) -> dict[str, float]:
@@ -177,7 +210,7 @@ def _gspo_core(
 
 
 # verl's "gspo" (compute_policy_loss_gspo) is the token form; with GRPO's per-sequence advantages it equals this.
-@register_policy_loss("gspo", verl="gspo")
+@register_policy_loss("gspo", verl="gspo", clip_band=GSPO_CLIP_BAND, clip_band_cited=True)
 def gspo_loss(
     log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor, response_mask: torch.Tensor,
     cfg: LossConfig,
@@ -190,7 +223,7 @@ def gspo_loss(
     return _gspo_core(log_prob, old_log_prob, seq_adv.unsqueeze(-1) * mask, mask, cfg)
 
 
-@register_policy_loss("gspo_token", verl="gspo")
+@register_policy_loss("gspo_token", verl="gspo", clip_band=GSPO_CLIP_BAND, clip_band_cited=True)
 def gspo_token_loss(
     log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor, response_mask: torch.Tensor,
     cfg: LossConfig,
@@ -199,7 +232,7 @@ def gspo_token_loss(
     return _gspo_core(log_prob, old_log_prob, advantages, response_mask.to(log_prob.dtype), cfg)
 
 
-@register_policy_loss("vanilla", verl="vanilla")
+@register_policy_loss("vanilla", verl="vanilla", clip_band=(0.0, 0.05))
 def vanilla_loss(
     log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor, response_mask: torch.Tensor,
     cfg: LossConfig,
@@ -255,7 +288,7 @@ def compute_policy_loss(
     import torch
 
     try:
-        fn = POLICY_LOSSES[name]
+        fn = POLICY_LOSSES[name].fn
     except KeyError:
         raise ConfigError(
             f"unknown policy loss {name!r}", hint=f"use one of: {', '.join(sorted(POLICY_LOSSES))}"

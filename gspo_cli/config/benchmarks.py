@@ -2,7 +2,8 @@
 
 This table is data the preset schema loads (`eval_schema.EvalSection`): every preset's `eval.benchmarks` holds each
 built-in benchmark with these values under whatever the preset sets, so `gspo presets show --resolved` prints
-exactly what `gspo eval BENCHMARK` uses. Pure data, no imports from the rest of the package.
+exactly what `gspo eval BENCHMARK` uses. Pure data; a `Registry` (gspo_cli/registry.py) of entries, each carrying
+its source, description and settings.
 """
 
 from __future__ import annotations
@@ -10,35 +11,38 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gspo_cli.registry import Registry
+
 
 @dataclass(frozen=True)
 class BuiltinBenchmark:
+    """One built-in benchmark: everything gspo knows of it."""
+
     source: str  # the prepare-data source whose val split this benchmark reads
     description: str
     # Values over the schema's `EvalBenchmark` field defaults; keys are EvalBenchmark field names.
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-BUILTIN_BENCHMARKS: dict[str, BuiltinBenchmark] = {
-    "aime2024": BuiltinBenchmark(
-        "aime-2024", "AIME 2024, 30 integer-answer problems",
-        # DAPO's protocol (avg@32, temperature 1.0, top_p 0.7); 30 problems make n=1 pure noise.
-        {"n": 32, "k": [1, 4, 8, 16, 32], "temperature": 1.0, "top_p": 0.7, "top_k": -1, "max_tokens": 8192},
-    ),
-    # ours: the same protocol as aime2024 (one number per problem, the Answer: prompt), so the three read side by side
-    "aime2025": BuiltinBenchmark(
-        "aime-2025", "AIME 2025, 30 integer-answer problems",
-        {"n": 32, "k": [1, 4, 8, 16, 32], "temperature": 1.0, "top_p": 0.7, "top_k": -1, "max_tokens": 8192},
-    ),
-    "amc2023": BuiltinBenchmark(
-        "amc-2023", "AMC 12 2023, 40 problems with numeric answers",
-        {"n": 32, "k": [1, 4, 8, 16, 32], "temperature": 1.0, "top_p": 0.7, "top_k": -1, "max_tokens": 8192},
-    ),
-    "arith": BuiltinBenchmark(
-        "arith", "synthetic integer arithmetic of the tiny demo (val split)",
-        {"n": 1, "k": [1], "temperature": 0.0, "top_p": 1.0, "top_k": -1, "max_tokens": 8},
-    ),
-}
+BUILTIN_BENCHMARKS: Registry[BuiltinBenchmark] = Registry("benchmark", key="eval benchmark")
+BUILTIN_BENCHMARKS.add("aime2024", BuiltinBenchmark(
+    "aime-2024", "AIME 2024, 30 integer-answer problems",
+    # DAPO's protocol (avg@32, temperature 1.0, top_p 0.7); 30 problems make n=1 pure noise.
+    {"n": 32, "k": [1, 4, 8, 16, 32], "temperature": 1.0, "top_p": 0.7, "top_k": -1, "max_tokens": 8192},
+))
+# ours: the same protocol as aime2024 (one number per problem, the Answer: prompt), so the three read side by side
+BUILTIN_BENCHMARKS.add("aime2025", BuiltinBenchmark(
+    "aime-2025", "AIME 2025, 30 integer-answer problems",
+    {"n": 32, "k": [1, 4, 8, 16, 32], "temperature": 1.0, "top_p": 0.7, "top_k": -1, "max_tokens": 8192},
+))
+BUILTIN_BENCHMARKS.add("amc2023", BuiltinBenchmark(
+    "amc-2023", "AMC 12 2023, 40 problems with numeric answers",
+    {"n": 32, "k": [1, 4, 8, 16, 32], "temperature": 1.0, "top_p": 0.7, "top_k": -1, "max_tokens": 8192},
+))
+BUILTIN_BENCHMARKS.add("arith", BuiltinBenchmark(
+    "arith", "synthetic integer arithmetic of the tiny demo (val split)",
+    {"n": 1, "k": [1], "temperature": 0.0, "top_p": 1.0, "top_k": -1, "max_tokens": 8},
+))
 
 
 def source_of(benchmark: str) -> str:

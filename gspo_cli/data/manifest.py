@@ -40,19 +40,11 @@ def sha256_file(path: str | Path, chunk: int = 1 << 22) -> str:
 
 def settings_for(source: str, data) -> dict[str, Any]:
     """The preset data settings that shape a source's output (compared by `check_prepared` and no-op reruns)."""
-    settings: dict[str, Any] = {"prompt_style": data.prompt_style}
-    if source == "arith":
-        settings["arith"] = data.arith.model_dump(mode="json")
-    else:
-        # benchmarks are always deduplicated (sources.Source.always_dedup): `dedup` does not shape their output
-        from gspo_cli.data.sources import SOURCES
+    from gspo_cli.data.source_base import shaping_settings
+    from gspo_cli.data.sources import SOURCES
 
-        known = SOURCES.get(source)
-        if known is None or not known.always_dedup:
-            settings["dedup"] = data.dedup
-        settings["conflict_policy"] = data.conflict_policy
-        settings["language"] = data.language
-    return settings
+    known = SOURCES.get(source)  # the source's own fact (Source.settings); an unknown name: a file source's
+    return known.settings(data) if known is not None else shaping_settings(data, dedup=True)
 
 
 def spec_of(source: str, preset):

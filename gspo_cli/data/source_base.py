@@ -50,6 +50,22 @@ class Source:
     def build(self, raw: RawFile | None, opts: BuildOptions) -> Built:
         raise NotImplementedError
 
+    def settings(self, data: Any) -> dict[str, Any]:
+        """The preset data settings (`data`: the preset's data section) that shape this source's output, as the
+        manifest records them (data/manifest.py compares them on a re-prepare)."""
+        return shaping_settings(data, dedup=not self.always_dedup)
+
+
+def shaping_settings(data: Any, *, dedup: bool) -> dict[str, Any]:
+    """The settings that shape a file-reading source's output; `dedup` False where `data.dedup` does not (a benchmark
+    is always deduplicated: its repeats belong to eval's n)."""
+    settings: dict[str, Any] = {"prompt_style": data.prompt_style}
+    if dedup:
+        settings["dedup"] = data.dedup
+    settings["conflict_policy"] = data.conflict_policy
+    settings["language"] = data.language
+    return settings
+
 
 def counts(res: Result) -> dict[str, Any]:
     """The manifest's counts of a dedup result: rows in and out, duplicates, conflicts, rejections by reason."""

@@ -17,6 +17,7 @@ from gspo_cli.data.readers import RawFile
 from gspo_cli.data.source_base import BuildOptions, Built, Progress, Source
 from gspo_cli.data.source_base import counts as _counts
 from gspo_cli.errors import DataError
+from gspo_cli.registry import Registry
 
 __all__ = ["SOURCES", "BuildOptions", "Built", "Progress", "Source", "get"]
 
@@ -69,7 +70,7 @@ def _collect_verl(raw: RawFile, collector: Collector, progress: Progress | None,
     cols = ["prompt", "reward_model.ground_truth"]
     import pyarrow as pa
 
-    optional = []
+    optional: list[str] = []
     for name in ("data_source", "ability"):
         if name in raw.columns:
             optional.append(name)
@@ -224,6 +225,9 @@ class Arith(Source):
     default_splits = ("train", "val")
     needs_input = False
 
+    def settings(self, data: Any) -> dict[str, Any]:
+        return {"prompt_style": data.prompt_style, "arith": data.arith.model_dump(mode="json")}
+
     def build(self, raw: RawFile | None, opts: BuildOptions) -> Built:
         from gspo_cli.data.arith import make_arith_rows
 
@@ -300,11 +304,16 @@ class Gsm8kTest(Gsm8k):
     hub_filename = "main/test-00000-of-00001.parquet"
 
 
-SOURCES: dict[str, Source] = {s.name: s for s in (DapoMath17k(), Aime2024(), Arith(), Gsm8k(), Gsm8kTest(),
-                                                  Aime2025(), Amc2023())}
+# name -> adapter (the gspo_cli/registry.py pattern); each adapter carries its own facts (columns, splits, hub file,
+# dedup rule) as class attributes, so nothing else keys on a source's name.
+SOURCES: Registry[Source] = Registry("dataset source")
+for _source in (DapoMath17k(), Aime2024(), Arith(), Gsm8k(), Gsm8kTest(), Aime2025(), Amc2023()):
+    SOURCES.add(_source.name, _source)
 
 
 def get(name: str) -> Source:
+    """The adapter `name`; unknown: one ConfigError with the closest name and the known ones (registration order,
+    not Registry.lookup's sorted list: the message predates the registry and stays as it was)."""
     if name not in SOURCES:
         import difflib
 

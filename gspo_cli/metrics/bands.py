@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gspo_cli.algo.losses import GSPO_CLIP_BAND
+
 
 @dataclass(frozen=True)
 class Source:
@@ -40,7 +42,7 @@ GSPO_PAPER = "https://arxiv.org/abs/2507.18071"
 ASCEND_RECIPE = "verl-project/verl-ascend-recipe@2a3edec04b4d4aaee83b61f050d507c431f63156"
 
 CLIP_FRACTION = Band(
-    "clip_fraction", "actor/pg_clipfrac", 0.02, 0.5,
+    "clip_fraction", "actor/pg_clipfrac", *GSPO_CLIP_BAND,  # the GSPO losses' band (algo/losses.py entries)
     "loss_mode gspo / gspo_token with more than one policy update per step (ppo_epochs > 1 or several "
     "mini-batches); a fully on-policy step has ratio 1 and clips nothing, so the lower bound is 0 there",
     "published GSPO runs clip 0.1-0.3 of the batch (0.15 in the paper; 0.30 early and ~0.10 later in verl#2775), two "

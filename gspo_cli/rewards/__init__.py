@@ -7,11 +7,10 @@ verl loads it as `custom_reward_function.path=pkg://gspo_cli.rewards.verl_entry`
 from gspo_cli.rewards.batch import score_batch
 from gspo_cli.rewards.extract import extract, extract_answer
 from gspo_cli.rewards.normalize import normalize
-from gspo_cli.rewards.score import REGISTRY, compute_score, get_scorer, judge, verdict
+from gspo_cli.rewards.score import SCORERS, compute_score, get_scorer, judge, verdict
 from gspo_cli.rewards.shaping import overlong_penalty, overlong_penalty_for
 
 __all__ = [
-    "REGISTRY",
     "compute_score",
     "extract",
     "extract_answer",
@@ -20,6 +19,7 @@ __all__ = [
     "normalize",
     "overlong_penalty",
     "overlong_penalty_for",
+    "SCORERS",
     "score_batch",
     "verdict",
 ]

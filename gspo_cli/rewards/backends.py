@@ -101,8 +101,10 @@ def math_verify_acc(response: str, ground_truth: str) -> bool:
 
     try:
         return _verify_in_subprocess("\\boxed{" + ground_truth + "}", response) > 0
-    except Exception:  # noqa: BLE001
-        return False
+    except Exception as e:  # noqa: BLE001 - verl's compute_score scores any exception 0; reported once
+        from gspo_cli.rewards.fallback import no_match
+
+        return no_match(e)
 
 
 @reward_backend("math-verify", "the response parsed by math-verify as verl's math_verify scorer does", peer=True,
@@ -119,11 +121,6 @@ def scorer_for(preset: Preset | None) -> str | None:
     """The scorer `gspo eval` passes to the batch pool for this preset (None without a preset: gspo's): eval scores
     with the preset's choice, so an eval's accuracy is what training rewarded."""
     return REWARD_BACKENDS.lookup(preset.reward.verifier).pool_scorer if preset is not None else None
-
-
-def check_verifier(preset: Preset) -> None:
-    """The preset's `reward.verifier` can score its data (verl's default scorer knows only some data sources)."""
-    REWARD_BACKENDS.lookup(preset.reward.verifier).check(preset)
 
 
 def verifiers() -> tuple[str, ...]:

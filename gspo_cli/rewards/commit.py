@@ -25,12 +25,11 @@ from gspo_cli.rewards import cues
 from gspo_cli.rewards.normalize import (
     TOO_BIG,
     chain_values,
-    chinese_to_int,
     clean,
     format_value,
     parse_value,
-    words_to_int,
 )
+from gspo_cli.rewards.number_words import chinese_to_int, words_to_int
 
 COMMITTED, CANDIDATE, QUALIFIED, NEGATED = "committed", "candidate", "qualified", "negated"
 

@@ -19,8 +19,9 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from gspo_cli.rewards import afterthoughts
 from gspo_cli.rewards import statements as found_in
-from gspo_cli.rewards.commit import CANDIDATE, COMMITTED, NEGATED, QUALIFIED, Statement, located_key
+from gspo_cli.rewards.commit import CANDIDATE, COMMITTED, NEGATED, QUALIFIED, TERMINATOR, Statement, located_key
 from gspo_cli.rewards.cues import APPROX, GE, GT, LE, LT, NE, RANGE
 from gspo_cli.rewards.normalize import _ANSI, TOO_BIG, clean, parse_value
 from gspo_cli.rewards.normalize import _MOJIBAKE as _NOISE_IN_TEXT
@@ -110,7 +111,7 @@ def _consistent(s: Statement, v: str) -> bool:
 def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
     """The statement that decides (a committed one) after withdrawals and R4, or (None, why there is none)."""
     first_pos = stmts[0].pos if stmts else len(t)
-    cut, named = found_in.withdrawals(t, first_pos) if stmts else (-1, {})
+    cut, named = afterthoughts.withdrawals(t, first_pos) if stmts else (-1, {})
     live = [s for s in stmts if s.pos >= cut and not any(k in named and s.pos < named[k] for k in s.values)]
     committed = [s for s in live if s.mode == COMMITTED and s.values]
     if not committed:
@@ -131,8 +132,8 @@ def _verdict(t: str, stmts: list[Statement]) -> tuple[Statement | None, str]:
     # answer line: the response's own answer form) must be v wherever it stands
     later = [s for s in live if s.mode in (CANDIDATE, NEGATED, QUALIFIED)
              and (s.pos > first or (s.mode == CANDIDATE and s.kind in _MARKED))]
-    end = found_in.TERMINATOR.search(t, first)  # remarks are read after the first commitment's sentence
-    later += found_in.remarks(t, end.end() if end else len(t), [s.pos for s in stmts])
+    end = TERMINATOR.search(t, first)  # remarks are read after the first commitment's sentence
+    later += afterthoughts.remarks(t, end.end() if end else len(t), [s.pos for s in stmts])
     for s in later:
         if not _consistent(s, v):
             return None, "contradicted" if s.mode != CANDIDATE else "second_candidate"
@@ -233,7 +234,7 @@ def _concluding_after(t: str, last: int, stmts: list[Statement]) -> Statement | 
     """The statement that ends the response after its last marked answer, when it concludes ("so the total is
     35."): what the response commits to last is read like every commitment (R1e)."""
     tail = t.find("\n", last)
-    answer, how = concluding_statement(t[tail:]) if tail >= 0 and found_in._DIGIT_OR_CJK.search(t, tail) else (None, "")
+    answer, how = concluding_statement(t[tail:]) if tail >= 0 and afterthoughts._DIGIT_OR_CJK.search(t, tail) else (None, "")
     if answer is None or how not in ("prose:conclusion", "prose:answer_phrase"):
         return None
     own = found_in.prose_statement(t, answer, stmts)
@@ -262,7 +263,7 @@ def _decide(t: str, style: str, numeric: bool) -> Extraction:
     chosen, why = _verdict(t, stmts)
     if chosen is None:
         if why in ("withdrawn", "refusal"):
-            cut, _ = found_in.withdrawals(t, stmts[0].pos)
+            cut, _ = afterthoughts.withdrawals(t, stmts[0].pos)
             if cut >= 0 and t[cut:].strip():  # "Answer: 36. Actually, I cannot determine ...": what follows
                 late, late_how = concluding_statement(t[cut:])
                 return Extraction(late, late_how if late is not None else "refusal")

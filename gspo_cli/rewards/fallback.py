@@ -8,6 +8,7 @@ fresh one. Inside `score_batch` workers, which already have a hard-kill watchdog
 
 from __future__ import annotations
 
+import sys
 import threading
 
 MAX_FALLBACK_CHARS = 300  # longer answers are not sent to sympy at all
@@ -20,6 +21,20 @@ _worker = None  # a gspo_cli.rewards._proc.Child
 def set_in_process(flag: bool) -> None:
     global _IN_PROCESS
     _IN_PROCESS = flag
+
+
+_said: set[str] = set()  # exception types already reported by this process
+
+
+def no_match(exc: BaseException) -> bool:
+    """math-verify raised while comparing: a non-match (as verl's math_verify scorer scores it), said on stderr the
+    first time per exception type, so a broken math-verify install is not a silent run of wrong answers."""
+    kind = type(exc).__name__
+    if kind not in _said:
+        _said.add(kind)
+        print(f"gspo reward math-verify: {kind}: {' '.join(str(exc).split())[:200]} (scored as no match; later "
+              f"{kind}s are not printed)", file=sys.stderr, flush=True)
+    return False
 
 
 def math_verify_equal_direct(gt: str, pred: str, timeouts: bool = True) -> bool:
@@ -53,8 +68,8 @@ def _serve(conn) -> None:  # pragma: no cover - runs in the worker process
         try:
             # math-verify's own timeouts use signal.alarm; the parent's hard kill is the limit instead
             ok = math_verify_equal_direct(gt, pred, timeouts=False)
-        except BaseException:  # noqa: BLE001 - a failure is a non-match, never a crash of the worker
-            ok = False
+        except BaseException as e:  # noqa: BLE001 - a failure is a non-match, never a crash of the worker
+            ok = no_match(e)
         conn.send(ok)
 
 
@@ -101,8 +116,8 @@ def math_verify_equal(gt: str, pred: str, timeout_s: float = 10.0) -> bool | Non
     if _IN_PROCESS and threading.current_thread() is threading.main_thread():
         try:
             return math_verify_equal_direct(gt, pred, timeouts=False)
-        except Exception:  # noqa: BLE001
-            return False
+        except Exception as e:  # noqa: BLE001 - sympy raises many types; a non-match, reported once
+            return no_match(e)
     with _lock:
         for _attempt in range(2):
             if _worker is None or not _worker.alive():

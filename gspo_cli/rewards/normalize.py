@@ -13,8 +13,8 @@ from fractions import Fraction
 from functools import lru_cache
 
 from gspo_cli.rewards.exact import TOO_BIG, evaluate
-
-MAX_ANSWER_CHARS = 2000  # longer "answers" are not answers; bounds all work below
+from gspo_cli.rewards.latex import BOX_CMDS, MAX_ANSWER_CHARS, blank_strikes, unwrap_colors, unwrap_commands
+from gspo_cli.rewards.number_words import chinese_to_int, words_to_int
 
 # TOO_BIG: a value that exists but is absurdly large (a power tower): never equal to any ground truth we store.
 
@@ -40,63 +40,11 @@ def _look(m: re.Match) -> str:
     return " " if m.lastindex is None else "-" if m.lastindex == 5 else m.group(m.lastindex)
 
 
-_BOX_CMDS = ("\\boxed", "\\fbox", "\\framebox")
-# Commands whose first brace groups are a colour (or two), then the value: `\textcolor{red}{34}`.
-_COLOR_CMDS = (("\\fcolorbox", 2), ("\\colorbox", 1), ("\\textcolor", 1))
 _SWITCHES = re.compile(  # size, font and colour switches that change only the look: `{\Large 34}`, `{\color{red} 34}`
     r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|bf|it|rm|sf|tt|bfseries|"
     r"itshape|mdseries|boldmath|em)(?![A-Za-z])|\\color\s*\{[^{}]{0,30}\}|\\color\s*\[[^\]]{0,20}\]\s*\{[^{}]{0,30}\}"
 )
 _HTML = re.compile(r"</?(?:b|strong|i|em|u|mark|span|code|big|font|sup|ins)(?:\s[^<>]{0,60})?>", re.IGNORECASE)
-_OPTIONAL_ARG = re.compile(r"\s*\[[^\]\n]{0,40}\]")
-# Struck-out text is withdrawn (R3): `~~35~~`, `\sout{35}`, `<del>35</del>`.
-_STRIKE_MD = re.compile(r"~~[^~\n]{1,200}~~")
-_STRIKE_HTML = re.compile(r"<(del|s|strike)>[^<]{0,200}</\1>", re.IGNORECASE)
-_STRIKE_HINT = re.compile(r"\\(?:sout|xout|x?cancel|bcancel|st)\{")
-_STRIKE_CMDS = ("\\sout", "\\xout", "\\cancel", "\\xcancel", "\\bcancel", "\\st")
-
-
-def blank_strikes(s: str) -> str:
-    """s with struck-out text (`~~35~~`, `\\sout{35}`, `\\cancel{35}`, `<del>35</del>`) replaced by spaces."""
-    if "~~" in s:
-        s = _STRIKE_MD.sub(lambda m: " " * len(m.group(0)), s)
-    if "<" in s:
-        s = _STRIKE_HTML.sub(lambda m: " " * len(m.group(0)), s)
-    if "\\" in s and _STRIKE_HINT.search(s):
-        for cmd in _STRIKE_CMDS:
-            i = s.find(cmd + "{")
-            while i >= 0:
-                end = find_group_end(s, i + len(cmd))
-                if end < 0:
-                    break
-                s = s[:i] + " " * (end + 1 - i) + s[end + 1:]
-                i = s.find(cmd + "{", i)
-    return s
-
-
-def _unwrap_colors(s: str) -> str:
-    """`\\colorbox{yellow}{34}` -> `34`, `\\fcolorbox{red}{white}{34}` -> `34`, `\\textcolor{red}{34}` -> `34`."""
-    for cmd, skip in _COLOR_CMDS:
-        i = s.find(cmd)
-        guard = 0
-        while i >= 0 and guard < 16:
-            guard += 1
-            j = i + len(cmd)
-            for _ in range(skip):
-                m = _OPTIONAL_ARG.match(s, j)
-                j = m.end() if m else j
-                while j < len(s) and s[j] == " ":
-                    j += 1
-                end = find_group_end(s, j) if j < len(s) and s[j] == "{" else -1
-                if end < 0:
-                    break
-                j = end + 1
-            else:
-                s = s[:i] + s[j:]
-                i = s.find(cmd, i)
-                continue
-            i = s.find(cmd, j)
-    return s
 # LaTeX spacing / sizing noise that never changes a value.
 _NOISE = re.compile(
     r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|limits|quad|qquad)(?![A-Za-z])|\\[,;:> ]|\\!|~"
@@ -132,70 +80,6 @@ _STRICT = re.compile(
 _EXACT = re.compile(r"\s*(" + _NUM + r")\s*")
 # Numbers inside prose: not glued to Latin letters/digits (`AZYUK2A` holds no number).
 _PROSE_NUM = re.compile(r"(?<![A-Za-z0-9_.^])(" + _NUM.replace(r"\d{1,3}(?: \d{3})+|", "") + r")(?![A-Za-z0-9_])")
-
-
-def find_group_end(s: str, open_idx: int, limit: int = MAX_ANSWER_CHARS * 4) -> int:
-    """Index of the `}` matching the `{` at open_idx, or -1. Linear, bounded by `limit` characters."""
-    depth = 0
-    end = min(len(s), open_idx + limit)
-    i = open_idx
-    o = c = -2  # next "{" / "}" at or after i (-1: none left); found with str.find, which runs in C
-    while i < end:
-        if o != -1 and o < i:
-            o = s.find("{", i, end)
-        if c < i:
-            c = s.find("}", i, end)
-            if c < 0:
-                return -1
-        if 0 <= o < c:
-            depth += 1
-            i = o + 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return c
-            i = c + 1
-    return -1
-
-
-def _unwrap_commands(s: str, cmds: tuple[str, ...], keep_inner: bool = True) -> str:
-    """Replace `\\cmd{inner}` by inner (or nothing). Iterative, each brace group visited once."""
-    for _ in range(16):  # nesting depth we bother with; deeper is not an answer
-        hit = False
-        for cmd in cmds:
-            start = 0
-            while True:
-                i = s.find(cmd, start)
-                if i < 0:
-                    break
-                j = i + len(cmd)
-                if j < len(s) and s[j].isalpha():  # \textbfx is another command
-                    start = j
-                    continue
-                k = j
-                while k < len(s) and s[k] == " ":
-                    k += 1
-                if k < len(s) and s[k] == "{":
-                    end = find_group_end(s, k)
-                    if end < 0:
-                        if cmd in _BOX_CMDS:  # an unclosed box is a cut-off answer: leave it unreadable
-                            start = j
-                            continue
-                        s = s[:i] + s[k + 1 :]
-                    else:
-                        inner = s[k + 1 : end] if keep_inner else ""
-                        s = s[:i] + inner + s[end + 1 :]
-                    hit = True
-                    start = i
-                elif cmd in _BOX_CMDS and k > j:  # `\boxed 42`
-                    s = s[:i] + s[k:]
-                    hit = True
-                    start = i
-                else:
-                    start = j
-        if not hit:
-            break
-    return s
 
 
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
@@ -242,70 +126,6 @@ _MOD_QUALIFIER = re.compile(
 )
 _PAREN_UNIT = re.compile(r"(?<=[\d}])\s*\(\s*(?:[A-Za-z]+\.?\s*(?:\^\s*\{?\d\}?)?\s*){1,3}\)\s*$")
 _ONE_BRACKETED = re.compile(r"[\[(]\s*([+-]?\d+(?:\.\d+)?)\s*[\])]")  # `[34]`, `(34)`; `(40,320)` is a pair
-_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-          "seventeen eighteen nineteen").split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-_WORD_NUMBER = re.compile(r"(?i)[a-z]+(?:[\s-]+(?:and[\s-]+)?[a-z]+){0,8}")
-
-
-def words_to_int(s: str) -> int | None:
-    """`thirty-four` -> 34, `two hundred four` -> 204, `one thousand` -> 1000, `negative five` -> -5; None unless s
-    is only number words."""
-    s = s.strip().rstrip(".")
-    if not s or len(s) > 80 or not _WORD_NUMBER.fullmatch(s):
-        return None
-    low = s.lower()
-    for sign in ("negative ", "minus "):
-        if low.startswith(sign):
-            n = words_to_int(s[len(sign):])
-            return -n if n is not None else None
-    total = current = 0
-    seen = False
-    for w in re.split(r"[\s-]+", s.lower()):
-        if w == "and" and seen:
-            continue
-        if w in _UNITS:
-            current += _UNITS.index(w)
-        elif w in _TENS:
-            current += 10 * (_TENS.index(w) + 2)
-        elif w == "hundred" and seen:
-            current *= 100
-        elif w in ("thousand", "million") and seen:
-            total += current * (1000 if w == "thousand" else 1_000_000)
-            current = 0
-        else:
-            return None
-        seen = True
-    return total + current if seen else None
-
-
-_CN_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
-             "九": 9}
-_CN_UNIT = {"十": 10, "百": 100, "千": 1000}
-_CN_BIG = {"万": 10**4, "萬": 10**4, "亿": 10**8, "億": 10**8}
-
-
-def chinese_to_int(s: str) -> int | None:
-    """`三十四` -> 34, `二千零二十五` -> 2025, `负五` -> -5 (Chinese / Japanese numerals); None unless s is one."""
-    s = s.strip()
-    neg = s[:1] in ("负", "負")
-    s = s[1:] if neg else s
-    if not s or len(s) > 20 or any(ch not in _CN_DIGIT and ch not in _CN_UNIT and ch not in _CN_BIG for ch in s):
-        return None
-    total = section = num = 0
-    for ch in s:
-        if ch in _CN_DIGIT:
-            num = _CN_DIGIT[ch]
-        elif ch in _CN_UNIT:
-            section += (num or 1) * _CN_UNIT[ch]
-            num = 0
-        else:
-            total += (section + num) * _CN_BIG[ch]
-            section = num = 0
-    total += section + num
-    return -total if neg else total
-
-
 def chain_values(s: str) -> list[Fraction] | None:
     """The distinct values of the closed-form sides of an equality chain (`30 = 5 \\cdot 3 \\cdot 2` -> [30],
     `m + n = 113` -> [113], `30 = 36` -> [30, 36]); None when s has no top-level `=` or no closed-form side."""
@@ -379,12 +199,12 @@ def clean(answer: str) -> str:
         s = _HTML.sub(" ", s)
     s = _MD.sub("", s)
     if "\\" in s:
-        s = _unwrap_colors(s)
+        s = unwrap_colors(s)
         s = _SWITCHES.sub(" ", s)
         if "\\framebox[" in s or "\\makebox[" in s:
             s = re.sub(r"\\(framebox|makebox)\s*(?:\[[^\]]{0,40}\]\s*){1,2}", r"\\\1", s)
-    s = _unwrap_commands(s, _BOX_CMDS)
-    s = _unwrap_commands(s, _TEXT_CMDS)
+    s = unwrap_commands(s, BOX_CMDS)
+    s = unwrap_commands(s, _TEXT_CMDS)
     s = _LOOKS.sub(_look, s)
     s = _drop_stray_closers(_EMPTY_GROUP.sub(" ", s))
     s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
@@ -476,4 +296,4 @@ def normalize(answer: str) -> str:
     return s.replace(" ", "")
 
 
-__all__ = ["TOO_BIG", "blank_strikes", "chain_values", "chinese_to_int", "clean", "evaluate", "find_group_end", "normalize", "parse_number", "parse_value", "prose_numbers", "rhs"]
+__all__ = ["TOO_BIG", "chain_values", "clean", "evaluate", "normalize", "parse_number", "parse_value", "prose_numbers", "rhs"]

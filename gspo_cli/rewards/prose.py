@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, parse_value, prose_numbers, rhs
+from gspo_cli.rewards.latex import MAX_ANSWER_CHARS
+from gspo_cli.rewards.normalize import clean, parse_number, parse_value, prose_numbers, rhs
 
 PROSE_TAIL = 1000
 SHORT_RESPONSE = 300

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from gspo_cli.registry import Registry
 from gspo_cli.rewards.extract import extract
 from gspo_cli.rewards.guard import RewardTimeout, guarded, limit_s
 from gspo_cli.rewards.normalize import (
@@ -176,38 +178,48 @@ def _boxed(s: str, g: str) -> dict:
     return score_math(s, g, "boxed")
 
 
-# data_source -> scorer. Keys ending in "*" match by prefix (aime, aime24, aime-2024, aime_2025, ...).
-REGISTRY: dict[str, Scorer] = {
-    "math_dapo": _math_dapo,
-    "aime*": _math_dapo,  # the DAPO AIME sets use the same "Answer:" prompt
-    "arith": score_arith,
-}
-DEFAULT_SCORER: Scorer = _boxed
+@dataclass(frozen=True)
+class ScorerEntry:
+    """How one data_source is scored."""
+
+    score: Scorer  # (solution, ground truth) -> {"score", "acc", "pred"}
+    style: str | None  # extract.py's answer style the verdict uses; None: `score` judges alone (arith)
+    prefix: bool = False  # data sources that start with the name use it too (aime24, aime-2024, aime_2025, ...)
 
 
-def get_scorer(data_source: str | None) -> Scorer:
-    """The scorer for a data_source (exact key, then prefix keys, then the boxed-first default)."""
-    if data_source in REGISTRY:  # most calls: `math_dapo`
-        return REGISTRY[data_source]
-    ds = (data_source or "").strip()
-    low = ds.lower()
-    if low in REGISTRY:
-        return REGISTRY[low]
-    for key, fn in REGISTRY.items():
-        if key.endswith("*") and low.startswith(key[:-1]):
-            return fn
+# data_source -> its scorer (the gspo_cli/registry.py pattern); a data_source no entry names gets DEFAULT_SCORER.
+SCORERS: Registry[ScorerEntry] = Registry("scorer", key="data_source")
+SCORERS.add("math_dapo", ScorerEntry(_math_dapo, "dapo"))
+SCORERS.add("aime", ScorerEntry(_math_dapo, "dapo", prefix=True))  # the DAPO AIME sets use the same "Answer:" prompt
+SCORERS.add("arith", ScorerEntry(score_arith, None))
+DEFAULT_SCORER = ScorerEntry(_boxed, "boxed")
+
+
+def scorer_for(data_source: str | None) -> ScorerEntry:
+    """The scorer entry for a data_source (exact name, then lower-cased, then prefix entries, then the boxed-first
+    default)."""
+    if data_source is not None and data_source in SCORERS:  # most calls: `math_dapo`
+        return SCORERS[data_source]
+    low = (data_source or "").strip().lower()
+    if low in SCORERS:
+        return SCORERS[low]
+    for name, entry in SCORERS.items():
+        if entry.prefix and low.startswith(name):
+            return entry
     return DEFAULT_SCORER
 
 
-_STYLE_OF: dict[Scorer, str] = {_math_dapo: "dapo", _boxed: "boxed"}
+def get_scorer(data_source: str | None) -> Scorer:
+    """The scoring function for a data_source (see `scorer_for`)."""
+    return scorer_for(data_source).score
 
 
 def _score(data_source: Any, solution_str: Any, ground_truth: Any, limit: float | None = None) -> Verdict:
     """The verdict of the scorer for data_source; raises RewardTimeout when math-verify's worker overran."""
-    scorer = get_scorer(_as_text(data_source))
-    style = _STYLE_OF.get(scorer)
+    scorer = scorer_for(_as_text(data_source))
+    style = scorer.style
     if style is None:  # a scorer without an extraction step (arith): its own verdict
-        res = scorer(_as_text(solution_str), _as_text(ground_truth))
+        res = scorer.score(_as_text(solution_str), _as_text(ground_truth))
         return Verdict(bool(res["acc"]), res["pred"], "exact" if res["pred"] else "no_answer")
     v = verdict(_as_text(solution_str), _as_text(ground_truth), style,
                 fallback_timeout_s=min(FALLBACK_TIMEOUT_S, limit if limit is not None else limit_s()))

@@ -5,8 +5,8 @@
   `answer` word), and boxes and frames (answer tags and GSM8K's `####` are read as the label: `extract._denoise`);
 - structured fields (`gspo_cli.rewards.structured`); answer sentences ("the answer is N", "答案是 N", "N is the
   answer"); the conclusion sentence right before the first marked answer, and the one ending the response;
-- remarks after the first commitment that offer another candidate ("It might be 35 instead.");
-- withdrawals: retractions, corrections, refusals.
+- (in rewards/afterthoughts.py) remarks after the first commitment that offer another candidate ("It might be 35
+  instead."), and withdrawals: retractions, corrections, refusals; boxes and frames are found by rewards/frames.py.
 
 Each is a `commit.Statement`. Scans are reverse `str.rfind` loops (C speed) with a bounded number of hits.
 """
@@ -19,7 +19,6 @@ from operator import attrgetter
 
 from gspo_cli.rewards import cues, prose, structured
 from gspo_cli.rewards.commit import (
-    _WORD_RUN,
     CANDIDATE,
     COMMITTED,
     TERMINATOR,
@@ -34,10 +33,10 @@ from gspo_cli.rewards.commit import (
     unabbrev,
     values,
 )
-from gspo_cli.rewards.normalize import MAX_ANSWER_CHARS, clean, find_group_end
+from gspo_cli.rewards.frames import MAX_LOOK, boxes
+from gspo_cli.rewards.normalize import clean
 from gspo_cli.rewards.prose import content_at
 
-MAX_LOOK = 256  # marker occurrences inspected per kind: bounded cost on a flood, room for repetition (R5e)
 ANSWER, ALTERNATIVE = structured.ANSWER, structured.ALTERNATIVE
 
 # Answer labels (R1a), lower case. Latin-script labels need a word boundary before them; CJK ones do not.
@@ -161,7 +160,7 @@ def _read(t: str, pos: int, kind: str, cs: int, content: str, aside: str = "", a
     if alternative and mode == COMMITTED:
         mode = CANDIDATE
     if op is not None and loc is not None:
-        vals = (_key(content[loc[0]:loc[1]]),)
+        vals = (value_key(content[loc[0]:loc[1]]),)
     return Statement(pos, mode, vals, kind, content, op)
 
 
@@ -179,7 +178,7 @@ def _plain(t: str, pos: int, kind: str, content: str, aside: str) -> bool:
     return not line.strip(" \t*_#>`")
 
 
-def _key(token: str) -> str:
+def value_key(token: str) -> str:
     """The value key of a located value token (digits, number words or CJK numerals)."""
     k = located_key(token)
     return k if k is not None else token
@@ -267,7 +266,7 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
     lead = prose.VALUE_FIRST.search(t, max(0, p - 40), e)  # "34 is the final answer.": the value begins the sentence
     if lead is not None and t[e:e + 1] in (".", "!", "\n", ""):
         mode, _ = classify("", t[e:sentence_bounds(t, p, e)[1]])
-        return Statement(lead.start(1), mode or "ignored", (_key(lead.group(1)),), "sentence", lead.group(1))
+        return Statement(lead.start(1), mode or "ignored", (value_key(lead.group(1)),), "sentence", lead.group(1))
     window = t[e:e + 80]
     loc = locate(window)
     if loc is None:
@@ -284,10 +283,10 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
     if op is not None and not numeric:
         mode, op = COMMITTED, None
     if op is not None:
-        return Statement(p, mode, (_key(t[vs:ve]),), "sentence", op=op)
+        return Statement(p, mode, (value_key(t[vs:ve]),), "sentence", op=op)
     vals = asserted(clean(span) or span, words=True)
     if not t[vs:ve].lstrip("-−+ ")[:1].isdigit():  # a number word stated first, even a short one (`five (-5)`)
-        first = _key(t[vs:ve])
+        first = value_key(t[vs:ve])
         if first not in vals:
             vals.insert(0, first)
     aside = t[ve:s1].lstrip(" \t$*_}")
@@ -296,52 +295,6 @@ def _sentence_or_label(t: str, hit: tuple[int, int], numeric: bool) -> Statement
         vals = vals[:1]
     vals = [k for k in vals if not negated_in(span, k)] or vals  # `the answer is 23, not 32` states 23
     return Statement(p, mode, tuple(vals), "sentence", span.strip())
-
-
-def boxes(t: str) -> tuple[list[tuple[int, str, int, int]], int]:
-    """(position, inner text, inner start, end) of the last boxes and frames (nested braces allowed), and the
-    position of an unclosed `\\boxed{` after all of them (-1 when there is none)."""
-    found: list[tuple[int, str, int, int]] = []
-    unclosed = -1
-    i = t.rfind("box")  # one reverse scan serves every frame command
-    looked = 0
-    while i >= 0 and looked < MAX_LOOK:
-        looked += 1
-        j, skip = -1, 0
-        if t.startswith("boxed", i):
-            j = i + 5
-            if j < len(t) and t[j] == "[":  # \boxed[..]{..}
-                k = t.find("]", j, j + 40)
-                j = k + 1 if k > 0 else j
-        elif i > 0 and t[i - 1] == "f" and not t.startswith("colorbox", i - 6):
-            j = i + 3  # \fbox
-        elif t.startswith("framebox", i - 5) or t.startswith("makebox", i - 4):
-            j = i + 3
-            while j < len(t) and t[j] == "[":
-                k = t.find("]", j, j + 40)
-                j = k + 1 if k > 0 else len(t)
-        elif t.startswith("colorbox", i - 5):
-            j, skip = i + 3, 2 if t.startswith("fcolorbox", i - 6) else 1
-        if j < 0:
-            i = t.rfind("box", 0, i)
-            continue
-        for _ in range(skip):  # the colour arguments of \colorbox{c}{..} / \fcolorbox{c}{c}{..}
-            if j < len(t) and t[j] == "{":
-                end = find_group_end(t, j, 64)
-                j = end + 1 if end > 0 else len(t)
-        if j < len(t) and t[j] == "{":
-            end = find_group_end(t, j, MAX_ANSWER_CHARS)
-            if end > 0:
-                found.append((i, t[j + 1:end], j + 1, end + 1))
-            elif not found and unclosed < 0:
-                unclosed = i
-        elif j < len(t) and t[j] == " ":  # `\boxed 42`
-            m = re.match(r" +([^\s$]{1,40})", t[j:j + 64])
-            if m:
-                found.append((i, m.group(1), j + m.start(1), j + m.end()))
-        i = t.rfind("box", 0, i)
-    found.reverse()
-    return found, unclosed
 
 
 _CONCLUSION = re.compile(r"(?i)^\W*(?:therefore|thus|hence|so|in total|in conclusion|altogether|finally|donc|"
@@ -375,128 +328,6 @@ def conclusion_before(t: str, pos: int) -> Statement | None:
     mode, _ = classify(sentence[:loc[0]], sentence[loc[1]:])
     s_pos = pos - len(t[max(0, pos - 240):pos]) + start
     return Statement(s_pos, mode, tuple(vals), "conclusion") if mode == COMMITTED else None
-
-
-def remarks(t: str, start: int, taken: list[int]) -> list[Statement]:
-    """Candidates offered after the first commitment without an answer word ("It might be 35 instead.",
-    "Or is it 35?", "Alternatively, 35.", "答案也可能是 35" is an answer sentence already)."""
-    out: list[Statement] = []
-    region = _leftover(t, start, taken)
-    if not (_DIGIT_OR_CJK.search(region) or _WORD_RUN.search(region)) or not _offers(region):
-        return out  # no value, or no hedge, question or alternative: no candidate
-    pos = start
-    for m in TERMINATOR.finditer(t, start):
-        s0, s1 = pos, m.end()
-        pos = s1
-        _candidate(t, s0, s1, taken, out)
-    if pos < len(t):
-        _candidate(t, pos, len(t), taken, out)
-    return out
-
-
-_DIGIT_OR_CJK = re.compile(r"\d|[^\x00-\x7f]")
-_OFFER_TOKENS = frozenset(p.split()[0] for c in (cues.ALT, cues.ALT_NEAR, cues.HEDGE, cues.IF, cues.COND)
-                          for p in cues._PHRASES[c])
-
-
-def _leftover(t: str, start: int, taken: list[int]) -> str:
-    """t[start:] without the lines that hold a statement (their own words are read with them)."""
-    region = t[start:]
-    if "\n" not in region:
-        return region
-    out, pos = [], start
-    for line in region.split("\n"):
-        if not any(pos <= p < pos + len(line) + 1 for p in taken):
-            out.append(line)
-        pos += len(line) + 1
-    return "\n".join(out)
-
-
-def _offers(region: str) -> bool:
-    """Whether a region may offer a candidate: a question mark, a hedge or alternative word, or a non-ASCII text."""
-    if "?" in region or not region.isascii():
-        return True
-    return not _OFFER_TOKENS.isdisjoint(cues.tokens(region))
-
-
-def _candidate(t: str, s0: int, s1: int, taken: list[int], out: list[Statement]) -> None:
-    sentence = t[s0:s1]
-    loc = locate(sentence)
-    if loc is None or any(s0 <= p < s1 for p in taken):
-        return
-    mode, _ = classify(sentence[:loc[0]], sentence[loc[1]:])
-    if mode != CANDIDATE:
-        return
-    toks = cues.tokens(sentence)
-    cls = cues.classes(sentence, toks)
-    bare = not sentence[:loc[0]].strip(" \t\n(*_$") and not sentence[loc[1]:].strip(" \t\n?？.)*_$")
-    # an alternative ("35 instead", "or 35") always offers another answer; a hedge or a question only when it
-    # is about the answer ("it might be 35", "Is it 35?", a bare "35?"), not about something else ("n = 5?")
-    if cues.ALT in cls or cues.ALT_NEAR in cls or bare or not _REFERENCE.isdisjoint(toks) or (
-            not sentence.isascii() and any(r in sentence for r in _REFERENCE_CJK)):
-        out.append(Statement(s0, CANDIDATE, (_key(sentence[loc[0]:loc[1]]),), "remark"))
-
-
-_REFERENCE = frozenset("it it's that this answer result value total count cela ça es das это он она 它".split())
-_REFERENCE_CJK = ("答案", "结果", "それ", "答え", "정답", "답")
-
-
-_RETRACT_TOKENS = frozenset(tok for p in cues._PHRASES[cues.RETRACT] for tok in p.split()) - {
-    "that", "this", "it", "is", "was", "the", "i", "a", "an", "my", "not", "be", "can't", "cannot", "above", "me", "es",
-    "c'est", "est", "ist", "das", "è", "é", "está", "answer", "made", "count", "se"}
-_RETRACT_CJK = tuple(cues._CJK[cues.RETRACT])
-
-
-# A stem of a distinctive word of every retraction phrase (tests/rewards/test_cues.py keeps the two in step).
-RETRACT_STEMS = ("wrong", "incorr", "withdr", "correction", "erratum", "second thought", "mistak", "error", "scratc", "disreg", "ignore", "retrac", "not right",
-                 "not correct", "be right", "is off", "faux", "trompé", "falsch", "stimmt nicht", "geirrt", "equivo",
-                 "está mal", "falso", "errado", "errei", "sbagli", "errato", "неверн", "неправ", "ошиб")
-
-
-# The stems grouped by their first letter (`e(?:rror|quivo)|...`): the same strings, one alternative tried per
-# letter instead of every stem at every position (1.5x faster on a 100-character region).
-_RETRACT_RE = re.compile("|".join(
-    re.escape(c) + "(?:" + "|".join(re.escape(w[1:]) for w in RETRACT_STEMS if w[0] == c) + ")"
-    for c in dict.fromkeys(w[0] for w in RETRACT_STEMS)))
-
-
-_REVISE = re.compile(r"(?i)\W*(?:correction|erratum|corrigendum|on second thought)\b")
-
-
-def _maybe_retract(text: str) -> bool:
-    """A cheap test every retraction passes (a stem of its longest word), before the full cue reading."""
-    if _RETRACT_RE.search(text.lower()):
-        return True
-    return not text.isascii() and any(w in text for w in _RETRACT_CJK)
-
-
-def withdrawals(t: str, start: int) -> tuple[int, dict[str, int]]:
-    """(end of the last withdrawal after `start`, or -1; {value: position} of retractions that name their value)."""
-    cut, named = -1, dict[str, int]()
-    region = t[start:]
-    if not _maybe_retract(region) and not prose._REFUSAL_HINT.search(region):
-        return cut, named  # most final outputs withdraw nothing: one scan of the region decides
-    pos = start
-    bounds = [(m.end()) for m in TERMINATOR.finditer(t, start)]
-    for end in bounds + ([len(t)] if not bounds or bounds[-1] < len(t) else []):
-        sentence = t[pos:end]
-        s0, pos = pos, end
-        if not sentence.strip():
-            continue
-        if _REVISE.match(sentence):  # "Correction: the answer is 35.": what it says replaces what came before
-            cut = s0
-            continue
-        retract = _maybe_retract(sentence) and cues.RETRACT in cues.classes(sentence)
-        if not retract:
-            if prose.refusal_end(sentence) >= 0:
-                cut = end
-            continue
-        loc = locate(sentence)
-        if loc is not None:
-            named[_key(sentence[loc[0]:loc[1]])] = s0
-        else:
-            cut = end
-    return cut, named
 
 
 def find(t: str, numeric: bool = True) -> Found:

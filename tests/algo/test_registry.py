@@ -43,15 +43,15 @@ def run(name, old, new, mask, adv, **kw):
 
 def test_registry_names_and_dispatch():
     assert {"gspo", "gspo_token", "vanilla"} <= set(POLICY_LOSSES)
-    assert POLICY_LOSSES["gspo"] is gspo_loss
-    assert POLICY_LOSSES["gspo_token"] is gspo_token_loss
-    assert POLICY_LOSSES["vanilla"] is vanilla_loss
+    assert POLICY_LOSSES["gspo"].fn is gspo_loss
+    assert POLICY_LOSSES["gspo_token"].fn is gspo_token_loss
+    assert POLICY_LOSSES["vanilla"].fn is vanilla_loss
     old, new, mask, seq_adv = batch(drift=0.5)
     adv = broadcast_to_tokens(seq_adv, mask)
     losses = {}
-    for name, fn in POLICY_LOSSES.items():
+    for name, entry in POLICY_LOSSES.items():
         out, _ = run(name, old, new, mask, adv)
-        direct = fn(new, old, adv, mask, LossConfig(clip_ratio_low=0.2, clip_ratio_high=0.28))
+        direct = entry.fn(new, old, adv, mask, LossConfig(clip_ratio_low=0.2, clip_ratio_high=0.28))
         assert isinstance(out, PolicyLossOutput)
         torch.testing.assert_close(out.loss, direct.loss)
         assert out.metrics == direct.metrics

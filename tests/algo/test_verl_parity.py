@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
-from gspo_cli.algo.losses import compute_policy_loss
+from gspo_cli.algo.losses import POLICY_LOSSES, compute_policy_loss
 
 # Out of `make test-fast`: these tests run real training, CLI subprocesses or verl's config compose (5-60 s each).
 pytestmark = pytest.mark.slow
@@ -23,7 +23,6 @@ TOL = dict(atol=1e-6, rtol=1e-6)
 MODES = ["seq-mean-token-mean", "token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum"]
 CHUNKS = 4  # parametrised chunks of seeds, so a failure names a small seed range
 PER_CHUNK = 75  # 300 random cases per loss
-VERL_LOSS = {"gspo": "gspo", "gspo_token": "gspo", "vanilla": "vanilla"}
 
 
 def random_mask(g: torch.Generator, b: int, t: int) -> torch.Tensor:
@@ -86,7 +85,7 @@ def ours(name, c):
 def verls(verl_core, verl_actor_config, name, c):
     lp = c["new"].clone().requires_grad_(True)
     cfg = verl_actor_config(c["lo"], c["hi"], **c["batch_info"])
-    fn = verl_core.get_policy_loss_fn(VERL_LOSS[name])
+    fn = verl_core.get_policy_loss_fn(POLICY_LOSSES[name].verl)  # the entry's verl name: checked here
     loss, metrics = fn(
         old_log_prob=c["old"], log_prob=lp, advantages=c["adv"], response_mask=c["mask"],
         loss_agg_mode=c["mode"], config=cfg,

@@ -15,7 +15,7 @@ import pytest
 from gspo_cli.config.health import HealthSection
 from gspo_cli.config.presets import load_preset
 from gspo_cli.metrics import bands
-from gspo_cli.metrics.health import CLIP_BANDS, Context, Monitor
+from gspo_cli.metrics.health import Context, Monitor, clip_band
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "health"
 PUBLISHED = json.loads((FIXTURES / "published-gspo-levels.json").read_text())
@@ -51,7 +51,9 @@ def test_every_band_names_its_sources_and_what_to_check():
 
 def test_rule_defaults_are_the_bands_limits():
     h = HealthSection()
-    assert CLIP_BANDS["gspo"] == (bands.CLIP_FRACTION.low, bands.CLIP_FRACTION.high)
+    for loss in ("gspo", "gspo_token"):  # the rule's default band for the GSPO losses is the sourced band
+        assert clip_band(h.clip_fraction, Context(loss, off_policy=True)) == (bands.CLIP_FRACTION.low,
+                                                                            bands.CLIP_FRACTION.high)
     assert h.rollout_gap.high == bands.ROLLOUT_GAP.high
     assert h.entropy_collapse.floor == bands.ENTROPY_FLOOR.low
     assert h.entropy_rising.high == bands.ENTROPY_CEILING.high

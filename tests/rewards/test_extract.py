@@ -8,7 +8,7 @@ import pytest
 
 from gspo_cli.rewards import compute_score, extract, extract_answer, get_scorer, normalize
 from gspo_cli.rewards.normalize import TOO_BIG, evaluate
-from gspo_cli.rewards.score import REGISTRY, score_arith
+from gspo_cli.rewards.score import DEFAULT_SCORER, SCORERS, score_arith, scorer_for
 
 
 def acc(resp, gt, ds="math_dapo"):
@@ -146,10 +146,11 @@ def test_symbolic_goes_to_math_verify():
 
 
 def test_registry_and_arith():
-    assert get_scorer("math_dapo") is REGISTRY["math_dapo"]
-    assert get_scorer("aime24") is REGISTRY["aime*"] and get_scorer("AIME-2025") is REGISTRY["aime*"]
+    assert scorer_for("math_dapo") is SCORERS["math_dapo"]
+    assert scorer_for("aime24") is SCORERS["aime"] and scorer_for("AIME-2025") is SCORERS["aime"]
+    assert scorer_for(" Math_DAPO ") is SCORERS["math_dapo"]  # lower-cased, stripped
     assert get_scorer("arith") is score_arith
-    assert get_scorer("something/else") is not None
+    assert scorer_for("something/else") is DEFAULT_SCORER and get_scorer("xaime") is DEFAULT_SCORER.score
     assert score_arith("7", "7")["acc"] and score_arith("Answer: 7", "7")["acc"]
     assert score_arith(" -3 \n", "-3")["acc"]
     assert not score_arith("7.0", "7")["acc"] and not score_arith("the answer is 7", "7")["acc"]

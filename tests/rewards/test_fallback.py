@@ -37,3 +37,22 @@ def test_threads_get_the_same_verdicts():
     with ThreadPoolExecutor(4) as ex:
         got = list(ex.map(lambda c: compute_score("aime24", c[0], c[1])["acc"], cases))
     assert got == [c[2] for c in cases]
+
+
+def test_a_math_verify_exception_is_a_non_match_said_once(monkeypatch, capsys):
+    """In-process math-verify that raises: no match, and the cause on stderr the first time per exception type
+    (control: a comparison that does not raise says nothing)."""
+    monkeypatch.setattr(fallback, "_said", set())
+    monkeypatch.setattr(fallback, "_IN_PROCESS", True)
+    assert fallback.math_verify_equal("1/2", "0.5") is True
+    assert capsys.readouterr().err == ""
+
+    def broken(gt, pred, timeouts=True):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(fallback, "math_verify_equal_direct", broken)
+    assert fallback.math_verify_equal("1/2", "0.5") is False
+    assert fallback.math_verify_equal("1/3", "0.5") is False
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["gspo reward math-verify: RecursionError: maximum recursion depth exceeded (scored as no match; "
+                   "later RecursionErrors are not printed)"]

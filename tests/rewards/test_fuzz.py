@@ -150,7 +150,7 @@ def _reference_group_end(s: str, i: int) -> int:
 @settings(max_examples=300, deadline=None, database=None)
 @given(st.text(alphabet="{}ab", max_size=60))
 def test_brace_matching_agrees_with_a_plain_counter(body):
-    from gspo_cli.rewards.normalize import find_group_end
+    from gspo_cli.rewards.latex import find_group_end
 
     s = "{" + body
     assert find_group_end(s, 0) == _reference_group_end(s, 0)

@@ -27,7 +27,7 @@ def test_a_scoring_exception_is_counted_reported_and_scored_wrong(monkeypatch, c
     def boom(s, g):
         raise ValueError("verifier bug")
 
-    monkeypatch.setitem(score.REGISTRY, "broken", boom)
+    monkeypatch.setitem(score.SCORERS, "broken", score.ScorerEntry(boom, None))  # judges alone, as arith
     monkeypatch.setattr(TALLY, "_reported", set())
     mark = TALLY.snapshot()
     r = score.compute_score("broken", "Answer: 3", "3")

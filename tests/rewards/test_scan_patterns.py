@@ -96,10 +96,20 @@ def test_ascii_tokens_are_the_unicode_tokens():
 
 
 def test_retraction_stems_grouped_by_letter_find_what_the_plain_alternation_finds():
-    from gspo_cli.rewards import statements
+    from gspo_cli.rewards import afterthoughts
 
-    plain = re.compile("|".join(re.escape(w) for w in statements.RETRACT_STEMS))
-    pieces = [w[:k] for w in statements.RETRACT_STEMS for k in (1, len(w) - 1, len(w))] + list(" x.\n")
+    plain = re.compile("|".join(re.escape(w) for w in afterthoughts.RETRACT_STEMS))
+    pieces = [w[:k] for w in afterthoughts.RETRACT_STEMS for k in (1, len(w) - 1, len(w))] + list(" x.\n")
     for t in _texts(pieces, 40_000, seed=32):
-        assert bool(statements._RETRACT_RE.search(t)) == bool(plain.search(t)), t
-    assert all(statements._RETRACT_RE.fullmatch(w) for w in statements.RETRACT_STEMS)
+        assert bool(afterthoughts._RETRACT_RE.search(t)) == bool(plain.search(t)), t
+    assert all(afterthoughts._RETRACT_RE.fullmatch(w) for w in afterthoughts.RETRACT_STEMS)
+
+
+def test_every_retraction_phrase_passes_the_stem_prefilter():
+    """`_maybe_retract` is a cheap pre-filter before the cue reading: a retraction phrase it misses would never be
+    read as one. Control: a sentence without a retraction fails it."""
+    from gspo_cli.rewards import afterthoughts, cues
+
+    phrases = [*cues._PHRASES[cues.RETRACT], *cues._CJK[cues.RETRACT]]
+    assert phrases and [p for p in phrases if not afterthoughts._maybe_retract(p)] == []
+    assert not afterthoughts._maybe_retract("The answer is 35.")
