@@ -103,12 +103,6 @@ def source_root(source: str, preset=None) -> Path:
     return data_dir(preset) / source
 
 
-def keyed_dir(source: str, key: str, preset=None) -> Path:
-    """`<data_dir>/<source>/<key>/`: one prepared set; the key (data/manifest.py `data_key`) names the settings
-    that shape it, so presets that generate different data never write over each other's files."""
-    return source_root(source, preset) / key
-
-
 def hub_model_dir(hub: str, repo: str, revision: str) -> Path:
     """`$GSPO_HOME/models/hub/<hub>/<org>/<name>/<revision>/`: one pinned hub model (`repo` and `revision` are
     checked as path components by models/hub_model.py and config/hub.py)."""

@@ -57,6 +57,13 @@ def test_unreachable_remote_cluster_is_not_taken_for_dead(tmp_path):
     with pytest.raises(lock.RunBusyError, match="cannot be checked now") as exc:
         lock.claim(run, "r3-train-2", engine="verl")
     assert str(lock.lock_path(run)) in exc.value.hint  # how to clear it when that job is known to be gone
+    # why it cannot be checked: Ray's answer, in the same line
+    assert exc.value.message.endswith("which cannot be checked now (cannot reach Ray at http://127.0.0.1:1 (from "
+                                      "--address): Failed to connect to Ray at address: http://127.0.0.1:1.)")
+    lock._write(run, {"job_id": "r3-train-1", "host": "another-host"})  # control: no cluster named, none asked
+    with pytest.raises(lock.RunBusyError) as exc:
+        lock.claim(run, "r3-train-2", engine="verl")
+    assert exc.value.message.endswith("(on another-host), which cannot be checked now")
 
 
 def test_job_adopts_its_claim_refuses_another_and_releases_at_the_end(tmp_path, monkeypatch):

@@ -25,7 +25,7 @@ def _verifier_normalize(text: str) -> str | None:
 
     try:
         return normalize(text)
-    except Exception:  # the verifier's problem, not a reason to crash data preparation
+    except (ValueError, ArithmeticError, RecursionError):  # no value to read (int's 4300-digit limit, 1/0, ...)
         return None
 
 

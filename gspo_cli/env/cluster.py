@@ -26,13 +26,18 @@ def _node_probe(marker_name: str, extra_env: tuple[str, ...], secret_env: tuple[
     host = Host()
     facts = collect_facts(host, python=sys.executable, extra_env=extra_env, secret_env=secret_env)
     facts["marker"] = read_marker(host, marker_name)
-    try:
-        import ray
-
-        facts["node_ip"] = ray.util.get_node_ip_address()
-    except Exception:
-        facts["node_ip"] = None
+    facts["node_ip"] = _node_ip()
     return facts
+
+
+def _node_ip() -> str | None:
+    """This node's IP as Ray sees it; None when the socket Ray asks cannot say (the node table's address is used)."""
+    import ray
+
+    try:
+        return ray.util.get_node_ip_address()
+    except OSError:
+        return None
 
 
 def _name(facts: dict[str, Any]) -> str:

@@ -26,21 +26,27 @@ try:
         for dist in ("torch", "torch-npu", "vllm", "vllm-ascend", "transformers", "ray", "verl", "numpy"):
             try:
                 out[dist] = metadata.version(dist)
-            except Exception:
+            except metadata.PackageNotFoundError:
                 out[dist] = None
+            except Exception as exc:  # a broken install: no version, and the cause kept
+                out[dist] = None
+                out.setdefault("errors", {})[dist] = type(exc).__name__ + ": " + str(exc)[:300]
     elif mode == "torch_npu":
         if importlib.util.find_spec("torch_npu") is None:
             out = {"installed": False}
         else:
             import torch_npu
             out = {"installed": True, "version": getattr(torch_npu, "__version__", None), "cann": None}
+            tried = []
             for getter in ("torch_npu.npu.utils", "torch_npu.npu"):
                 try:
                     mod = importlib.import_module(getter)
                     out["cann"] = str(mod.get_cann_version())
                     break
-                except Exception:
-                    pass
+                except Exception as exc:  # not in this torch_npu, or it fails: the next getter is tried
+                    tried.append(getter + ": " + type(exc).__name__ + ": " + str(exc)[:200])
+            if out["cann"] is None:
+                out["cann_error"] = "; ".join(tried)
     elif mode == "acl":
         if importlib.util.find_spec("acl") is None:
             out = {"importable": False, "error": "No module named 'acl'"}
@@ -50,8 +56,9 @@ try:
             out = {"importable": True, "device_count": count if ret == 0 else None, "ret": ret}
             try:
                 out["soc"] = acl.get_soc_name()
-            except Exception:
+            except Exception as exc:  # the SoC name is a fact among others: its failure is kept, not raised
                 out["soc"] = None
+                out["soc_error"] = type(exc).__name__ + ": " + str(exc)[:300]
 except BaseException as exc:
     out = {"error": type(exc).__name__ + ": " + str(exc)[:300]}
 sys.stdout.write("\nGSPO_PROBE " + json.dumps(out) + "\n")
@@ -97,7 +104,7 @@ def locate(name):
     top, _, rest = name.partition(".")
     try:
         spec = importlib.util.find_spec(top)
-    except Exception:
+    except (ImportError, ValueError):  # ValueError: a module in sys.modules without a spec, or an empty name
         return None
     if spec is None:
         return None
@@ -113,8 +120,11 @@ def locate(name):
 for dist in req.get("dists", []):
     try:
         out["dists"][dist] = metadata.version(dist)
-    except Exception:
+    except metadata.PackageNotFoundError:
         out["dists"][dist] = None
+    except Exception as exc:  # a broken install: no version, and the cause kept
+        out["dists"][dist] = None
+        out.setdefault("errors", {})[dist] = type(exc).__name__ + ": " + str(exc)[:300]
 for name in req.get("modules", []):
     out["modules"][name] = locate(name)
 for ref in req.get("exports", []):

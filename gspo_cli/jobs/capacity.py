@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from gspo_cli.errors import first_line
+from gspo_cli.jobs import events
 from gspo_cli.shell import quote
 
 
@@ -80,27 +82,33 @@ def advice(run_name: str, *, lost: bool = True) -> str:
             "trainer.restart.capacity_check: false leaves the count to verl")
 
 
-def cluster_rows() -> list[dict[str, Any]] | None:
+def cluster_rows() -> list[dict[str, Any]]:
     """The head's node table as seen from inside a Ray job (RAY_ADDRESS and the token are in its environment);
-    None when it cannot be read (never a reason to stop a job)."""
-    try:
-        from ray.util.state import list_nodes
+    raises what Ray's state API raises when it cannot be read (the checker says so and counts nothing)."""
+    from ray.util.state import list_nodes
 
-        from gspo_cli.jobs.nodestate import row
+    from gspo_cli.jobs.nodestate import row
 
-        return [row(n) for n in list_nodes(detail=True, limit=1000, raise_on_missing_output=False, timeout=30)]
-    except Exception:  # noqa: BLE001 - the head may be busy or going away; the attempt's own exit says the rest
-        return None
+    return [row(n) for n in list_nodes(detail=True, limit=1000, raise_on_missing_output=False, timeout=30)]
 
 
 def checker(need: Need, *, since: float, run_name: str,
-            rows: Callable[[], list[dict[str, Any]] | None] = cluster_rows) -> Callable[[], str | None]:
+            rows: Callable[[], list[dict[str, Any]]] = cluster_rows) -> Callable[[], str | None]:
     """A no-argument check for the job wrapper: the shortfall message with what to do (advice), or None (enough
-    slots, or unknown)."""
+    slots, or unknown: a node table that cannot be read is said in the job's log, once per cause)."""
+    said: list[str] = []  # the last unreadable cause said: a head that stays busy is said once, not every poll
+
     def check() -> str | None:
-        found = rows()
-        if found is None:
+        try:
+            found = rows()
+        except Exception as exc:  # noqa: BLE001 - the head may be busy or going away: never a reason to stop a job
+            cause = f"{type(exc).__name__}: {first_line(exc)}"
+            if cause not in said:
+                said[:] = [cause]
+                events.message(f"capacity check skipped: cannot read the cluster's node table ({cause}); "
+                               "asked again at the next poll")
             return None
+        said.clear()
         short = shortfall(need, found, since=since)
         if short is None:
             return None

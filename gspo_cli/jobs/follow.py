@@ -13,7 +13,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from gspo_cli.errors import ClusterError
+from gspo_cli.errors import ClusterError, first_line
 from gspo_cli.shell import quote
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ class _Tail:
 
         self.loop = asyncio.new_event_loop()
         self.task: asyncio.Task[None] | None = None
+        self.broken: str | None = None  # why the stream ended before the job did (a node holding it died, ...)
         self.thread = threading.Thread(target=self._run, args=(job_client, job_id, view), daemon=True)
 
     def _run(self, job_client, job_id: str, view) -> None:
@@ -81,8 +82,10 @@ class _Tail:
         self.task = task = self.loop.create_task(tail())
         try:
             self.loop.run_until_complete(task)
-        except BaseException:  # noqa: BLE001 - cancelled, or the stream broke (the node holding it died)
+        except asyncio.CancelledError:  # `stop`: the job ended or we detach
             pass
+        except Exception as exc:  # noqa: BLE001 - the stream broke (Ray: RuntimeError; aiohttp: its own): said by _watch
+            self.broken = f"{type(exc).__name__}: {first_line(exc)}"
 
     def done(self) -> bool:
         return not self.thread.is_alive()
@@ -96,6 +99,8 @@ class _Tail:
 
 def _watch(job_client, job_id: str, view, watch, interrupted) -> Any:
     """Tail the log until the job is terminal (by status); report nodes lost meanwhile. Returns the final info."""
+    from rich.markup import escape
+
     from gspo_cli.console import err
 
     tail = _Tail(job_client, job_id, view)
@@ -109,6 +114,9 @@ def _watch(job_client, job_id: str, view, watch, interrupted) -> Any:
             for node in watch.poll():
                 err.print(f"[red]Ray lost {_describe(node)}[/]", highlight=False)
             if tail.done() or status_name(info) in TERMINAL:
+                if tail.broken:
+                    err.print(f"[yellow]The log stream of job {job_id} broke ({escape(tail.broken)}); its status and "
+                              "saved log follow.[/]", highlight=False)
                 return info
     finally:
         tail.stop(0.0 if interrupted.is_set() else GRACE_S)
@@ -221,6 +229,18 @@ def _lost_during(watch, info) -> list[dict[str, Any]]:
     return list(lost.values())
 
 
+def log_lines(job_client, job_id: str) -> tuple[list[str], str | None]:
+    """The job's log with events as the text they stand for (progress lines dropped: the bar showed them), so the
+    tail reads as a log; or ([], why it could not be read: the log lived on a lost node, the head went away)."""
+    from gspo_cli.jobs.view import plain_line
+
+    try:
+        text = job_client.get_job_logs(job_id)
+    except Exception as exc:  # noqa: BLE001 - a failure's report must not fail itself: the cause is said instead
+        return [], f"{type(exc).__name__}: {first_line(exc)}"
+    return [line for raw in text.splitlines() if (line := plain_line(raw)) is not None], None
+
+
 def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool, mode: ViewMode) -> int:
     from rich.markup import escape
 
@@ -239,14 +259,7 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool, mode:
         err.print(f"[green]Job {job_id} succeeded.[/]")
         return 0
     lost = _lost_during(watch, info) if status == "FAILED" else []
-    from gspo_cli.jobs.view import plain_line
-
-    try:
-        # Events as the text they stand for (progress lines dropped: the bar showed them), so the tail reads as a log.
-        shown = [text for line in job_client.get_job_logs(job_id).splitlines()
-                 if (text := plain_line(line)) is not None]
-    except Exception:  # noqa: BLE001 - the log lived on the lost node
-        shown = []
+    shown, unread = log_lines(job_client, job_id)
     from gspo_cli.jobs.log_excerpt import why_failed
 
     why = why_failed(shown)  # the exception lines and the last lines, not the log's last 25 (warnings, mostly)
@@ -264,6 +277,8 @@ def _finish(info, job_id: str, view, job_client, watch, *, json_out: bool, mode:
         if why:
             err.print(f"[dim]Why, from the job log ({len(why)} of its {len(shown)} lines):[/]")
             err.print("\n".join(why), markup=False, highlight=False)
+        if unread:
+            err.print(f"[dim]No excerpt: the job's log could not be read ({escape(unread)}).[/]", highlight=False)
     for node in lost:
         err.print(f"[red]Lost during the job: {_describe(node)}[/]", highlight=False)
     if lost:

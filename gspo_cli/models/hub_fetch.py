@@ -135,9 +135,12 @@ def _known_repo(model: HubModel) -> bool | None:
         return None
     try:
         from modelscope_hub import HubApi
-
+        from modelscope_hub.errors import HubError
+    except ImportError:
+        return None
+    try:
         return bool(HubApi(endpoint=model.hub.url).repo_exists(model.repo, "model"))
-    except Exception:
+    except (HubError, OSError, ValueError):  # its own errors, requests' (OSError) and bad JSON: the 404 stands
         return None
 
 

@@ -87,7 +87,7 @@ def read_manifest(folder: Path) -> dict | None:
         return None
     try:
         data = read_json(path)
-    except Exception:  # unreadable or not JSON: damaged, said by `problem`
+    except (OSError, ValueError):  # unreadable, not JSON or past untrusted's limits: damaged, said by `problem`
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -80,44 +80,53 @@ def _identity() -> dict[str, Any] | None:
     return identity(os.getpid())
 
 
-def _ray_status(record: dict[str, Any], target: Any = None) -> str | None:
-    """Ray's status of the lock's job (PENDING, RUNNING, SUCCEEDED...), "MISSING", or None when Ray cannot be asked."""
+def _ray_status(record: dict[str, Any], target: Any = None) -> tuple[str | None, str | None]:
+    """Ray's status of the lock's job (PENDING, RUNNING, SUCCEEDED...), "MISSING", or None when Ray cannot be asked;
+    and why it cannot (None when it was not asked: the lock names no cluster)."""
     url = record.get("dashboard_url")
     if not url:
-        return None
+        return None, None
     try:
         from gspo_cli.jobs.target import client, resolve_target
 
         if target is None or target.dashboard_url != url:
             target = resolve_target(url, start_local=False)
         info = client(target).get_job_info(record["job_id"])
-    except Exception as exc:  # noqa: BLE001 - no such job says so (jobs/ray_errors.py); anything else: cannot tell
+    except Exception as exc:  # noqa: BLE001 - no such job says so (jobs/ray_errors.py); anything else: cannot tell, and why
+        from gspo_cli.errors import first_line
         from gspo_cli.jobs import ray_errors
 
-        return "MISSING" if ray_errors.classify(exc).kind == ray_errors.NOT_FOUND else None
-    return getattr(info.status, "value", str(info.status))
+        if ray_errors.classify(exc).kind == ray_errors.NOT_FOUND:
+            return "MISSING", None
+        return None, getattr(exc, "message", None) or f"{type(exc).__name__}: {first_line(exc)}"
+    return getattr(info.status, "value", str(info.status)), None
 
 
 def holder_state(record: dict[str, Any], target: Any = None) -> str:
     """alive / gone / unknown for the job a lock names (see the module doc for the order of the checks)."""
+    return holder(record, target)[0]
+
+
+def holder(record: dict[str, Any], target: Any = None) -> tuple[str, str | None]:
+    """`holder_state`, and why an unknown one could not be checked (Ray's answer), when it was asked."""
     here = record.get("host") == socket.gethostname()
     if record.get("job_pid") is not None and record.get("job_host") == socket.gethostname():
-        return "alive" if _pid_alive(record["job_pid"], record.get("job_identity")) else "gone"
+        return ("alive" if _pid_alive(record["job_pid"], record.get("job_identity")) else "gone"), None
     if here and _pid_alive(record.get("cli_pid"), record.get("cli_identity")):
-        return "alive"
+        return "alive", None
     if str(record.get("job_id", "")).startswith("local-"):
-        return "gone" if here else "unknown"
-    status = _ray_status(record, target)
+        return ("gone" if here else "unknown"), None
+    status, why = _ray_status(record, target)
     if status in ("PENDING", "RUNNING"):
-        return "alive"
+        return "alive", None
     if status is not None:
-        return "gone"
+        return "gone", None
     url = str(record.get("dashboard_url") or "")
     # An unreachable head on this host's loopback ran the job here, and it is gone with it.
-    return "gone" if here and any(f"//{h}:" in url for h in LOOPBACK) else "unknown"
+    return ("gone", None) if here and any(f"//{h}:" in url for h in LOOPBACK) else ("unknown", why)
 
 
-def busy_error(run_dir: Path, record: dict[str, Any], state: str) -> RunBusyError:
+def busy_error(run_dir: Path, record: dict[str, Any], state: str, why: str | None = None) -> RunBusyError:
     job, host = record["job_id"], record.get("job_host") or record.get("host") or "?"
     if job.startswith("local-"):
         pid = record.get("job_pid") or record.get("cli_pid")
@@ -126,7 +135,8 @@ def busy_error(run_dir: Path, record: dict[str, Any], state: str) -> RunBusyErro
     where = f" --address {quote(record['dashboard_url'])}" if record.get("dashboard_url") else ""
     unsure = "" if state == "alive" else f"; if that job is gone for good, delete {lock_path(run_dir)}"
     return RunBusyError(f"run {run_dir.name} is being trained by job {job} (on {host})"
-                        + (", which cannot be checked now" if state == "unknown" else ""),
+                        + (", which cannot be checked now" if state == "unknown" else "")
+                        + (f" ({why})" if state == "unknown" and why else ""),
                         f"follow it: gspo jobs logs {quote(job)} --follow{where}; stop it: gspo jobs stop {quote(job)}{where}"
                         f"{unsure}")
 
@@ -140,9 +150,9 @@ def claim(run_dir: Path, job_id: str, *, engine: str, dashboard_url: str | None 
     with _guard(run_dir):
         previous = read(run_dir)
         if previous is not None and previous["job_id"] != job_id:
-            state = holder_state(previous, target)
+            state, why = holder(previous, target)
             if state != "gone":
-                raise busy_error(run_dir, previous, state)
+                raise busy_error(run_dir, previous, state, why)
         _write(run_dir, {"job_id": job_id, "engine": engine, "host": socket.gethostname(), "cli_pid": os.getpid(),
                          "cli_identity": _identity(), "dashboard_url": dashboard_url, "claimed": time.time()})
     return previous if previous is not None and previous["job_id"] != job_id else None
@@ -164,9 +174,9 @@ def adopt(run_dir: Path, engine: str) -> None:
     with _guard(run_dir):
         record = read(run_dir)
         if record is not None and record["job_id"] != me:
-            state = holder_state(record)
+            state, why = holder(record)
             if state != "gone":
-                raise busy_error(run_dir, record, state)
+                raise busy_error(run_dir, record, state, why)
             record = None
         base = record or {"job_id": me, "engine": engine, "host": socket.gethostname(), "claimed": time.time()}
         _write(run_dir, {**base, "job_pid": os.getpid(), "job_identity": _identity(), "job_host": socket.gethostname(),

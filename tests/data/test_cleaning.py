@@ -47,6 +47,24 @@ def test_integer_answer(value, expected):
     assert integer_answer(value) == expected
 
 
+def test_an_answer_the_verifier_cannot_read_is_no_integer_and_a_bug_in_it_is_not_hidden(monkeypatch):
+    import importlib
+
+    normalize = importlib.import_module("gspo_cli.rewards.normalize")  # the module (the package exports the function)
+    unreadable = "9" * 50 + "1/00" + "9" * 50 + "^106"  # the verifier's value passes int's 4300-digit limit
+    with pytest.raises(ValueError, match="4300 digits"):
+        normalize.normalize(unreadable)
+    assert integer_answer(unreadable) is None  # an expected failure: not an integer, as before
+    assert integer_answer("$" + "9" * 40 + "$") == "9" * 40  # control: a readable one through the same path
+
+    def broken(text):
+        raise TypeError("a bug in the verifier")
+
+    monkeypatch.setattr(normalize, "normalize", broken)
+    with pytest.raises(TypeError, match="a bug in the verifier"):  # no longer swallowed into "not an integer"
+        integer_answer("$33$")
+
+
 def _rows(*pairs):
     return [p for p, _ in pairs], [a for _, a in pairs]
 

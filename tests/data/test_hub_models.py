@@ -202,3 +202,40 @@ def test_unreachable_hub_is_one_line(gspo_home, tmp_path, monkeypatch):
         hub_fetch.prepare(load_preset(str(_preset(tmp_path, "huggingface", f"http://127.0.0.1:{port}"))))
     assert err.value.message.startswith(f"cannot fetch the Hugging Face Hub model {REPO}@{REV} from http://127.0.0.1:")
     assert "mirror" in (err.value.hint or "") and not (gspo_home / "models").exists()
+
+
+def test_a_damaged_manifest_reads_as_empty_and_a_bug_in_the_reader_is_not_hidden(tmp_path, monkeypatch):
+    (tmp_path / hub_model.MANIFEST).write_text("{not json")
+    assert hub_model.read_manifest(tmp_path) == {}  # damaged: `problem` says so, as before
+    (tmp_path / hub_model.MANIFEST).write_text(json.dumps({"format": 1}))
+    assert hub_model.read_manifest(tmp_path) == {"format": 1}  # control: a readable one
+
+    def broken(path):
+        raise TypeError("a bug in the reader")
+
+    monkeypatch.setattr("gspo_cli.untrusted.read_json", broken)
+    with pytest.raises(TypeError, match="a bug in the reader"):
+        hub_model.read_manifest(tmp_path)
+
+
+def test_the_repo_question_after_a_404_fails_quietly_on_hub_errors_only(gspo_home, tmp_path, hub, monkeypatch):
+    from modelscope_hub import HubApi
+    from modelscope_hub.errors import NetworkError
+
+    model = hub_model.of(load_preset(str(_preset(tmp_path, "modelscope", hub.url))))
+    assert hub_fetch._known_repo(model) is True  # control: the loopback hub answers the question
+    assert hub_fetch._known_repo(hub_model.of(load_preset(str(_preset(tmp_path, "modelscope", hub.url,
+                                                                       repo="tiny-org/nope"))))) is False
+
+    def refused(self, repo_id, repo_type):
+        raise NetworkError("connection refused")
+
+    monkeypatch.setattr(HubApi, "repo_exists", refused)
+    assert hub_fetch._known_repo(model) is None  # unknown: the 404's own message stands
+
+    def broken(self, repo_id, repo_type):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(HubApi, "repo_exists", broken)
+    with pytest.raises(TypeError, match="a bug"):
+        hub_fetch._known_repo(model)

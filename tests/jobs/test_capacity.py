@@ -113,7 +113,35 @@ def test_a_cluster_that_never_had_the_slots_is_told_to_start_them_not_to_rejoin(
                            "[run-cluster-short]: start every node")
     assert "start every node with its devices" in said and "capacity_check: false" in said
     assert "rejoin" not in said and "--resume" not in said
-    assert capacity.checker(THREE, since=0.0, run_name="r", rows=lambda: None)() is None  # unknown: never a stop
+
+
+def test_an_unreadable_node_table_is_said_once_per_cause_and_never_stops_the_job():
+    from gspo_cli.jobs import events
+
+    readings = iter([TimeoutError("the head is busy"), TimeoutError("the head is busy"), ConnectionError("refused"),
+                     [_node("node-a", gpu=0)], TimeoutError("the head is busy")])
+
+    def rows():
+        reading = next(readings)
+        if isinstance(reading, Exception):
+            raise reading
+        return reading
+
+    said: list[dict] = []
+    previous = events.set_sink(said.append)
+    try:
+        check = capacity.checker(THREE, since=0.0, run_name="r", rows=rows)
+        verdicts = [check() for _ in range(5)]
+    finally:
+        events.set_sink(previous)
+    assert verdicts[:3] == [None, None, None] and verdicts[4] is None  # unknown: never a stop
+    assert verdicts[3] is not None and verdicts[3].startswith("0 of 3 device slots")  # control: a table is counted
+    skipped = "capacity check skipped: cannot read the cluster's node table ({}); asked again at the next poll"
+    assert [e["text"] for e in said if e["kind"] == "message"] == [
+        skipped.format("TimeoutError: the head is busy"),  # said once while the cause stays the same
+        skipped.format("ConnectionError: refused"),
+        skipped.format("TimeoutError: the head is busy"),  # said again after a reading went through
+    ]
 
 
 def test_a_job_the_cluster_cannot_hold_is_not_started(tmp_path, capsys):

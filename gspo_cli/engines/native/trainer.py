@@ -23,7 +23,8 @@ s_i drifts from 1 (`actor/seq_ratio_mean`) and the clip drops sequences whose ra
 direction of their advantage (`actor/pg_clipfrac`). `gspo_token` and `vanilla` (token-level PPO/GRPO) are the
 registry's other entries.
 Validation every `test_freq` steps and checkpoints every `save_freq` steps, both also on the last step (verl's
-rule, engines/schedule.py); metrics in verl's names and file format (metrics.jsonl); automatic resume from the newest complete checkpoint.
+rule, engines/schedule.py); metrics in verl's names and file format (metrics.jsonl); automatic resume from the
+newest complete checkpoint (resume.py). Responses are scored, and validated, by scoring.py.
 
 Simplifications against verl (each keeps the loss semantics the tests check against verl's own functions):
   - no reference model: no KL loss or KL-in-reward (GSPO's recipe uses neither);
@@ -37,7 +38,6 @@ Fault injection for tests (GSPO_FAULT=KIND@STEP) subclasses this trainer from ou
 from __future__ import annotations
 
 import math
-import os
 import random
 import time
 from collections import defaultdict
@@ -53,20 +53,20 @@ from gspo_cli.algo.aggregation import agg_loss
 from gspo_cli.algo.losses import PolicyLossOutput, compute_policy_loss
 from gspo_cli.data.manifest import train_file, val_file
 from gspo_cli.engines import schedule
-from gspo_cli.engines.native import checkpoint
+from gspo_cli.engines.native import checkpoint, resume
 from gspo_cli.engines.native.data import Cursor, PromptSampler, load_rows
 from gspo_cli.engines.native.rollout import RolloutBatch, Sampling, generate, response_log_probs
 from gspo_cli.engines.native.routing_probe import RoutingProbe
+from gspo_cli.engines.native.scoring import score_responses, validation_metrics
 from gspo_cli.engines.native.step_metrics import data_metrics, rollout_probs_diff
 from gspo_cli.engines.native.trackers import TrackedMetrics
-from gspo_cli.errors import ConfigError
 from gspo_cli.jobs import events
 from gspo_cli.models.device import resolve_device
 from gspo_cli.models.loading import load_model, load_tokenizer, resolve_preset_model
 from gspo_cli.rewards.guard import TALLY as REWARD_TALLY
 
 if TYPE_CHECKING:
-    from gspo_cli.config.schema import OverlongPenalty, Preset
+    from gspo_cli.config.schema import Preset
 
 
 @contextmanager
@@ -76,27 +76,6 @@ def _timer(timing: dict, clock, name: str):
         yield
     finally:
         timing[f"timing_s/{name}"] = timing.get(f"timing_s/{name}", 0.0) + clock() - start
-
-
-def score_responses(rows: list[dict], batch: RolloutBatch, overlong: OverlongPenalty | None = None, max_len: int = 0
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(scores [B], acc [B]) from the reward registry, picked by each row's data_source.
-
-    With `overlong` (the preset's algorithm.overlong_penalty) enabled, DAPO's soft overlong penalty on the
-    response length (EOS included, as verl counts it) is added to the score, as verl's dapo reward manager does;
-    `acc` is the verifier's verdict alone.
-    """
-    from gspo_cli.rewards import compute_score
-    from gspo_cli.rewards.shaping import overlong_penalty_for
-
-    lengths = batch.response_mask.sum(-1).long().tolist()
-    scores, accs = [], []
-    for text, i, length in zip(batch.texts, batch.row_index, lengths, strict=True):
-        row = rows[i]
-        out = compute_score(row["data_source"], text, str(row["reward_model"]["ground_truth"]), row.get("extra_info"))
-        scores.append(float(out["score"]) + overlong_penalty_for(length, max_len, overlong))
-        accs.append(float(bool(out.get("acc", out["score"] > 0))))
-    return torch.tensor(scores), torch.tensor(accs)
 
 
 def constant_with_warmup(optimizer: torch.optim.Optimizer, warmup: int) -> torch.optim.lr_scheduler.LambdaLR:
@@ -154,33 +133,10 @@ class NativeTrainer:
 
     # ------------------------------------------------------------------ resume / save
     def maybe_resume(self) -> int | None:
-        checkpoint.clean_partial(self.run_dir)
-        mode = self.preset.trainer.resume_mode
-        if mode == "disable" and int(os.environ.get("GSPO_ATTEMPT") or 0) > 0:
-            mode = "auto"  # a restart by the job wrapper continues this job's own run
-        latest = checkpoint.latest(self.run_dir)
-        has_metrics = self.metrics.path.exists() and self.metrics.path.stat().st_size > 0
-        if mode == "disable":
-            # Training from scratch into a used folder would mix two runs' metrics, and retention would delete
-            # the new checkpoints in favour of the old run's higher steps.
-            if has_metrics or latest is not None:
-                raise ConfigError(f"run {self.run_dir.name} already has metrics or checkpoints and resume_mode is "
-                                  "disable", "pick another --run-name, or delete the run folder")
-            return None
+        latest = resume.checkpoint_to_resume(self.run_dir, self.preset.trainer.resume_mode, self.metrics)
         if latest is None:
-            if has_metrics:
-                # Metrics of steps that never reached a checkpoint (and a step-0 validation): all redone.
-                self.metrics.truncate_after(-1)
             return None
-        state = checkpoint.load_state(latest)
-        missing, unexpected = checkpoint.load_weights(self.model, latest, self.device)
-        # Tied embeddings are saved once; anything else missing means a foreign or broken checkpoint.
-        if unexpected or [k for k in missing if k != "lm_head.weight"]:
-            raise ConfigError(f"checkpoint {latest} does not match the model (missing {missing[:3]}, "
-                              f"unexpected {unexpected[:3]})", "resume_mode=disable or a new --run-name")
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        checkpoint.set_rng_state(state["rng"])
+        state = resume.restore(latest, self.model, self.optimizer, self.scheduler, self.device)
         self.sampler.cursor = Cursor(**state["cursor"])
         self.step = int(state["step"])
         dropped = self.metrics.truncate_after(self.step)
@@ -200,25 +156,10 @@ class NativeTrainer:
         events.message(f"checkpoint global_step_{self.step} saved ({time.perf_counter() - t0:.2f}s){note}")
 
     # ------------------------------------------------------------------ validation
-    @torch.no_grad()
     def validate(self) -> dict[str, float]:
-        n = self.val_n
-        by_source: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-        bs = max(1, self.preset.trainer.val_sequences_per_batch // n)
-        for start in range(0, len(self.val_rows), bs):
-            rows = self.val_rows[start:start + bs]
-            batch = generate(self.model, self.tokenizer, rows, self.val_sampling, self.device, n=n)
-            scores, accs = score_responses(rows, batch, self.preset.algorithm.overlong_penalty,
-                                           self.val_sampling.max_tokens)
-            for j, i in enumerate(batch.row_index):
-                src = rows[i]["data_source"]
-                by_source[src]["acc"].append(accs[j].item())
-                by_source[src]["reward"].append(scores[j].item())
-        out = {}
-        for src, vals in by_source.items():
-            out[f"val-core/{src}/acc/mean@{n}"] = sum(vals["acc"]) / len(vals["acc"])
-            out[f"val-aux/{src}/reward/mean@{n}"] = sum(vals["reward"]) / len(vals["reward"])
-        return out
+        return validation_metrics(self.model, self.tokenizer, self.val_rows, self.val_sampling, self.device,
+                                  n=self.val_n, sequences_per_batch=self.preset.trainer.val_sequences_per_batch,
+                                  overlong=self.preset.algorithm.overlong_penalty)
 
     # ------------------------------------------------------------------ one step: the algorithm box
     def train_step(self) -> dict[str, float]:

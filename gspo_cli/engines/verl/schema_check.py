@@ -170,24 +170,35 @@ def _type_problem(default: Any, value: Any) -> str | None:
 
 
 def _check_types(cfg, compiled: Compiled, loaded: LoadedPreset | None) -> None:
-    from omegaconf import OmegaConf
 
     base = _base()
     effective = {override_key(item): item for item in compiled.overrides}  # last one wins, as in Hydra
     for key, item in effective.items():
         if item.startswith(("+", "~")) or "=" not in item:
             continue
-        node = OmegaConf.select(base, key, default=None, throw_on_missing=False)
-        try:
-            raw_default = OmegaConf.to_container(node) if OmegaConf.is_config(node) else node
-            default = _raw_value(base, key) if not OmegaConf.is_config(node) else raw_default
-            value = OmegaConf.select(cfg, key, default=None, throw_on_resolution_failure=False)
-            value = OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
-        except Exception:  # noqa: BLE001 - a value we cannot read is left to stage 2
+        pair = _default_and_value(base, cfg, key)
+        if pair is None:  # a value we cannot read is left to stage 2
             continue
-        problem = _type_problem(default, value)
+        problem = _type_problem(*pair)
         if problem:
             raise _fail("type", f"{key}: {problem}", compiled, loaded, item)
+
+
+def _default_and_value(base, cfg, key: str) -> tuple[Any, Any] | None:
+    """(verl's default, the composed value) at `key`; None where a path cannot be read: a key under a plain value
+    (AttributeError: `optim.lr.x`), a list index by name or out of range (omegaconf's key and type errors)."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    node = OmegaConf.select(base, key, default=None, throw_on_missing=False)
+    try:
+        raw_default = OmegaConf.to_container(node) if OmegaConf.is_config(node) else node
+        default = _raw_value(base, key) if not OmegaConf.is_config(node) else raw_default
+        value = OmegaConf.select(cfg, key, default=None, throw_on_resolution_failure=False)
+        value = OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
+    except (AttributeError, OmegaConfBaseException):
+        return None
+    return default, value
 
 
 def _raw_value(cfg, key: str) -> Any:

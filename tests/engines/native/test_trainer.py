@@ -120,7 +120,7 @@ def test_overlong_penalty_is_added_to_the_score_not_to_acc():
     import torch
 
     from gspo_cli.config.presets import load_preset
-    from gspo_cli.engines.native.trainer import score_responses
+    from gspo_cli.engines.native.scoring import score_responses
 
     cfg = load_preset("tiny").algorithm.overlong_penalty  # buffer 1, factor 1.0, max length 3
     rows = [{"data_source": "arith", "reward_model": {"ground_truth": "7"}}]
@@ -141,7 +141,8 @@ def test_single_pass_old_log_probs_equal_a_separate_pass(workspace):
 
     from gspo_cli.algo.advantages import broadcast_to_tokens, grpo_outcome_advantages
     from gspo_cli.engines.native.rollout import generate, response_log_probs
-    from gspo_cli.engines.native.trainer import NativeTrainer, score_responses
+    from gspo_cli.engines.native.scoring import score_responses
+    from gspo_cli.engines.native.trainer import NativeTrainer
 
     preset = quick_preset(workspace["sets"], ["actor.ppo_mini_batch_size=4"])  # one mini-batch of the 4 prompts
     params = []

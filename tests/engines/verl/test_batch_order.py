@@ -9,11 +9,10 @@ import random
 import types
 
 import pytest
+from transfer_queue import KVBatchMeta  # hard: verl's dependency; missing fails, never skips
 
 from gspo_cli.engines.verl.cpu import batch_order
 from gspo_cli.engines.verl.cpu.switches import SWITCHES
-
-KVBatchMeta = pytest.importorskip("transfer_queue").KVBatchMeta
 
 UIDS = ["c0ffee00-aaaa", "0badf00d-bbbb", "7e57ab1e-cccc"]  # drawn in this order; uuid4-like, no underscores
 
@@ -94,7 +93,9 @@ def test_unpatched_without_the_switch_and_compiled_for_cpu(monkeypatch):
 
 def test_the_patched_methods_exist_in_verl():
     """The names patched are verl 0.9.1's (a rename upstream would leave the switch silently idle)."""
-    trainer_base = pytest.importorskip(batch_order.TRAINER_MODULE)
+    import importlib
+
+    trainer_base = importlib.import_module(batch_order.TRAINER_MODULE)  # hard: a missing verl fails
     assert callable(trainer_base.PPOTrainer._next_train_batch)
     assert callable(trainer_base.PPOTrainer._balance_batch)
 

@@ -8,13 +8,13 @@ import inspect
 
 import pytest
 import torch
+import verl.trainer.ppo.rollout_corr_helper as rch  # hard: a missing verl fails, never skips
 
 from gspo_cli.config.presets import load_preset
 from gspo_cli.engines.verl import traps
 from gspo_cli.engines.verl.compile import compile_preset
 from gspo_cli.errors import ConfigError
 
-rch = pytest.importorskip("verl.trainer.ppo.rollout_corr_helper")
 RC = "algorithm.rollout_correction"
 PATHS = dict(run_dir="/r/run", train_file="/d/t.parquet", val_file="/d/v.parquet")
 ON = ["rollout.calculate_log_probs=true"]

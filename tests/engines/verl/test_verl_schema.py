@@ -105,3 +105,20 @@ def test_verdict_cache_ignores_the_run_name(gspo_home):
     assert "trainer.experiment_name=run-b" in second.compiled.overrides
     assert first.schema.validated and not first.schema.cached
     assert second.schema.validated and second.schema.cached
+
+
+def test_a_path_the_type_check_cannot_read_is_left_to_stage_2_and_nothing_else_is_swallowed(monkeypatch):
+    """The type check skips only the paths omegaconf cannot walk (a key under a plain value, a list indexed by
+    name); any other error is a bug and is raised, not skipped."""
+    base = schema_check._base()
+    cfg = schema_check.compose(["trainer.logger=[console]"])
+    for key in ("actor_rollout_ref.actor.optim.lr.x", "trainer.logger.0", "trainer.logger.0.x", "trainer.logger.5"):
+        assert schema_check._default_and_value(base, cfg, key) is None, key
+    assert schema_check._default_and_value(base, cfg, "actor_rollout_ref.actor.clip_ratio_c") == (3.0, 3.0)  # control
+
+    def broken(cfg, key):
+        raise RuntimeError("a bug in the reader")
+
+    monkeypatch.setattr(schema_check, "_raw_value", broken)
+    with pytest.raises(RuntimeError, match="a bug in the reader"):
+        schema_check._default_and_value(base, cfg, "actor_rollout_ref.actor.clip_ratio_c")
