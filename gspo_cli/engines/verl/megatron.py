@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from gspo_cli.config.megatron import VERL_TRANSFORMER_KEYS
 from gspo_cli.engines.verl import actor_keys
-from gspo_cli.engines.verl.overrides import Row, Section, always, copies, is_set
+from gspo_cli.engines.verl.overrides import Entry, Row, Section, always, copies, is_set
 
 A = "actor_rollout_ref.actor"
 REF = "actor_rollout_ref.ref"
@@ -47,7 +47,7 @@ def _layout(prefix: str) -> tuple[Row, ...]:
 
 
 # The Megatron actor (the loss keys are the shared ones, compile.LOSS); `actor.strategy` is `megatron` here.
-ACTOR = (
+ACTOR: tuple[Entry, ...] = (
     Row("model_engine", "actor.strategy"),
     Row(f"{A}.strategy", "actor.strategy"),
     *actor_keys.OPTIM,
@@ -64,7 +64,7 @@ ACTOR = (
 )
 
 # The reference model (used only with a KL term): the actor's layout, forward only.
-REFERENCE = (
+REFERENCE: tuple[Entry, ...] = (
     *_layout(REF),
     Row(f"{REF}.log_prob_use_dynamic_bsz", "actor.use_dynamic_bsz", when=bool),
     Row(f"{REF}.log_prob_max_token_len_per_gpu", "rollout.log_prob_max_token_len_per_device", when=is_set),

@@ -128,8 +128,8 @@ class Section:
 
 @dataclass(frozen=True)
 class Derived:
-    """A verl key gspo derives from the run, not from a preset key (`value` of the compile call); origin
-    `derived: <about>`."""
+    """A verl key whose value gspo sets itself (`value` of the compile call: the run's folders, `--resume`, gspo's own
+    row schema), not a preset key's; origin `derived: <about>`."""
 
     key: str
     about: str
