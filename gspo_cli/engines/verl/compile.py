@@ -116,6 +116,7 @@ def _verl_loss(mode: str) -> str:
 
 
 def _no_overlong_penalty(t: _Table, c: _Call) -> None:
+    """A preset asking for the overlong penalty is refused, not compiled without it."""
     if c.preset.algorithm.overlong_penalty.enable:
         from gspo_cli.errors import ConfigError
 
