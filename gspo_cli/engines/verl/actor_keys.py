@@ -1,31 +1,24 @@
 """The actor keys both of verl's training routes read the same way (FSDP: compile.py, Megatron: megatron.py): the
-optimizer's step settings and the mini/micro-batch sizes. One place, so the two routes cannot drift apart."""
+optimizer's step settings, the mini/micro-batch sizes and what a checkpoint holds. One place, so the two routes
+cannot drift apart."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from gspo_cli.config.schema import Preset
+from gspo_cli.engines.verl.overrides import Derived, Row, copies, is_set
 
 A = "actor_rollout_ref.actor"
 
+OPTIM = (
+    *copies(f"{A}.optim", "actor", "lr", "lr_warmup_steps", "weight_decay"),
+    Row(f"{A}.optim.clip_grad", "actor.grad_clip"),
+)
 
-def optim(t: Any, p: Preset) -> None:
-    a = p.actor
-    t.put(f"{A}.optim.lr", a.lr, "actor.lr")
-    t.put(f"{A}.optim.lr_warmup_steps", a.lr_warmup_steps, "actor.lr_warmup_steps")
-    t.put(f"{A}.optim.weight_decay", a.weight_decay, "actor.weight_decay")
-    t.put(f"{A}.optim.clip_grad", a.grad_clip, "actor.grad_clip")
+BATCHING = (
+    Row(f"{A}.ppo_mini_batch_size", "actor.ppo_mini_batch_size"),
+    Row(f"{A}.ppo_micro_batch_size_per_gpu", "actor.ppo_micro_batch_size_per_device", when=is_set),
+    Row(f"{A}.ppo_epochs", "actor.ppo_epochs"),
+    Row(f"{A}.use_dynamic_bsz", "actor.use_dynamic_bsz"),
+    Row(f"{A}.ppo_max_token_len_per_gpu", "actor.ppo_max_token_len_per_device", when=is_set),
+)
 
-
-def batching(t: Any, p: Preset) -> None:
-    a = p.actor
-    t.put(f"{A}.ppo_mini_batch_size", a.ppo_mini_batch_size, "actor.ppo_mini_batch_size")
-    if a.ppo_micro_batch_size_per_device is not None:
-        t.put(f"{A}.ppo_micro_batch_size_per_gpu", a.ppo_micro_batch_size_per_device,
-              "actor.ppo_micro_batch_size_per_device")
-    t.put(f"{A}.ppo_epochs", a.ppo_epochs, "actor.ppo_epochs")
-    t.put(f"{A}.use_dynamic_bsz", a.use_dynamic_bsz, "actor.use_dynamic_bsz")
-    if a.ppo_max_token_len_per_device is not None:
-        t.put(f"{A}.ppo_max_token_len_per_gpu", a.ppo_max_token_len_per_device, "actor.ppo_max_token_len_per_device")
+CHECKPOINT = Derived(f"{A}.checkpoint.save_contents", "resumable checkpoints", lambda _: ["model", "optimizer", "extra"])

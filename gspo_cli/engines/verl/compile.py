@@ -1,7 +1,8 @@
 """Compile a resolved preset into verl 0.9.x Hydra overrides plus a Ray runtime environment. Pure: no I/O.
 
-The table below is the whole mapping; each verl key records the preset key it came from (`origins`), so the
-schema check can name both when verl rejects a value. Key names are those of verl 0.9.1's `ppo_trainer.yaml`
+The table below is the whole mapping (`table`): rows of (verl key, preset key) from which both the value and the
+origin are derived (engines/verl/overrides.py), plus the few real transforms as named steps; each verl key records
+the preset key it came from (`origins`), so the schema check can name both when verl rejects a value. Key names are those of verl 0.9.1's `ppo_trainer.yaml`
 (see `_generated_ppo_trainer.yaml`), not the older names some upstream scripts still use:
 
 - `rollout.tensor_model_parallel_size` (the script's `tensor_parallel_size` is not a 0.9.1 key),
@@ -28,7 +29,21 @@ from typing import TYPE_CHECKING, Any
 
 from gspo_cli.algo.losses import VERL_LOSS_NAMES
 from gspo_cli.config import trackers
-from gspo_cli.engines.verl import actor_keys, explicit_defaults
+from gspo_cli.engines.verl import actor_keys, explicit_defaults, megatron
+from gspo_cli.engines.verl.overrides import (
+    Derived,
+    Entry,
+    Only,
+    Row,
+    Section,
+    Step,
+    always,
+    apply,
+    copies,
+    is_set,
+    not_one,
+    read,
+)
 from gspo_cli.engines.verl.overrides import Table as _Table
 from gspo_cli.engines.verl.overrides import hydra_value as hydra_value
 from gspo_cli.engines.verl.overrides import override_key as override_key
@@ -68,6 +83,19 @@ class Compiled:
         return shlex.join(self.verl_argv(python))
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One compile: the preset, and what the run adds to it (its folders, its name, --resume, the model folder)."""
+
+    preset: Preset
+    run_dir: Path
+    train_file: str | Path
+    val_file: str | Path
+    experiment_name: str | None
+    resume_from: str | Path | None
+    model_path: str | None
+
+
 def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, str]:
     """Values of secret names hidden: gspo's one secret rule (gspo_cli/private.py), which `gspo env doctor`,
     job submission and run folders use too, plus the names the preset marks secret (env.secrets)."""
@@ -76,23 +104,20 @@ def redact(env: dict[str, str], marked: list[str] | None = None) -> dict[str, st
     return secret_env.redact(env, marked or [])
 
 
-def _device(preset: Preset) -> str:
-    """The preset's device, by the rule `gspo train` resolves `auto` with (launch.make_plan; config/devices.py)."""
+def _device_name(device: str) -> str:
+    """`cluster.device` by the rule `gspo train` resolves `auto` with (launch.make_plan; config/devices.py)."""
     from gspo_cli.config import devices
 
-    return devices.resolve(preset.cluster.device).name
+    return devices.resolve(device).name
 
 
-def _algorithm(t: _Table, p: Preset) -> None:
-    alg = p.algorithm
-    t.put("algorithm.adv_estimator", alg.adv_estimator, "algorithm.adv_estimator")
-    t.put("algorithm.norm_adv_by_std_in_grpo", alg.norm_adv_by_std_in_grpo, "algorithm.norm_adv_by_std_in_grpo")
-    t.put("algorithm.use_kl_in_reward", alg.use_kl_in_reward, "algorithm.use_kl_in_reward")
-    t.put("algorithm.kl_ctrl.kl_coef", alg.kl_coef, "algorithm.kl_coef")
-    if alg.rollout_correction is not None:  # config/rollout_correction.py; what verl makes of it: traps.py
-        for key, value in alg.rollout_correction.verl_items().items():
-            t.put(f"algorithm.rollout_correction.{key}", value, f"algorithm.rollout_correction.{key}")
-    if alg.overlong_penalty.enable:
+def _verl_loss(mode: str) -> str:
+    return VERL_LOSS_NAMES[mode]
+
+
+def _no_overlong_penalty(t: _Table, c: _Call) -> None:
+    """A preset asking for the overlong penalty is refused, not compiled without it."""
+    if c.preset.algorithm.overlong_penalty.enable:
         from gspo_cli.errors import ConfigError
 
         raise ConfigError(
@@ -101,57 +126,28 @@ def _algorithm(t: _Table, p: Preset) -> None:
         )
 
 
-def _data(t: _Table, p: Preset, train_file, val_file) -> None:
-    d = p.data
-    t.put("data.train_files", str(train_file), "derived: prepare-data output of data.train")
-    t.put("data.val_files", str(val_file), "derived: prepare-data output of data.val")
-    t.put("data.prompt_key", "prompt", "derived: gspo row schema")
-    t.put("data.max_prompt_length", d.max_prompt_length, "data.max_prompt_length")
-    t.put("data.max_response_length", d.max_response_length, "data.max_response_length")
-    t.put("data.truncation", d.truncation, "data.truncation")
-    t.put("data.train_batch_size", d.train_batch_size, "data.train_batch_size")
-    t.put("data.shuffle", d.shuffle, "data.shuffle")
-    if d.seed is None:
-        t.put("data.seed", p.trainer.seed, "trainer.seed")
-    else:
-        t.put("data.seed", d.seed, "data.seed")
+ALGORITHM: tuple[Entry, ...] = (
+    *copies("algorithm", "algorithm", "adv_estimator", "norm_adv_by_std_in_grpo", "use_kl_in_reward"),
+    Row("algorithm.kl_ctrl.kl_coef", "algorithm.kl_coef"),
+    # config/rollout_correction.py; what verl makes of it: traps.py
+    Section("algorithm.rollout_correction", "algorithm.rollout_correction", lambda section: section.verl_items()),
+    Step(_no_overlong_penalty),
+)
 
+DATA: tuple[Entry, ...] = (
+    Derived("data.train_files", "prepare-data output of data.train", lambda c: str(c.train_file)),
+    Derived("data.val_files", "prepare-data output of data.val", lambda c: str(c.val_file)),
+    Derived("data.prompt_key", "gspo row schema", always("prompt")),
+    *copies("data", "data", "max_prompt_length", "max_response_length", "truncation", "train_batch_size", "shuffle"),
+    Row("data.seed", ("data.seed", "trainer.seed")),  # the trainer's seed unless the data has its own
+)
 
-def _actor_loss(t: _Table, p: Preset) -> None:
-    alg = p.algorithm
-    t.put(f"{A}.policy_loss.loss_mode", VERL_LOSS_NAMES[alg.loss_mode], "algorithm.loss_mode")
-    t.put(f"{A}.loss_agg_mode", alg.loss_agg_mode, "algorithm.loss_agg_mode")
-    t.put(f"{A}.clip_ratio_low", alg.clip_ratio_low, "algorithm.clip_ratio_low")
-    t.put(f"{A}.clip_ratio_high", alg.clip_ratio_high, "algorithm.clip_ratio_high")
-    t.put(f"{A}.clip_ratio_c", alg.clip_ratio_c, "algorithm.clip_ratio_c")
-    t.put(f"{A}.use_kl_loss", alg.use_kl_loss, "algorithm.use_kl_loss")
-    t.put(f"{A}.kl_loss_coef", alg.kl_loss_coef, "algorithm.kl_loss_coef")
-    t.put(f"{A}.entropy_coeff", alg.entropy_coeff, "algorithm.entropy_coeff")
-
-
-def _actor(t: _Table, p: Preset) -> None:
-    a = p.actor
-    t.put(f"{A}.strategy", a.strategy, "actor.strategy")
-    t.put(f"{A}.use_torch_compile", a.use_torch_compile, "actor.use_torch_compile")
-    t.put(f"{A}.fsdp_config.use_torch_compile", a.use_torch_compile, "actor.use_torch_compile")
-    _actor_loss(t, p)
-    actor_keys.optim(t, p)
-    t.put(f"{A}.grad_clip", a.grad_clip, "actor.grad_clip")
-    actor_keys.batching(t, p)
-    # 0.9.1's FSDP engine reads fsdp_config's SP size; `actor.ulysses_sequence_parallel_size` is the deprecated
-    # alias (FSDPActorConfig.__post_init__ copies it over), so set the key the engine reads, as upstream does.
-    t.put(f"{A}.fsdp_config.ulysses_sequence_parallel_size", a.ulysses_sequence_parallel_size,
-          "actor.ulysses_sequence_parallel_size")
-    t.put(f"{A}.fsdp_config.param_offload", a.param_offload, "actor.param_offload")
-    t.put(f"{A}.fsdp_config.optimizer_offload", a.optimizer_offload, "actor.optimizer_offload")
-    t.put(f"{A}.fsdp_config.reshard_after_forward", a.reshard_after_forward, "actor.reshard_after_forward")
-    t.put(f"{A}.fsdp_config.forward_prefetch", a.forward_prefetch, "actor.forward_prefetch")
-    t.put(f"{A}.entropy_checkpointing", a.entropy_checkpointing, "actor.entropy_checkpointing")
-    t.put(f"{A}.entropy_from_logits_with_chunking", a.entropy_from_logits_with_chunking,
-          "actor.entropy_from_logits_with_chunking")
-    t.put(f"{A}.checkpoint.save_contents", ["model", "optimizer", "extra"], "derived: resumable checkpoints")
-    _fp32_compute(t, A, p)
-
+# The loss keys, the same on both routes.
+LOSS: tuple[Entry, ...] = (
+    Row(f"{A}.policy_loss.loss_mode", "algorithm.loss_mode", via=_verl_loss),
+    *copies(A, "algorithm", "loss_agg_mode", "clip_ratio_low", "clip_ratio_high", "clip_ratio_c", "use_kl_loss",
+            "kl_loss_coef", "entropy_coeff"),
+)
 
 # verl's FSDP engine computes under bf16 autocast unless fsdp_config.mixed_precision says otherwise
 # (verl/workers/engine/fsdp/transformer_impl.py _build_fsdp_module: param_dtype bf16 when it is None), while the
@@ -160,152 +156,163 @@ def _actor(t: _Table, p: Preset) -> None:
 FP32_MIXED_PRECISION = {"param_dtype": "fp32", "reduce_dtype": "fp32", "buffer_dtype": "fp32"}
 
 
-def _fp32_compute(t: _Table, prefix: str, p: Preset) -> None:
+def _fp32_compute(prefix: str) -> Row:
     """A float32 model computes in float32 in FSDP too (bf16 / fp16 models keep verl's default mixed precision)."""
-    if p.model.dtype == "float32":
-        t.put(f"{prefix}.fsdp_config.mixed_precision", FP32_MIXED_PRECISION, "model.dtype", add=True)
+    return Row(f"{prefix}.fsdp_config.mixed_precision", "model.dtype", via=always(FP32_MIXED_PRECISION),
+               when=lambda dtype: dtype == "float32", add=True)
 
 
-def _ref(t: _Table, p: Preset) -> None:
-    """The reference model (used only with a KL term) mirrors the actor's layout, as the upstream script sets it."""
-    a = p.actor
-    t.put(f"{REF}.fsdp_config.ulysses_sequence_parallel_size", a.ulysses_sequence_parallel_size,
-          "actor.ulysses_sequence_parallel_size")
-    t.put(f"{REF}.fsdp_config.param_offload", a.param_offload, "actor.param_offload")
-    t.put(f"{REF}.entropy_from_logits_with_chunking", a.entropy_from_logits_with_chunking,
-          "actor.entropy_from_logits_with_chunking")
-    _fp32_compute(t, REF, p)
+FSDP_ACTOR: tuple[Entry, ...] = (
+    *copies(A, "actor", "strategy", "use_torch_compile"),
+    Row(f"{A}.fsdp_config.use_torch_compile", "actor.use_torch_compile"),
+    *LOSS,
+    *actor_keys.OPTIM,
+    *copies(A, "actor", "grad_clip"),
+    *actor_keys.BATCHING,
+    # 0.9.1's FSDP engine reads fsdp_config's SP size; `actor.ulysses_sequence_parallel_size` is the deprecated
+    # alias (FSDPActorConfig.__post_init__ copies it over), so set the key the engine reads, as upstream does.
+    *copies(f"{A}.fsdp_config", "actor", "ulysses_sequence_parallel_size", "param_offload", "optimizer_offload",
+            "reshard_after_forward", "forward_prefetch"),
+    *copies(A, "actor", "entropy_checkpointing", "entropy_from_logits_with_chunking"),
+    actor_keys.CHECKPOINT,
+    _fp32_compute(A),
+)
+
+# The reference model (used only with a KL term) mirrors the actor's layout, as the upstream script sets it.
+FSDP_REF: tuple[Entry, ...] = (
+    *copies(f"{REF}.fsdp_config", "actor", "ulysses_sequence_parallel_size", "param_offload"),
+    *copies(REF, "actor", "entropy_from_logits_with_chunking"),
+    _fp32_compute(REF),
+)
 
 
-def _model(t: _Table, p: Preset, model_path: str | None) -> None:
-    m = p.model
-    if model_path is not None and model_path != m.path:
-        what = "the built-in model's folder" if m.path.startswith("builtin:") else "prepared at model.revision"
-        t.put(f"{M}.path", model_path, f"derived: model.path ({what})")
-    else:
-        t.put(f"{M}.path", m.path, "model.path")
-    t.put(f"{M}.trust_remote_code", m.trust_remote_code, "model.trust_remote_code")
-    t.put(f"{M}.enable_gradient_checkpointing", m.enable_gradient_checkpointing, "model.enable_gradient_checkpointing")
-    t.put(f"{M}.use_remove_padding", m.use_remove_padding, "model.use_remove_padding")
+def _own_folder(c: _Call) -> bool:
+    """verl loads a folder gspo prepared: a `builtin:NAME` model's, or a pinned hub model's (models/loading.py)."""
+    return c.model_path is not None and c.model_path != c.preset.model.path
 
 
-def _rollout_engine(t: _Table, p: Preset) -> None:
-    r = p.rollout
-    t.put(f"{R}.name", r.name, "rollout.name")
-    t.put(f"{R}.dtype", p.model.dtype, "model.dtype")
-    t.put(f"{R}.n", r.n, "rollout.n")
-    t.put(f"{R}.tensor_model_parallel_size", r.tensor_parallel_size, "rollout.tensor_parallel_size")
-    if r.data_parallel_size != 1:
-        t.put(f"{R}.data_parallel_size", r.data_parallel_size, "rollout.data_parallel_size")
-    if r.expert_parallel_size != 1:
-        t.put(f"{R}.expert_parallel_size", r.expert_parallel_size, "rollout.expert_parallel_size")
-    if r.moe_load_balance_metrics_interval:
-        # the routed expert ids come from vLLM only with routing replay's recording switched on
-        t.put(f"{R}.enable_rollout_routing_replay", True, "rollout.moe_load_balance_metrics_interval")
-        t.put(f"{R}.moe_load_balance_metrics_interval", r.moe_load_balance_metrics_interval,
-              "rollout.moe_load_balance_metrics_interval")
-    t.put(f"{R}.gpu_memory_utilization", r.gpu_memory_utilization, "rollout.gpu_memory_utilization")
-    t.put(f"{R}.max_num_batched_tokens", r.max_num_batched_tokens, "rollout.max_num_batched_tokens")
-    if r.max_num_seqs is not None:
-        t.put(f"{R}.max_num_seqs", r.max_num_seqs, "rollout.max_num_seqs")
-    t.put(f"{R}.enable_chunked_prefill", r.enable_chunked_prefill, "rollout.enable_chunked_prefill")
-    t.put(f"{R}.enforce_eager", r.enforce_eager, "rollout.enforce_eager")
-    if r.cudagraph_capture_sizes is not None:
-        t.put(f"{R}.cudagraph_capture_sizes", list(r.cudagraph_capture_sizes), "rollout.cudagraph_capture_sizes")
-    if r.cudagraph_mode is not None:
-        # engine_kwargs.vllm is an empty dict in verl's schema, so the key is added ('+').
-        t.put(f"{R}.engine_kwargs.vllm.compilation_config.cudagraph_mode", r.cudagraph_mode, "rollout.cudagraph_mode",
-              add=True)
-    t.put(f"{R}.checkpoint_engine.update_weights_bucket_megabytes", r.update_weights_bucket_megabytes,
-          "rollout.update_weights_bucket_megabytes")
+def _model_folder(t: _Table, c: _Call) -> None:
+    what = "the built-in model's folder" if c.preset.model.path.startswith("builtin:") else "prepared at model.revision"
+    t.put(f"{M}.path", c.model_path, f"derived: model.path ({what})")
 
 
-def _rollout_sampling(t: _Table, p: Preset) -> None:
-    r = p.rollout
-    t.put(f"{R}.temperature", r.temperature, "rollout.temperature")
-    t.put(f"{R}.top_p", r.top_p, "rollout.top_p")
-    t.put(f"{R}.top_k", r.top_k, "rollout.top_k")
-    t.put(f"{R}.calculate_log_probs", r.calculate_log_probs, "rollout.calculate_log_probs")
-    if r.log_prob_max_token_len_per_device is not None:
-        t.put(f"{R}.log_prob_max_token_len_per_gpu", r.log_prob_max_token_len_per_device,
-              "rollout.log_prob_max_token_len_per_device")
-    t.put(f"{R}.val_kwargs.n", r.val.n, "rollout.val.n")
-    t.put(f"{R}.val_kwargs.do_sample", r.val.do_sample, "rollout.val.do_sample")
-    t.put(f"{R}.val_kwargs.temperature", r.val.temperature, "rollout.val.temperature")
-    t.put(f"{R}.val_kwargs.top_p", r.val.top_p, "rollout.val.top_p")
-    t.put(f"{R}.val_kwargs.top_k", r.val.top_k, "rollout.val.top_k")
+MODEL: tuple[Entry, ...] = (
+    Only(_own_folder, (Step(_model_folder),), otherwise=(Row(f"{M}.path", "model.path"),)),
+    *copies(M, "model", "trust_remote_code", "enable_gradient_checkpointing", "use_remove_padding"),
+)
+
+ROLLOUT_ENGINE: tuple[Entry, ...] = (
+    *copies(R, "rollout", "name"),
+    Row(f"{R}.dtype", "model.dtype"),
+    *copies(R, "rollout", "n"),
+    Row(f"{R}.tensor_model_parallel_size", "rollout.tensor_parallel_size"),
+    Row(f"{R}.data_parallel_size", "rollout.data_parallel_size", when=not_one),
+    Row(f"{R}.expert_parallel_size", "rollout.expert_parallel_size", when=not_one),
+    # the routed expert ids come from vLLM only with routing replay's recording switched on
+    Row(f"{R}.enable_rollout_routing_replay", "rollout.moe_load_balance_metrics_interval", via=always(True), when=bool),
+    Row(f"{R}.moe_load_balance_metrics_interval", "rollout.moe_load_balance_metrics_interval", when=bool),
+    *copies(R, "rollout", "gpu_memory_utilization", "max_num_batched_tokens"),
+    Row(f"{R}.max_num_seqs", "rollout.max_num_seqs", when=is_set),
+    *copies(R, "rollout", "enable_chunked_prefill", "enforce_eager"),
+    Row(f"{R}.cudagraph_capture_sizes", "rollout.cudagraph_capture_sizes", via=list, when=is_set),
+    # engine_kwargs.vllm is an empty dict in verl's schema, so the key is added ('+').
+    Row(f"{R}.engine_kwargs.vllm.compilation_config.cudagraph_mode", "rollout.cudagraph_mode", when=is_set, add=True),
+    Row(f"{R}.checkpoint_engine.update_weights_bucket_megabytes", "rollout.update_weights_bucket_megabytes"),
+)
+
+ROLLOUT_SAMPLING: tuple[Entry, ...] = (
+    *copies(R, "rollout", "temperature", "top_p", "top_k", "calculate_log_probs"),
+    Row(f"{R}.log_prob_max_token_len_per_gpu", "rollout.log_prob_max_token_len_per_device", when=is_set),
+    *copies(f"{R}.val_kwargs", "rollout.val", "n", "do_sample", "temperature", "top_p", "top_k"),
+)
 
 
-def _reward(t: _Table, p: Preset) -> None:
+def _reward(t: _Table, c: _Call) -> None:
     """The reward backend `reward.verifier` names (rewards/backends.py): gspo's verifier by module name (resolves
     on every node that has gspo installed), or verl's own default scorer."""
     from gspo_cli.rewards.backends import REWARD_BACKENDS
 
-    backend = REWARD_BACKENDS.lookup(p.reward.verifier)
-    backend.check(p)
-    if backend.verl_reward is not None:
-        path, name = backend.verl_reward
-        t.put("reward.custom_reward_function.path", path, "reward.verifier")
-        t.put("reward.custom_reward_function.name", name, "reward.verifier")
-    else:
+    path = "reward.verifier"
+    backend = REWARD_BACKENDS.lookup(read(c.preset, path))
+    backend.check(c.preset)
+    if backend.verl_reward is None:
         t.notes.append(f"reward.verifier {backend.name}: {backend.about}")
+        return
+    for part, value in zip(("path", "name"), backend.verl_reward, strict=True):
+        t.put(f"reward.custom_reward_function.{part}", value, path)
 
 
-def _trainer_mode(t: _Table, p: Preset) -> None:
-    """verl's V1 trainer mode; sync (verl's default) compiles to nothing, so the upstream scripts still match."""
-    tr = p.trainer
-    if tr.mode == "sync":
-        return
-    t.put("trainer.v1.trainer_mode", tr.mode, "trainer.mode")
-    if tr.mode != "separate_async":
-        return
+def _experiment_name(t: _Table, c: _Call) -> None:
+    """The name `gspo train` passes (launch.make_plan: the preset's, else the run's), else the run folder's."""
+    path = "trainer.experiment_name"
+    t.put("trainer.experiment_name", c.experiment_name or read(c.preset, path) or c.run_dir.name, path)
+
+
+def _separate_async(c: _Call) -> bool:
+    return c.preset.trainer.mode == "separate_async"
+
+
+def _split_pools(t: _Table, c: _Call) -> None:
+    """separate_async: verl sizes the trainer's pool from trainer.nnodes x n_gpus_per_node and the rollout's from
+    rollout.nnodes x n_gpus_per_node (engines/verl/modes.py splits the cluster)."""
+    from gspo_cli.config import devices
     from gspo_cli.engines.verl.modes import rollout_pool
 
-    nodes, per_node = rollout_pool(p)
-    t.put("trainer.v1.separate_async.parameter_sync_step", tr.parameter_sync_step, "trainer.parameter_sync_step")
-    # verl sizes the trainer's pool from trainer.nnodes x n_gpus_per_node and the rollout's from these two
-    if p.cluster.nnodes > 1:
-        t.put("trainer.nnodes", p.cluster.nnodes - nodes, "derived: cluster.nnodes - rollout nodes")
+    cluster = c.preset.cluster
+    nodes, per_node = rollout_pool(c.preset)
+    if cluster.nnodes > 1:
+        t.put("trainer.nnodes", cluster.nnodes - nodes, "derived: cluster.nnodes - rollout nodes")
     else:
-        t.put("trainer.n_gpus_per_node", p.cluster.devices_per_node - per_node, "derived: devices - rollout devices")
-    t.put("actor_rollout_ref.rollout.nnodes", nodes, "derived: trainer.rollout_share")
-    t.put("actor_rollout_ref.rollout.n_gpus_per_node", per_node, "derived: trainer.rollout_share")
+        t.put("trainer.n_gpus_per_node", cluster.devices_per_node - per_node, "derived: devices - rollout devices")
+    t.put(f"{R}.nnodes", nodes, "derived: trainer.rollout_share")
+    t.put(f"{R}.n_gpus_per_node", per_node, "derived: trainer.rollout_share")
     # separate_async refuses the naive (colocated) weight transfer (trainer_separate_async.py:67)
-    from gspo_cli.config import devices
-
-    t.put("actor_rollout_ref.rollout.checkpoint_engine.backend", devices.get(_device(p)).collective,
+    t.put(f"{R}.checkpoint_engine.backend", devices.get(_device_name(cluster.device)).collective,
           "derived: cluster.device (separate_async needs a collective weight transfer)")
 
 
-def _trainer(t: _Table, p: Preset, run_dir: Path, experiment_name: str | None, resume_from) -> None:
-    tr = p.trainer
-    t.put("trainer.nnodes", p.cluster.nnodes, "cluster.nnodes")
-    t.put("trainer.n_gpus_per_node", p.cluster.devices_per_node, "cluster.devices_per_node")
-    t.put("trainer.device", _device(p), "cluster.device")
-    t.put("trainer.project_name", tr.project_name, "trainer.project_name")
-    t.put("trainer.experiment_name", experiment_name or tr.experiment_name or run_dir.name, "trainer.experiment_name")
-    t.put("trainer.total_epochs", tr.total_epochs, "trainer.total_epochs")
-    if tr.total_training_steps is not None:
-        t.put("trainer.total_training_steps", tr.total_training_steps, "trainer.total_training_steps")
-    t.put("trainer.save_freq", tr.save_freq, "trainer.save_freq")
-    if tr.max_ckpt_to_keep is not None:
-        t.put("trainer.max_actor_ckpt_to_keep", tr.max_ckpt_to_keep, "trainer.max_ckpt_to_keep")
-    t.put("trainer.test_freq", tr.test_freq, "trainer.test_freq")
-    t.put("trainer.val_before_train", tr.val_before_train, "trainer.val_before_train")
-    _trainer_mode(t, p)
-    t.put("trainer.balance_batch", tr.balance_batch, "trainer.balance_batch")
-    loggers = list(tr.loggers)
+def _loggers(t: _Table, c: _Call) -> None:
+    """metrics.jsonl is what progress, `gspo report` and resume read: the file logger is always on."""
+    path = "trainer.loggers"
+    loggers = list(read(c.preset, path))
     if "file" not in loggers:
-        # metrics.jsonl is what progress, `gspo report` and resume read: the file logger is always on.
         loggers.append("file")
         t.notes.append("trainer.loggers: added 'file' (runs/<run>/metrics.jsonl is always written)")
-    t.put("trainer.logger", loggers, "trainer.loggers")
-    t.put("trainer.default_local_dir", str(run_dir / "checkpoints"), "derived: runs/<run>/checkpoints")
-    if resume_from is not None:
-        t.put("trainer.resume_mode", "resume_path", "derived: gspo train --resume")
-        t.put("trainer.resume_from_path", str(resume_from), "derived: gspo train --resume")
-    else:
-        t.put("trainer.resume_mode", tr.resume_mode, "trainer.resume_mode")
+    t.put("trainer.logger", loggers, path)
+
+
+TRAINER: tuple[Entry, ...] = (
+    Row("trainer.nnodes", "cluster.nnodes"),
+    Row("trainer.n_gpus_per_node", "cluster.devices_per_node"),
+    Row("trainer.device", "cluster.device", via=_device_name),
+    *copies("trainer", "trainer", "project_name"),
+    Step(_experiment_name),
+    *copies("trainer", "trainer", "total_epochs"),
+    Row("trainer.total_training_steps", "trainer.total_training_steps", when=is_set),
+    *copies("trainer", "trainer", "save_freq"),
+    Row("trainer.max_actor_ckpt_to_keep", "trainer.max_ckpt_to_keep", when=is_set),
+    *copies("trainer", "trainer", "test_freq", "val_before_train"),
+    # verl's V1 trainer mode; sync (verl's default) compiles to nothing, so the upstream scripts still match
+    Row("trainer.v1.trainer_mode", "trainer.mode", when=lambda mode: mode != "sync"),
+    Only(_separate_async, (Row("trainer.v1.separate_async.parameter_sync_step", "trainer.parameter_sync_step"),
+                           Step(_split_pools))),
+    *copies("trainer", "trainer", "balance_batch"),
+    Step(_loggers),
+    Derived("trainer.default_local_dir", "runs/<run>/checkpoints", lambda c: str(c.run_dir / "checkpoints")),
+    Only(lambda c: c.resume_from is not None,
+         (Derived("trainer.resume_mode", "gspo train --resume", always("resume_path")),
+          Derived("trainer.resume_from_path", "gspo train --resume", lambda c: str(c.resume_from))),
+         otherwise=copies("trainer", "trainer", "resume_mode")),
+)
+
+
+def table(megatron_route: bool) -> tuple[Entry, ...]:
+    """The whole mapping, in the order verl gets it, for the preset's training route (`actor.strategy: megatron`:
+    verl's Megatron engine, engines/verl/megatron.py)."""
+    route = (*megatron.ACTOR, *LOSS, *megatron.REFERENCE) if megatron_route else (*FSDP_ACTOR, *FSDP_REF)
+    # explicit_defaults: verl defaults that change a recipe's meaning, said by the preset
+    return (*ALGORITHM, *DATA, *route, *MODEL, *ROLLOUT_ENGINE, *ROLLOUT_SAMPLING, Step(_reward),
+            *explicit_defaults.rows(megatron_route), *TRAINER)
 
 
 def _cpu_switches(t: _Table, p: Preset) -> dict[str, str]:
@@ -362,23 +369,8 @@ def compile_preset(
     `model_path` the folder verl loads: a `builtin:NAME` model's, or a pinned hub model's (models/loading.py)."""
     run_dir = Path(run_dir)
     t = _Table()
-    _algorithm(t, preset)
-    _data(t, preset, train_file, val_file)
-    if preset.actor.strategy == "megatron":  # verl's Megatron engine: engines/verl/megatron.py
-        from gspo_cli.engines.verl import megatron
-
-        megatron.actor(t, preset)
-        _actor_loss(t, preset)
-        megatron.ref(t, preset)
-    else:
-        _actor(t, preset)
-        _ref(t, preset)
-    _model(t, preset, model_path)
-    _rollout_engine(t, preset)
-    _rollout_sampling(t, preset)
-    _reward(t, preset)
-    explicit_defaults.put(t, preset)  # verl defaults that change a recipe's meaning, said by the preset
-    _trainer(t, preset, run_dir, experiment_name, resume_from)
+    call = _Call(preset, run_dir, train_file, val_file, experiment_name, resume_from, model_path)
+    apply(t, call, table(preset.actor.strategy == "megatron"))
     switch_env = _cpu_switches(t, preset)
     # escape hatch last, so it wins
     for i, item in enumerate(preset.overrides.verl):

@@ -15,10 +15,7 @@ prepare-data fixes the prompt set; actor.shuffle, betas). docs/presets.md lists 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from gspo_cli.config.schema import Preset
+from gspo_cli.engines.verl.overrides import Row
 
 # (verl key, preset key): the preset key's value is compiled into the verl key.
 EXPLICIT: tuple[tuple[str, str], ...] = (
@@ -27,23 +24,11 @@ EXPLICIT: tuple[tuple[str, str], ...] = (
     ("actor_rollout_ref.actor.optim.lr_scheduler_type", "actor.lr_scheduler_type"),
 )
 
-
-def value(preset: Preset, path: str) -> Any:
-    out: Any = preset
-    for part in path.split("."):
-        out = getattr(out, part)
-    return out
-
-
 # The Megatron route's optimizer (verl optim/megatron.yaml, McoreOptimizerConfig) names the schedule
 # `lr_decay_style` (default constant; cosine too) and has no `lr_scheduler_type`.
 MEGATRON_KEYS = {"actor_rollout_ref.actor.optim.lr_scheduler_type": "actor_rollout_ref.actor.optim.lr_decay_style"}
 
 
-def put(table: Any, preset: Preset) -> None:
-    """Add every EXPLICIT key to compile's override table (`table.put(key, value, origin)`), spelled for the
-    preset's training route."""
-    megatron = preset.actor.strategy == "megatron"
-    for verl_key, path in EXPLICIT:
-        key = MEGATRON_KEYS.get(verl_key, verl_key) if megatron else verl_key
-        table.put(key, value(preset, path), path)
+def rows(megatron: bool) -> tuple[Row, ...]:
+    """Every EXPLICIT key as compile's table rows, spelled for the preset's training route."""
+    return tuple(Row(MEGATRON_KEYS.get(key, key) if megatron else key, path) for key, path in EXPLICIT)

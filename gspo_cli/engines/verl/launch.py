@@ -126,21 +126,19 @@ def _resolve_resume(run: str, preset: Preset | None = None) -> tuple[Path, Path,
     """(run_dir, global_step folder to resume from, step) of an existing run (a name, or a run folder inside runs/):
     the newest checkpoint whose step was logged (engines/verl/resume_point.py)."""
     from gspo_cli import layout
+    from gspo_cli.console import err
+    from gspo_cli.engines.verl.resume_point import resume_point
     from gspo_cli.runs.names import existing_run
 
     try:
         run_dir = existing_run(run, preset)
     except ConfigError as exc:
         raise ConfigError(f"--resume: {exc.message}", exc.hint) from None
-    from gspo_cli.engines.verl.resume_point import resume_point
-
     point = resume_point(run_dir)
     if point.step is None:
         raise ConfigError(f"--resume {run!r}: {layout.checkpoints_dir(run_dir)} has no complete global_step_N "
                           "checkpoint", "the run saved none yet (trainer.save_freq); start it again without --resume")
     if point.note():
-        from gspo_cli.console import err
-
         err.print(f"[dim]{point.note()}[/]", highlight=False)
     return run_dir, layout.checkpoints_dir(run_dir) / f"global_step_{point.step}", point.step
 
@@ -198,8 +196,9 @@ def make_plan(
     """Everything `gspo train` decides before launch. Never calls Ray. `env_python`: the interpreter the job runs
     with, whose environment is probed ("": this one; None: a named cluster's, not probed), unless `env` is given;
     `runs_here`: the job runs in this process (--local), so what it lacks blocks."""
+    from gspo_cli.data import hub_check
     from gspo_cli.data import manifest as prepared
-    from gspo_cli.engines.verl import preflight
+    from gspo_cli.engines.verl import cluster, environment, preflight
     from gspo_cli.engines.verl.compile import compile_preset
     from gspo_cli.jobs.client import entrypoint
     from gspo_cli.models.loading import model_folder
@@ -211,9 +210,6 @@ def make_plan(
     if loaded.preset.trainer.engine != "verl":
         raise ConfigError(f"preset {loaded.preset.name} uses trainer.engine={loaded.preset.trainer.engine}, not verl",
                           "this path compiles verl jobs; the native engine runs through `gspo train` directly")
-    from gspo_cli.data import hub_check
-    from gspo_cli.engines.verl import cluster, environment
-
     device = cluster.device(loaded.preset)  # `auto` resolved once, here: the job file records it
     preset = on_device(loaded.preset, device.name)
     timings["load"] = time.perf_counter() - t0
@@ -226,8 +222,7 @@ def make_plan(
 
     compiled = compile_preset(
         preset, run_dir=run_dir, train_file=prepared.train_file(preset), val_file=prepared.val_file(preset),
-        resume_from=resume_from,
-        experiment_name=preset.trainer.experiment_name or run_name,
+        resume_from=resume_from, experiment_name=preset.trainer.experiment_name or run_name,
         model_path=model_folder(preset),  # a built-in model's or a pinned hub model's folder (models/loading.py)
     )
     spec = run_dir / SPEC_FILE
@@ -271,8 +266,6 @@ def raise_if_blocked(plan: Plan) -> None:
 
 
 # ---------------------------------------------------------------- launch
-
-
 def write_run(plan: Plan) -> Path:
     """Create the run folder: the resolved preset (unless resuming) and the job spec."""
     import yaml
@@ -309,13 +302,12 @@ def job_spec(plan: Plan, *, verbose: bool = False) -> JobSpec:
     env (the preset's fitted exports + verl's own; an online tracker's key from this shell, a secret: a 0600 file,
     never the job file or the dry-run), what the embedded head must offer it, and the run's lock (runs/lock.py).
     gspo's lines on the terminal (steps, health, summary); verl's and vLLM's output in the job log unless `verbose`."""
+    from gspo_cli.console import err
     from gspo_cli.engines.verl.cluster import node_resources
     from gspo_cli.jobs.jobspec import JobSpec
 
     def write(target: ClusterTarget | None, job_id: str) -> None:
         write_run(plan)
-        from gspo_cli.console import err
-
         err.print(f"Run folder: {plan.run_dir}", highlight=False)
 
     return JobSpec(JOB_COMMAND, [str(plan.run_dir / SPEC_FILE)], preset=plan.preset, run=plan.run_name,
@@ -356,8 +348,6 @@ def print_summary(run_dir: Path, wall_s: float, *, failed: bool = False) -> None
 
 
 # ---------------------------------------------------------------- `gspo train` entry (engine registry)
-
-
 def saved_config(run: str) -> Path:
     """The resolved preset a run was started with (`--resume RUN` reloads it)."""
     run_dir, _, _ = _resolve_resume(run)
@@ -378,6 +368,7 @@ def launch_request(req: TrainRequest) -> int:
     """`gspo train` for presets with trainer.engine=verl (see gspo_cli.engines.TrainRequest)."""
     from gspo_cli.config import trust
     from gspo_cli.console import err, print_json
+    from gspo_cli.engines.verl import environment
 
     preset_ref = None if req.resume else req.preset_ref
     # the environment first: what the job's interpreter lacks stops `gspo train` before anything else is done
@@ -385,8 +376,6 @@ def launch_request(req: TrainRequest) -> int:
     env_python = sys.executable if req.local or not _named_cluster(req.preset, req.address) else None
     env = None
     if not req.dry_run:
-        from gspo_cli.engines.verl import environment
-
         env = environment.probe(req.preset, env_python, runs_here=req.local)
         raise_if_missing(env)
     plan = make_plan(preset_ref, req.sets, run_name=req.run_name, resume=req.resume,

@@ -21,69 +21,51 @@ config/megatron.py refuses them in a preset.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gspo_cli.config.megatron import VERL_TRANSFORMER_KEYS
 from gspo_cli.engines.verl import actor_keys
-
-if TYPE_CHECKING:
-    from gspo_cli.config.schema import Preset
-    from gspo_cli.engines.verl.overrides import Table
+from gspo_cli.engines.verl.overrides import Entry, Row, Section, always, copies, is_set
 
 A = "actor_rollout_ref.actor"
 REF = "actor_rollout_ref.ref"
 R = "actor_rollout_ref.rollout"
 DTYPES = {"bfloat16": "bfloat16", "float16": "float16"}  # engine/megatron.yaml: dtype ["bfloat16", "float16"]
+M = "actor.megatron"
 
 
-def _layout(t: Table, prefix: str, p: Preset) -> None:
+def _r3(mode: str | None) -> bool:
+    return mode == "R3"
+
+
+def _layout(prefix: str) -> tuple[Row, ...]:
     """Parallel sizes, param offload and weight loading, on the actor or the reference model."""
-    m, o = p.actor.megatron, "actor.megatron."
-    t.put(f"{prefix}.megatron.tensor_model_parallel_size", m.tensor_model_parallel_size,
-          o + "tensor_model_parallel_size")
-    t.put(f"{prefix}.megatron.pipeline_model_parallel_size", m.pipeline_model_parallel_size,
-          o + "pipeline_model_parallel_size")
-    t.put(f"{prefix}.megatron.expert_model_parallel_size", m.expert_model_parallel_size,
-          o + "expert_model_parallel_size")
-    t.put(f"{prefix}.megatron.expert_tensor_parallel_size", m.expert_tensor_parallel_size,
-          o + "expert_tensor_parallel_size")
-    t.put(f"{prefix}.megatron.param_offload", p.actor.param_offload, "actor.param_offload")
-    t.put(f"{prefix}.megatron.use_mbridge", m.use_mbridge, o + "use_mbridge")
-    t.put(f"{prefix}.megatron.vanilla_mbridge", m.vanilla_mbridge, o + "vanilla_mbridge")
+    return (
+        *copies(f"{prefix}.megatron", M, "tensor_model_parallel_size", "pipeline_model_parallel_size",
+                "expert_model_parallel_size", "expert_tensor_parallel_size"),
+        Row(f"{prefix}.megatron.param_offload", "actor.param_offload"),
+        *copies(f"{prefix}.megatron", M, "use_mbridge", "vanilla_mbridge"),
+    )
 
 
-def _transformer(t: Table, p: Preset) -> None:
-    items = p.actor.megatron.override_transformer_config.model_dump(exclude_none=True)
-    for key, value in items.items():
-        t.put(f"{A}.megatron.override_transformer_config.{key}", value,
-              f"actor.megatron.override_transformer_config.{key}", add=key not in VERL_TRANSFORMER_KEYS)
+# The Megatron actor (the loss keys are the shared ones, compile.LOSS); `actor.strategy` is `megatron` here.
+ACTOR: tuple[Entry, ...] = (
+    Row("model_engine", "actor.strategy"),
+    Row(f"{A}.strategy", "actor.strategy"),
+    *actor_keys.OPTIM,
+    *actor_keys.BATCHING,
+    *_layout(A),
+    Row(f"{A}.megatron.optimizer_offload", "actor.optimizer_offload"),
+    Row(f"{A}.megatron.dtype", "model.dtype", via=DTYPES.__getitem__),
+    Row(f"{A}.entropy_from_logits_with_chunking", "actor.entropy_from_logits_with_chunking"),
+    Section(f"{A}.megatron.override_transformer_config", f"{M}.override_transformer_config",
+            lambda section: section.model_dump(exclude_none=True), added=lambda key: key not in VERL_TRANSFORMER_KEYS),
+    Row(f"{A}.megatron.router_replay.mode", f"{M}.router_replay"),
+    Row(f"{R}.enable_rollout_routing_replay", f"{M}.router_replay", via=always(True), when=_r3),
+    actor_keys.CHECKPOINT,
+)
 
-
-def actor(t: Table, p: Preset) -> None:
-    """The Megatron actor (the loss keys are the shared ones, compile._actor_loss)."""
-    a = p.actor
-    t.put("model_engine", "megatron", "actor.strategy")
-    t.put(f"{A}.strategy", "megatron", "actor.strategy")
-    actor_keys.optim(t, p)
-    actor_keys.batching(t, p)
-    _layout(t, A, p)
-    t.put(f"{A}.megatron.optimizer_offload", a.optimizer_offload, "actor.optimizer_offload")
-    t.put(f"{A}.megatron.dtype", DTYPES[p.model.dtype], "model.dtype")
-    t.put(f"{A}.entropy_from_logits_with_chunking", a.entropy_from_logits_with_chunking,
-          "actor.entropy_from_logits_with_chunking")
-    _transformer(t, p)
-    rr = a.megatron.router_replay
-    t.put(f"{A}.megatron.router_replay.mode", rr, "actor.megatron.router_replay")
-    if rr == "R3":
-        t.put(f"{R}.enable_rollout_routing_replay", True, "actor.megatron.router_replay")
-    t.put(f"{A}.checkpoint.save_contents", ["model", "optimizer", "extra"], "derived: resumable checkpoints")
-
-
-def ref(t: Table, p: Preset) -> None:
-    """The reference model (used only with a KL term): the actor's layout, forward only."""
-    _layout(t, REF, p)
-    if p.actor.use_dynamic_bsz:
-        t.put(f"{REF}.log_prob_use_dynamic_bsz", True, "actor.use_dynamic_bsz")
-    if p.rollout.log_prob_max_token_len_per_device is not None:
-        t.put(f"{REF}.log_prob_max_token_len_per_gpu", p.rollout.log_prob_max_token_len_per_device,
-              "rollout.log_prob_max_token_len_per_device")
+# The reference model (used only with a KL term): the actor's layout, forward only.
+REFERENCE: tuple[Entry, ...] = (
+    *_layout(REF),
+    Row(f"{REF}.log_prob_use_dynamic_bsz", "actor.use_dynamic_bsz", when=bool),
+    Row(f"{REF}.log_prob_max_token_len_per_gpu", "rollout.log_prob_max_token_len_per_device", when=is_set),
+)

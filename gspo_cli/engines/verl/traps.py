@@ -132,66 +132,87 @@ def rollout_correction_checks(preset: Preset, over: dict[str, object]) -> list[C
     - any mode without rollout.calculate_log_probs: decoupled silently skips the correction (no rollout_log_probs
       in the batch); bypass fails at its first step (nothing to copy).
     """
-    alg, keys = preset.algorithm, ["algorithm.rollout_correction", "overrides.verl"]
     rc = rollout_correction_setting(preset, over)
-    asked = alg.rollout_correction is not None or any(k.startswith(RC + ".") for k in over)
-    if not asked:
+    if preset.algorithm.rollout_correction is None and not any(k.startswith(RC + ".") for k in over):
         return []
-    gspo = alg.loss_mode in GSPO_LOSSES
-    name = "rollout correction"
     setting = (f"{'bypass' if rc['bypass_mode'] else 'decoupled'}, rollout_is={rc['rollout_is']} "
                f"(threshold {rc['rollout_is_threshold']}), rollout_rs={rc['rollout_rs']}"
                + (f" (threshold {rc['rollout_rs_threshold']})" if rc["rollout_rs"] else ""))
     if not preset.rollout.calculate_log_probs:
         what = ("fails at its first step (no rollout_log_probs to copy into old_log_probs)" if rc["bypass_mode"] else
                 "is silently skipped: verl applies it only when the batch holds rollout_log_probs")
-        return [Check(name, ERROR, f"{setting}: rollout.calculate_log_probs is false, so verl's correction {what}",
-                      keys + ["rollout.calculate_log_probs"], "set rollout.calculate_log_probs: true")]
+        return [Check(RC_CHECK, ERROR, f"{setting}: rollout.calculate_log_probs is false, so verl's correction {what}",
+                      _rc_keys("rollout.calculate_log_probs"), "set rollout.calculate_log_probs: true")]
     if rc["bypass_mode"] and legacy_trainer(over):
-        if not gspo:
-            return [Check(name, WARN, f"{setting}: verl's legacy trainer replaces {alg.loss_mode} with its "
-                          f"bypass_mode loss ({rc['loss_type']})", keys)]
-        return [Check(name, ERROR, tagged("gspo-bypass-mode", (
-            f"bypass_mode with trainer.use_v1=false: verl's legacy trainer calls apply_bypass_mode, which sets "
-            f"policy_loss.loss_mode to bypass_mode (token-level {rc['loss_type']} on rollout log-probs), so the "
-            f"{alg.loss_mode} loss is never used")), keys,
-            "remove trainer.use_v1=false (verl's V1 trainer keeps the GSPO loss in bypass mode), or set "
-            "algorithm.rollout_correction.bypass_mode: false")]
+        return [_legacy_bypass(preset, rc, setting)]
     if rc["bypass_mode"]:
-        ignored = [k for k in ("rollout_is", "rollout_rs") if rc[k] is not None]
-        if rc["loss_type"] != "ppo_clip":
-            ignored.append(f"loss_type={rc['loss_type']}")
-        head = (f"bypass: verl's V1 trainer copies the rollout log-probs into old_log_probs and keeps the "
-                f"{alg.loss_mode} loss (its ratio is then pi / pi_rollout); training/rollout_probs_diff_* and "
-                "rollout_corr/* are no longer logged (the mismatch health rule goes quiet)")
-        if ignored:
-            return [Check(name, WARN, tagged("gspo-bypass-mode", (
-                f"{head}; {', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} silently ignored: V1 skips the "
-                "correction step in bypass mode")), keys,
-                "drop bypass_mode to apply the IS weights / rejection, or drop them to say what runs")]
-        return [Check(name, INFO, tagged("gspo-bypass-mode", head), keys)]
-    out: list[Check] = []
+        return [_v1_bypass(preset, rc)]
+    return _decoupled(preset, rc, setting)
+
+
+RC_CHECK = "rollout correction"
+
+
+def _rc_keys(*more: str) -> list[str]:
+    return [RC, "overrides.verl", *more]
+
+
+def _legacy_bypass(preset: Preset, rc: dict[str, object], setting: str) -> Check:
+    """Bypass mode in verl's legacy trainer: apply_bypass_mode swaps the loss for its own."""
+    loss = preset.algorithm.loss_mode
+    if loss not in GSPO_LOSSES:
+        return Check(RC_CHECK, WARN, f"{setting}: verl's legacy trainer replaces {loss} with its bypass_mode loss "
+                     f"({rc['loss_type']})", _rc_keys())
+    return Check(RC_CHECK, ERROR, tagged("gspo-bypass-mode", (
+        f"bypass_mode with trainer.use_v1=false: verl's legacy trainer calls apply_bypass_mode, which sets "
+        f"policy_loss.loss_mode to bypass_mode (token-level {rc['loss_type']} on rollout log-probs), so the "
+        f"{loss} loss is never used")), _rc_keys(),
+        "remove trainer.use_v1=false (verl's V1 trainer keeps the GSPO loss in bypass mode), or set "
+        "algorithm.rollout_correction.bypass_mode: false")
+
+
+def _v1_bypass(preset: Preset, rc: dict[str, object]) -> Check:
+    """Bypass mode in the V1 trainer: GSPO kept, the correction step (IS weights, rejection) skipped."""
+    ignored = [k for k in ("rollout_is", "rollout_rs") if rc[k] is not None]
+    if rc["loss_type"] != "ppo_clip":
+        ignored.append(f"loss_type={rc['loss_type']}")
+    head = (f"bypass: verl's V1 trainer copies the rollout log-probs into old_log_probs and keeps the "
+            f"{preset.algorithm.loss_mode} loss (its ratio is then pi / pi_rollout); training/rollout_probs_diff_* "
+            "and rollout_corr/* are no longer logged (the mismatch health rule goes quiet)")
+    if not ignored:
+        return Check(RC_CHECK, INFO, tagged("gspo-bypass-mode", head), _rc_keys())
+    return Check(RC_CHECK, WARN, tagged("gspo-bypass-mode", (
+        f"{head}; {', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} silently ignored: V1 skips the "
+        "correction step in bypass mode")), _rc_keys(),
+        "drop bypass_mode to apply the IS weights / rejection, or drop them to say what runs")
+
+
+def _decoupled(preset: Preset, rc: dict[str, object], setting: str) -> list[Check]:
+    """Decoupled mode: the IS weights reach the loss, rejection rewrites the response mask; token-level ones sit
+    unevenly inside GSPO's sequence-level objective."""
+    loss = preset.algorithm.loss_mode
+    gspo, out = loss in GSPO_LOSSES, []
     if gspo and rc["rollout_is"] == "token":
-        out.append(Check(name, WARN, (
-            f"{setting}: token-level IS weights multiply each token's share of the {alg.loss_mode} loss by its own "
-            "pi_old / pi_rollout, so one response is weighted unevenly inside a sequence-level objective"), keys,
+        out.append(Check(RC_CHECK, WARN, (
+            f"{setting}: token-level IS weights multiply each token's share of the {loss} loss by its own "
+            "pi_old / pi_rollout, so one response is weighted unevenly inside a sequence-level objective"), _rc_keys(),
             "set algorithm.rollout_correction.rollout_is: sequence (one weight per response, as GSPO's ratio)"))
     token_rs = [o for o in str(rc["rollout_rs"] or "").split(",") if o.strip().startswith("token_")]
     if gspo and token_rs:
-        out.append(Check(name, WARN, (
+        out.append(Check(RC_CHECK, WARN, (
             f"{setting}: token-level rejection ({', '.join(token_rs)}) masks single tokens out of a response, which "
-            f"changes the length-normalised sequence ratio {alg.loss_mode} clips"), keys,
+            f"changes the length-normalised sequence ratio {loss} clips"), _rc_keys(),
             "use a seq_* rejection option (seq_mean_k1 / seq_mean_k3 judge the whole response)"))
     if out:
         return out
     if rc["rollout_is"] is None and rc["rollout_rs"] is None:
-        return [Check(name, INFO, f"{setting}: metrics only (rollout_corr/*); no weights, no rejection", keys)]
-    return [Check(name, OK, (
+        return [Check(RC_CHECK, INFO, f"{setting}: metrics only (rollout_corr/*); no weights, no rejection", _rc_keys())]
+    return [Check(RC_CHECK, OK, (
         f"{setting}: verl's V1 trainer computes the weights once per batch from the recomputed old log-probs and "
-        f"the rollout's, the {alg.loss_mode} loss multiplies its per-token losses by them"
+        f"the rollout's, the {loss} loss multiplies its per-token losses by them"
         + (" (a sequence weight is exp of the summed token log-ratios, not GSPO's length-normalised mean: long "
            "responses reach the threshold first)" if rc["rollout_is"] == "sequence" else "")
-        + "; metrics rollout_corr/*"), keys)]
+        + "; metrics rollout_corr/*"), _rc_keys())]
 
 
 def clip_checks(preset: Preset, over: dict[str, object]) -> list[Check]:
