@@ -36,20 +36,13 @@ def down_cmd() -> None:
 
     Never other Ray processes, and never nodes gspo started on other hosts (run it there).
     """
-    from gspo_cli.console import err
     from gspo_cli.env import raystart
     from gspo_cli.jobs import local_head
+    from gspo_cli.jobs import view_cluster as view
 
     node = raystart.stop()  # the node `gspo cluster up/join` started on this host, if any
-    if node is not None:
-        err.print(f"Stopped the Ray {node.role} gspo started on this host (node {node.hostname}, pid {node.pid}).")
-    record = local_head.stop()
-    if record is None:
-        if node is None:
-            err.print("No embedded Ray head or gspo-started node is recorded on this host; nothing to stop. "
-                      "(gspo never stops Ray processes it did not start.)")
-        return
-    err.print(f"Stopped the embedded Ray head (pid {record.pid}, {record.dashboard_url}).")
+    view.render_node_down(node)
+    view.render_head_down(local_head.stop(), node)
 
 
 @app.command("smoke")

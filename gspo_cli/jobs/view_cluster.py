@@ -1,5 +1,6 @@
 """How `gspo cluster status` prints: the cluster in use (and why), its alive nodes and their resources, the nodes Ray
-has lost, the actors by node; or that there is none (exit NOT_RUNNING). With --json: `{"running": ..., ...}`."""
+has lost, the actors by node; or that there is none (exit NOT_RUNNING). With --json: `{"running": ..., ...}`. And
+what `gspo cluster down` stopped."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
-from gspo_cli.console import out
+from gspo_cli.console import err, out
 from gspo_cli.jobs.nodestate import describe
 from gspo_cli.jobs.target import NoClusterError
 
@@ -62,3 +63,19 @@ def _render_actors(rows: list[dict[str, Any]]) -> None:
         what = r["role"] + (f" {r['rank']}" if r["rank"] is not None else "")
         table.add_row(r["node"], r["name"] or r["class"], what, str(r["pid"] or ""))
     out.print(table)
+
+
+def render_node_down(node: Any) -> None:
+    """`node`: the Ray node `cluster up/join` started on this host, None when there was none to stop."""
+    if node is not None:
+        err.print(f"Stopped the Ray {node.role} gspo started on this host (node {node.hostname}, pid {node.pid}).")
+
+
+def render_head_down(record: Any, node: Any) -> None:
+    """`record`: the embedded head stopped, None when there was none (and with no `node` either: nothing at all)."""
+    if record is None:
+        if node is None:
+            err.print("No embedded Ray head or gspo-started node is recorded on this host; nothing to stop. "
+                      "(gspo never stops Ray processes it did not start.)")
+        return
+    err.print(f"Stopped the embedded Ray head (pid {record.pid}, {record.dashboard_url}).")
