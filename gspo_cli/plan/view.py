@@ -6,7 +6,7 @@ recommended, with their warnings), the whole run's time and the next command; or
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -14,8 +14,11 @@ from rich.table import Table
 from gspo_cli.console import out
 from gspo_cli.plan import recommend, run_time
 
+if TYPE_CHECKING:
+    from gspo_cli.plan.flow import Planned
 
-def render(planned: Any) -> None:
+
+def render(planned: Planned) -> None:
     if planned.calibration:
         _render_calibration(planned.result, planned.written)
     else:
