@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -17,6 +18,15 @@ def print_json(obj: Any) -> None:
     """Plain JSON on stdout (no rich markup or wrapping), for scripts."""
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+def emit(json_out: bool, data: Any, text: Callable[..., object], *args: Any) -> None:
+    """The one output path of every command: with --json its `data` as JSON on stdout, else its view's `text(*args)`.
+    Each command group's view module (accept/view.py, eval/view.py, plan/view.py, runs/view.py, ...) holds both."""
+    if json_out:
+        print_json(data)
+    else:
+        text(*args)
 
 
 # Status words of checks (gspo_cli.checks), Ray jobs (SUCCEEDED, ...) and runs (finished, ...) -> rich style.

@@ -27,7 +27,7 @@ def _checks() -> list[Check]:
 
 
 def test_doctor_table_wraps_between_words_at_80_columns():
-    from gspo_cli.cli.env import doctor_table
+    from gspo_cli.env.view import doctor_table
 
     lines = _render(doctor_table(_checks(), title="gspo env doctor", width=80))
     assert all(len(line) <= 80 for line in lines)
@@ -43,7 +43,7 @@ def test_doctor_table_wraps_between_words_at_80_columns():
 
 
 def test_jobs_table_shows_whole_statuses_at_80_columns():
-    from gspo_cli.cli.jobs import jobs_table
+    from gspo_cli.jobs.view_list import jobs_table
 
     rows = [{"job_id": "train-qwen3-32b-4x16-20261203-121212-a1b2c3d4e5", "status": status, "metadata": {},
              "start_time": "2026-12-03 12:12:12", "end_time": "2026-12-03 12:40:00"}

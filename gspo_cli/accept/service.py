@@ -61,6 +61,8 @@ class AcceptRequest:
     # what `--record` costs for the preset ("15 steps x ~2,585 s predicted (a3 profile) = ~10h46m on 64 NPU"), for
     # the hint of a preset without a baseline: the CLI hands in the planner's answer (plan/ sits beside accept/)
     record_cost: Callable[[], str] | None = None
+    # what runs, shown before anything starts (the CLI hands in its view: accept/view.py `render_job`)
+    on_job: Callable[[Job], None] | None = None
 
 
 @dataclass
@@ -104,6 +106,11 @@ class Outcome:
             out["recorded_to"] = str(self.recorded_to)
         return out
 
+    @property
+    def exit_code(self) -> int:
+        """1 when the judged run is out of its baseline's tolerance, else 0 (a recording has no verdict)."""
+        return 1 if self.verdict is not None and not self.verdict.passed else 0
+
 
 def route_refusal(b: baselines.Baseline) -> ConfigError:
     return ConfigError(
@@ -139,6 +146,8 @@ def accept(req: AcceptRequest, job: Job | None = None) -> Outcome:
     if req.record:
         return record(req)
     job = job or prepare(req)
+    if req.on_job is not None:
+        req.on_job(job)
     b = job.baseline
     run_dir = _finished_run(req.run) if req.run else _train(job.preset, job.sets, req)
     verdict = R.compare(_by_step(run_dir), b.values, b.rules)

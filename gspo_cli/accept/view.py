@@ -123,6 +123,11 @@ def render(outcome: Any, console: Any) -> None:
                                        " (every judged metric within the baseline's tolerance)"))
 
 
+def list_data(found: dict[str, list[Any]]) -> dict[str, list[dict[str, Any]]]:
+    """`gspo accept --list --json`: each baseline's facts and its file, by kind (upstream, recorded)."""
+    return {k: [b.as_dict() | {"file": b.path} for b in v] for k, v in found.items()}
+
+
 def render_list(found: dict[str, list[Any]], console: Any) -> None:
     console.print("[bold]Acceptance baselines[/] (`gspo accept --preset NAME`; --baseline ID|FILE)")
     for kind, items in found.items():

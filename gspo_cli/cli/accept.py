@@ -48,44 +48,22 @@ def accept_command(
     [bold]gspo accept --preset tiny --local[/]    [dim](and with --set actor.lr=2e-3: a changed setting fails)[/]
     """
     from gspo_cli import untrusted
-    from gspo_cli.accept import service
-    from gspo_cli.console import err
+    from gspo_cli.accept import service, view
+    from gspo_cli.console import emit, err, out
     from gspo_cli.engines.verl.preflight import evaluate  # the planner's verdicts are preflight's (plan/memory.py)
     from gspo_cli.plan import run_cost
 
     if list_:
         found = service.list_baselines()
         untrusted.print_skipped(err)  # a bad recorded baseline costs its own line
-        if json_out:
-            from gspo_cli.console import print_json
-
-            print_json({k: [b.as_dict() | {"file": b.path} for b in v] for k, v in found.items()})
-        else:
-            from gspo_cli.accept.view import render_list
-            from gspo_cli.console import out
-
-            render_list(found, out)
+        emit(json_out, view.list_data(found), view.render_list, found, out)
         return
     req = service.AcceptRequest(preset=preset, sets=list(sets or []), baseline=baseline, run=run, record=record,
                                 repeat=repeat, output=output, local=local, address=address,
                                 record_cost=lambda: run_cost(service.record_preset(preset, list(sets or [])),
-                                                             preflight=evaluate))
-    job = None
-    if not record:
-        from gspo_cli.accept.view import render_job
-
-        job = service.prepare(req)
-        render_job(job, err)  # what runs, and what the baseline recorded but is not run, before anything starts
-    outcome = service.accept(req, job)
+                                                             preflight=evaluate),
+                                on_job=lambda job: view.render_job(job, err))  # before anything starts
+    outcome = service.accept(req)
     untrusted.print_skipped(err)
-    if json_out:
-        from gspo_cli.console import print_json
-
-        print_json(outcome.as_dict())
-    else:
-        from gspo_cli.accept.view import render
-        from gspo_cli.console import out
-
-        render(outcome, out)
-    if outcome.verdict is not None and not outcome.verdict.passed:
-        raise typer.Exit(1)
+    emit(json_out, outcome.as_dict(), view.render, outcome, out)
+    raise typer.Exit(outcome.exit_code)

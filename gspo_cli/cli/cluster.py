@@ -17,74 +17,17 @@ def status_cmd(address: str | None = options.address(),
     """Which cluster is in use (and why), its alive nodes and their resources, and the nodes Ray has lost.
 
     Exit code: 0 a cluster answers; 3 there is none to show (LSB's "not running"); 1 it cannot be reached."""
-    from gspo_cli.console import print_json
+    from gspo_cli.console import emit
     from gspo_cli.jobs import client as jobs
+    from gspo_cli.jobs import view_cluster as view
     from gspo_cli.jobs.target import NoClusterError
 
     try:
         info = jobs.cluster_status(address, with_actors=actors)
     except NoClusterError as none:
-        if json_out:
-            print_json({"running": False, "message": none.message, "hint": none.hint})
-        else:
-            from gspo_cli.console import out
-
-            out.print(f"{_sentence(none.message)}\n{_sentence(none.hint or '')}", highlight=False)
-        raise typer.Exit(NOT_RUNNING) from None
-    if json_out:
-        print_json({"running": True, **info})
-        return
-    _render_status(info)
-
-
-def _sentence(text: str) -> str:
-    return f"{text[:1].upper()}{text[1:]}." if text else ""
-
-
-NOT_RUNNING = 3  # `cluster status` with no cluster to show (LSB init-script status code 3: program is not running)
-
-
-def _render_status(info: dict) -> None:
-    from rich.table import Table
-
-    from gspo_cli.console import out
-    from gspo_cli.jobs.nodestate import describe
-
-    kind = f"embedded local head (pid {info['embedded_pid']})" if info["embedded"] else f"from {info['source']}"
-    if info.get("embedded_binds"):
-        kind += f", listening on {info['embedded_binds']}"
-    out.print(f"[bold]Ray[/] {info['dashboard_url']}  {kind}  auth: {info['auth']}", highlight=False)
-    table = Table(title=f"{len(info['nodes'])} alive node(s)", title_justify="left")
-    for col in ("node", "ip", "head"):
-        table.add_column(col)
-    resources = sorted({k for n in info["nodes"] for k in n["resources"] if not k.startswith(("node:", "memory",
-                                                                                              "object_store"))})
-    for key in resources:
-        table.add_column(key, justify="right")
-    for node in info["nodes"]:
-        table.add_row(node["name"], node["node_ip"], "yes" if node["is_head"] else "",
-                      *[f"{node['resources'].get(k, 0):g}" for k in resources])
-    out.print(table)
-    if info["resources"]:
-        out.print("Total: " + ", ".join(f"{k}={info['resources'][k]:g}" for k in resources), highlight=False)
-    for node in info.get("dead_nodes") or []:
-        out.print(f"[red]dead[/] {describe(node)}", highlight=False)
-    if "actors" in info:
-        _render_actors(info["actors"])
-
-
-def _render_actors(rows: list[dict]) -> None:
-    from rich.table import Table
-
-    from gspo_cli.console import out
-
-    table = Table(title=f"{len(rows)} alive actor(s) by node", title_justify="left")
-    for col in ("node", "actor", "what", "pid"):
-        table.add_column(col)
-    for r in rows:
-        what = r["role"] + (f" {r['rank']}" if r["rank"] is not None else "")
-        table.add_row(r["node"], r["name"] or r["class"], what, str(r["pid"] or ""))
-    out.print(table)
+        emit(json_out, view.none_data(none), view.render_none, none)
+        raise typer.Exit(view.NOT_RUNNING) from None
+    emit(json_out, view.status_data(info), view.render_status, info)
 
 
 @app.command("down")
@@ -93,20 +36,13 @@ def down_cmd() -> None:
 
     Never other Ray processes, and never nodes gspo started on other hosts (run it there).
     """
-    from gspo_cli.console import err
     from gspo_cli.env import raystart
     from gspo_cli.jobs import local_head
+    from gspo_cli.jobs import view_cluster as view
 
     node = raystart.stop()  # the node `gspo cluster up/join` started on this host, if any
-    if node is not None:
-        err.print(f"Stopped the Ray {node.role} gspo started on this host (node {node.hostname}, pid {node.pid}).")
-    record = local_head.stop()
-    if record is None:
-        if node is None:
-            err.print("No embedded Ray head or gspo-started node is recorded on this host; nothing to stop. "
-                      "(gspo never stops Ray processes it did not start.)")
-        return
-    err.print(f"Stopped the embedded Ray head (pid {record.pid}, {record.dashboard_url}).")
+    view.render_node_down(node)
+    view.render_head_down(local_head.stop(), node)
 
 
 @app.command("smoke")

@@ -39,27 +39,7 @@ def prepare_data_command(
     code = jobs.run_job(spec, address=address, local=local, json_out=json_out)
     if code != 0:
         raise typer.Exit(code)
-    if not json_out:
-        render(*job.prepared_rows(loaded, req))
+    if not json_out:  # with --json the job's follower printed its result
+        from gspo_cli.data import view
 
-
-def render(data_dir, rows: list[dict]) -> None:
-    """One row per source x split, then each source's folder (its keyed set) on a line of its own: whole words
-    and whole paths at 80 columns (a file column as wide as `dapo-math-17k/<key>/train.parquet` made the
-    numbers' headers wrap mid-word)."""
-    from rich import box
-    from rich.table import Table
-
-    from gspo_cli.console import out
-
-    table = Table(title=f"prepared data in {data_dir}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    columns = (("source", "source"), ("split", "split"), ("rows in", "rows_in"), ("dupes", "duplicates"),
-               ("conflicts", "conflicts"), ("rejected", "rejected"), ("rows out", "rows_out"))
-    for title, key in columns:
-        table.add_column(title, no_wrap=True, justify="left" if key in ("source", "split") else "right")
-    for row in rows:
-        table.add_row(*[str(row[key]) if row[key] not in (None, "") else "-" for _, key in columns])
-    out.print(table)
-    folders = dict.fromkeys((row["source"], row["folder"]) for row in rows)
-    for source, folder in folders:
-        out.print(f"{source}: {folder}", highlight=False, soft_wrap=True)
+        view.render(*job.prepared_rows(loaded, req))

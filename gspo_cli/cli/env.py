@@ -30,68 +30,22 @@ def doctor(
 ) -> None:
     """A table of checks (ok / warn / error / skip) with what was found and how to fix it. Exit 1 if any is an
     error."""
+    from gspo_cli.console import emit
+    from gspo_cli.env import view
+
     if explain:
         from gspo_cli import signatures
-        from gspo_cli.console import out
 
-        out.print(signatures.explain(signatures.get(explain)), highlight=False, markup=False, soft_wrap=True)
+        view.render_explain(signatures.explain(signatures.get(explain)))
         return
+    from gspo_cli.engines import environment
     from gspo_cli.env.doctor import diagnose
 
     loaded = _load(preset, sets)
-    from gspo_cli.engines import environment
-
     result = diagnose(loaded, cluster=cluster, address=address,
                       environment=(lambda: environment(loaded).to_json()) if loaded is not None else None)
-    checks, code, seconds = result.checks, result.exit_code, result.seconds
-    if json_out:
-        from gspo_cli.console import print_json
-
-        print_json({"exit_code": code, "seconds": seconds, "preset": getattr(loaded, "name", None),
-                    "checks": [c.to_dict() for c in checks],
-                    "facts": result.facts if result.facts is not None else result.nodes})
-        raise typer.Exit(code)
-    from gspo_cli.checks import counts
-    from gspo_cli.console import err, out
-
-    table = doctor_table(checks, title="gspo env doctor" + (f" --preset {loaded.name}" if loaded else ""),
-                         width=out.width, cluster=cluster)
-    out.print(table)
-    tally = counts(checks, ("ok", "warn", "error", "skip"))
-    err.print(", ".join(f"{n} {s}" for s, n in tally.items()) + f" in {seconds:.1f} s")
-    raise typer.Exit(code)
-
-
-def _longest_word(texts) -> int:
-    """The longest run without a space in `texts` (a path such as /etc/security/limits.conf)."""
-    return max((len(w) for t in texts for w in str(t).split()), default=0)
-
-
-def doctor_table(checks, *, title: str, width: int, cluster: bool = False):
-    """The doctor's table for a terminal `width` wide: check names and statuses whole; found and fix each get at
-    least their longest word while they fit (fix first), so text wraps between words ('limits.c onf' was
-    /etc/security/limits.conf folded in a 22-column fix column). A word wider than what is left folds."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from gspo_cli.console import styled
-
-    table = Table(title=title, title_justify="left")
-    fixed = max([5, *(len(c.name) for c in checks)]) + max([6, *(len(c.status) for c in checks)])
-    columns = 4 + (1 if cluster else 0)
-    left = width - fixed - 3 * columns - 1 - (12 if cluster else 0)  # borders and padding: 3 per column + 1
-    fix_min = min(_longest_word(c.fix for c in checks), left * 2 // 3)  # commands and paths to copy: first
-    found_min = min(_longest_word(c.message for c in checks), left - fix_min)
-    if cluster:
-        table.add_column("node", overflow="fold")
-    table.add_column("check", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("found", overflow="fold", min_width=max(found_min, 0))
-    table.add_column("fix", overflow="fold", min_width=max(fix_min, 0))
-    for c in checks:
-        row = [escape(c.name), styled(c.status), escape(c.message), escape(c.fix)]
-        table.add_row(*([escape(c.node or "-")] if cluster else []), *row)
-    return table
+    emit(json_out, view.doctor_data(result, loaded), view.render_doctor, result, loaded, cluster)
+    raise typer.Exit(result.exit_code)
 
 
 @app.command("exports")
@@ -105,17 +59,12 @@ def exports(
     sets: list[str] | None = options.sets("cluster.nnodes=2"),
 ) -> None:
     """The exports for this stack: obsolete variables dropped (with their replacement), jemalloc if found."""
+    from gspo_cli.console import emit
+    from gspo_cli.env import view
     from gspo_cli.env.doctor import exports_here
     from gspo_cli.errors import ConfigError
 
     if fmt not in ("sh", "json"):
         raise ConfigError(f"--format {fmt!r}: choose sh or json")
     result = exports_here(_load(preset, sets), stack=stack, head=head)
-    if fmt == "json":
-        from gspo_cli.console import print_json
-
-        print_json(result.as_dict())
-    else:
-        import sys
-
-        sys.stdout.write(result.as_sh())
+    emit(fmt == "json", result.as_dict(), view.write_sh, result)

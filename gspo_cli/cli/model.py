@@ -14,16 +14,10 @@ def prepare_model_command(
     """Fetch a hub model at its pinned revision (Hugging Face or ModelScope) into $GSPO_HOME, with a manifest."""
     from gspo_cli.config import trust
     from gspo_cli.config.presets import load
-    from gspo_cli.console import err, out, print_json
-    from gspo_cli.models import hub_fetch
+    from gspo_cli.console import emit
+    from gspo_cli.models import hub_fetch, view
 
     loaded = load(preset, list(sets or []))
     trust.say(loaded)  # on: the repo's *.py files are fetched too, and will run
     report = hub_fetch.prepare(loaded.preset, force=force, ref=preset)
-    if json_out:
-        print_json(report)
-        return
-    hub = f"{report['hub']} {report['endpoint']}"
-    err.print(f"{report['status']}: {report['repo']}@{report['revision']} from {hub} ({report['summary']})",
-              highlight=False, markup=False, soft_wrap=True)
-    out.print(report["folder"], highlight=False, markup=False, soft_wrap=True)
+    emit(json_out, report, view.render_prepared, report)

@@ -28,16 +28,10 @@ def score_command(
 
     [bold]gspo score samples.jsonl --compare math-verify --json > report.json[/]
     """
+    from gspo_cli.console import emit, out
     from gspo_cli.rewards.scoring_service import run_score
+    from gspo_cli.rewards.scoring_view import render
 
     report = run_score(file, preset=preset, compare=compare, data_source=data_source, show=show,
                        sets=list(sets or []))
-    if json_out:
-        from gspo_cli.console import print_json
-
-        print_json(report)
-    else:
-        from gspo_cli.console import out
-        from gspo_cli.rewards.scoring_view import render
-
-        render(report, out)
+    emit(json_out, report, render, report, out)

@@ -29,24 +29,10 @@ def train_command(
                                "with its saved config (--set changes are applied and shown)."),
 ) -> None:
     """Train a policy with GSPO using the preset's engine (native on one device, or verl on a cluster)."""
-    from gspo_cli.config import presets, trust
-    from gspo_cli.engines import TrainRequest, get_engine
-
-    if resume and not preset:
-        from gspo_cli.engines.verl.launch import saved_config
-
-        preset = str(saved_config(resume))  # the run's resolved preset
-    if not preset:
-        from gspo_cli.errors import ConfigError
-
-        raise ConfigError("no preset given", "pass --preset NAME (see `gspo presets list`) or --resume RUN")
-    loaded = presets.load(preset, list(sets or []))  # fail fast on a bad preset or --set, before any job
-    trusted = trust.say(loaded)  # the visible line, both engines, run or dry-run
+    from gspo_cli.engines.train_flow import train
     from gspo_cli.plan import dry_run_line
 
-    req = TrainRequest(preset=loaded.preset, preset_ref=preset, sets=list(sets or []), run_name=run_name, local=local,
-                       address=address, json_out=json_out, dry_run=dry_run, resume=resume, plan_line=dry_run_line,
-                       verbose=verbose, trust_remote_code=trusted)
-    code = get_engine(loaded.preset.trainer.engine)(req)
+    code = train(preset, list(sets or []), resume=resume, plan_line=dry_run_line, run_name=run_name, local=local,
+                 address=address, json_out=json_out, dry_run=dry_run, verbose=verbose)
     if code:
         raise typer.Exit(code)

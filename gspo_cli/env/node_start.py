@@ -1,6 +1,7 @@
 """What `gspo cluster up` (the head) and `gspo cluster join HEAD` (a worker) do on this node, as a service:
 which token the node starts with (the token policy), its `ray start` plan (env/raystart.py), the start, and the
-wait for the preset's NPUs. cli/cluster_up.py parses the flags and prints what these return.
+wait for the preset's NPUs. cli/cluster_up.py parses the flags; env/node_up.py runs these in order and prints what
+they return.
 """
 
 from __future__ import annotations
