@@ -114,11 +114,12 @@ def _parquet(path: Path, default_ds: str) -> Iterator[Row]:
 def count_rows(path: Path) -> int:
     """Rows in the file (non-blank lines of a JSONL file), for the progress bar."""
     if path.suffix == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         try:
             return pq.ParquetFile(path).metadata.num_rows
-        except Exception:  # noqa: BLE001 - read_rows reports the problem with its message
+        except (OSError, ValueError, pa.ArrowException):  # not parquet: read_rows reports it with its message
             return 0
     with path.open("rb") as f:
         return sum(1 for raw in f if raw.strip())
