@@ -14,6 +14,7 @@ from typing import Any, Literal, cast
 from pydantic import Field, field_validator, model_validator
 
 from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
+from gspo_cli.config.engine_registry import EngineName
 from gspo_cli.config.eval_schema import EvalSection
 from gspo_cli.config.filter_groups import FilterGroups
 from gspo_cli.config.health import HealthSection, RestartSection
@@ -232,7 +233,7 @@ class RolloutSection(Section):
 
 
 class TrainerSection(Section):
-    engine: Literal["verl", "native"] = "verl"
+    engine: EngineName = "verl"  # the engine registry's names (config/engine_registry.py)
     project_name: str = "gspo"
     experiment_name: str | None = None
     total_epochs: PositiveInt = 1
