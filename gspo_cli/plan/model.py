@@ -187,8 +187,7 @@ def replica_allreduce_s(w: Workload, prof: Profile, size: float) -> float:
 
 
 def hooks(w: Workload) -> PlannerHooks:
-    """What the model needs to know of the workload's engine: its registry entry's planner hooks
-    (config/engine_registry.py)."""
+    """What the model needs to know of the workload's engine: its planner hooks (config/engine_registry.py)."""
     from gspo_cli.config.engine_registry import ENGINES
 
     return ENGINES.lookup(w.engine).planner
