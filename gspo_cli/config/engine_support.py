@@ -28,12 +28,13 @@ def needs(preset: Any, package: str) -> bool:
     return support is not None and package in support.packages
 
 
-def fill_engine_values(data: Any) -> Any:
-    """Raw preset mapping: `actor.strategy` and `rollout.name` default to the engine's own when not given."""
+def fill_engine_values(data: Any, default_engine: str) -> Any:
+    """Raw preset mapping: `actor.strategy` and `rollout.name` default to the engine's own when not given
+    (`default_engine`: the schema's `trainer.engine` default, for a preset that names none)."""
     if not isinstance(data, dict):
         return data
     trainer = data.get("trainer")
-    engine = trainer.get("engine", _default_engine()) if isinstance(trainer, dict) else _default_engine()
+    engine = trainer.get("engine", default_engine) if isinstance(trainer, dict) else default_engine
     support = of(engine)
     if support is None:
         return data  # the schema reports the unknown engine
@@ -44,14 +45,6 @@ def fill_engine_values(data: Any) -> Any:
         if isinstance(part, dict) and name not in part:
             out[section] = {**part, name: allowed[0]}
     return out
-
-
-def _default_engine() -> str:
-    """The schema's `trainer.engine` default (schema.py is the one home of defaults; it calls this module while it
-    validates a preset, so it is loaded by then)."""
-    from gspo_cli.config.schema import TrainerSection
-
-    return str(TrainerSection.model_fields["engine"].default)
 
 
 def _value(preset: Any, key: str) -> Any:

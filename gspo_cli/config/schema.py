@@ -376,7 +376,7 @@ class Preset(Section):
 
         check_interpolations(data)  # strings compiled for verl are data (verl_strings.py)
 
-        return fill_engine_values(data)
+        return fill_engine_values(data, TrainerSection.model_fields["engine"].default)
 
     @model_validator(mode="after")
     def _cross_section(self) -> Preset:
