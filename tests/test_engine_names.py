@@ -1,9 +1,10 @@
-"""No layer outside `engines/` and `config/` compares engine or device names: those layers ask the engine spec
-(gspo_cli/engines/spec.py) or the device table (gspo_cli/config/devices.py), or read the answer from the job file.
+"""No layer outside `engines/` and `config/` compares engine or device names: those layers ask the engine registry
+(gspo_cli/config/engine_registry.py), the engine spec (gspo_cli/engines/spec.py) or the device table
+(gspo_cli/config/devices.py), or read the answer from the job file.
 
 The rule, checked on the syntax tree of every module of gspo_cli: no comparison (`==`, `!=`, `in`, `not in`,
-`is`, `is not`) with a string literal that is an engine name (verl, native), a device kind (npu, cuda, cpu; `auto`
-where the other side is a device), or a Ray device resource (NPU, GPU). Issue #31 counted 37 such comparisons
+`is`, `is not`) with a string literal that is an engine name (the engine registry's: verl, native), a device kind
+(npu, cuda, cpu; `auto` where the other side is a device), or a Ray device resource (NPU, GPU). Issue #31 counted 37 such comparisons
 (plan/, jobs/, env/, runs/, eval/, models/, rewards/) before the spec; 0 after.
 """
 
@@ -12,9 +13,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from gspo_cli.config.engine_registry import ENGINES
+
 ROOT = Path(__file__).resolve().parents[1] / "gspo_cli"
 OWNERS = ("engines", "config")  # the layers that own engine and device names
-ENGINE_NAMES = {"verl", "native"}
+ENGINE_NAMES = set(ENGINES)
 DEVICE_NAMES = {"npu", "cuda", "cpu"}
 RESOURCE_NAMES = {"NPU", "GPU"}
 NAMES = ENGINE_NAMES | DEVICE_NAMES | RESOURCE_NAMES

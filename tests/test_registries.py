@@ -28,7 +28,7 @@ def test_every_registry_is_one_pattern_with_its_entries():
     for name, registry in found.items():
         print(f"| {name} | {', '.join(registry)} |")
         assert isinstance(registry, Registry) and len(registry) >= 2, name
-    assert list(found["engines"]) == ["native", "verl"]
+    assert list(found["engines"]) == ["verl", "native"]  # the engine registry's order (config/engine_registry.py)
     assert set(found["job kinds"]) == {"cluster-smoke", "eval", "prepare-data", "train", "train-attempt",
                                        "verl-train", "verl-export"}
     assert list(found["eval backends"]) == ["hf", "vllm"]

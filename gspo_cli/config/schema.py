@@ -2,9 +2,8 @@
 field types: `section.py`; the `eval` section: `eval_schema.py`; `trainer.health` / `trainer.restart`: `health.py`).
 
 A preset is one YAML file (built-in or user) describing model x cluster shape x recipe. Cross-field checks that
-need no model files and no cluster live here; checks that need model facts or the cluster live in
-`preflight.py`. Field names follow verl's where a field maps onto a verl setting, so the compile step
-(`engines/verl`) is a readable table.
+need no model files and no cluster live here; those that need model facts or the cluster are preflight's. Field
+names follow verl's where a field maps onto a verl setting, so the compile step (`engines/verl`) is a table.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
 from gspo_cli.config.devices import ClusterDevice, ProcessDevice
+from gspo_cli.config.engine_registry import EngineName
 from gspo_cli.config.eval_schema import EvalSection
 from gspo_cli.config.filter_groups import FilterGroups
 from gspo_cli.config.health import HealthSection, RestartSection
@@ -233,7 +233,7 @@ class RolloutSection(Section):
 
 
 class TrainerSection(Section):
-    engine: Literal["verl", "native"] = "verl"
+    engine: EngineName = "verl"  # the engine registry's names (config/engine_registry.py)
     project_name: str = "gspo"
     experiment_name: str | None = None
     total_epochs: PositiveInt = 1
@@ -375,7 +375,7 @@ class Preset(Section):
 
         check_interpolations(data)  # strings compiled for verl are data (verl_strings.py)
 
-        return fill_engine_values(data)
+        return fill_engine_values(data, TrainerSection.model_fields["engine"].default)
 
     @model_validator(mode="after")
     def _cross_section(self) -> Preset:

@@ -1,23 +1,25 @@
-"""Training engines, looked up by `trainer.engine` in the preset: one spec per engine (engines/spec.py), registered
-in `ENGINES`. Cheap to import: the specs import no torch, Ray or verl; an engine's code loads when its launcher is
-asked for.
+"""Training engines, looked up by `trainer.engine` in the preset: one spec per entry of the engine registry
+(config/engine_registry.py), built here around that entry from the implementation it names (engines/spec.py).
+Cheap to import: the specs import no torch, Ray or verl; an engine's code loads when its launcher is asked for.
 
 An engine's `launcher()` is a `Launcher`: `launch(req: TrainRequest) -> int` turns a `gspo train` request into a
 run folder and a job (a Ray job, or in-process with `--local`) and returns the exit code. `gspo train` only loads
-the preset, looks its engine up here and calls the launcher. Adding an engine: a spec module registering its
-`EngineSpec` (imported below) and an entry in config/engine_support.ENGINES (tests/engines/test_engine_registry.py
-checks both and the launcher's signature).
+the preset, looks its engine up here and calls the launcher. Adding an engine: its entry in
+config/engine_registry.py naming its `EngineSpec` subclass (tests/engines/test_engine_registry.py checks that every
+entry resolves to a launcher of the one signature).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
-from gspo_cli.engines.native import spec as _native_spec  # noqa: F401 - registers the native engine
+from gspo_cli.config.engine_registry import ENGINES as ENTRIES
+from gspo_cli.config.engine_registry import Engine
 from gspo_cli.engines.request import Launcher, TrainRequest
-from gspo_cli.engines.spec import ENGINES, EngineSpec
-from gspo_cli.engines.verl import spec as _verl_spec  # noqa: F401 - registers the verl engine
+from gspo_cli.engines.spec import EngineSpec
 from gspo_cli.errors import ConfigError
+from gspo_cli.registry import Registry
 
 if TYPE_CHECKING:
     from gspo_cli.config.schema import Preset
@@ -26,6 +28,19 @@ if TYPE_CHECKING:
 
 __all__ = ["ENGINES", "EngineSpec", "Launcher", "TrainRequest", "environment", "get_engine", "node_resources",
            "spec_for"]
+
+
+def _implementation(entry: Engine) -> EngineSpec:
+    """The entry's `EngineSpec` subclass (`module:Class`, a module of this package) built around the entry."""
+    module, _, name = entry.implementation.partition(":")
+    implementation: type[EngineSpec] = getattr(importlib.import_module(module), name)
+    return implementation(entry)
+
+
+# trainer.engine -> its spec, one per registry entry, in the registry's order
+ENGINES: Registry[EngineSpec] = Registry("engine", key="trainer.engine")
+for _entry in ENTRIES.values():
+    ENGINES.add(_entry.name, _implementation(_entry))
 
 
 def spec_for(preset: Preset) -> EngineSpec:

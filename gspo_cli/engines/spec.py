@@ -1,20 +1,19 @@
-"""The engine spec: everything gspo asks of a training engine, answered in one place per engine.
+"""The engine spec: what gspo asks of a training engine's implementation, answered in one place per engine.
 
-One `EngineSpec` per `trainer.engine` (engines/native/spec.py, engines/verl/spec.py), registered in `ENGINES`
-(the registry pattern of gspo_cli/registry.py). Every other layer asks the spec (or, below the engines, is handed
-its answer or reads it from the job file) instead of comparing engine or device names
+Every fact of an engine that is data (its name, the keys it runs / ignores, its planner hooks, its job kinds) is
+its entry in config/engine_registry.py. That entry names its implementation, an `EngineSpec` subclass
+(engines/native/spec.py, engines/verl/spec.py), which engines/__init__.py builds around it into `ENGINES`
+(the registry pattern of gspo_cli/registry.py). Every other layer asks the spec or the entry (or, below the
+engines, is handed the spec's answer or reads it from the job file) instead of comparing engine or device names
 (tests/test_engine_names.py keeps that at 0 outside engines/ and config/):
 
 | question                                   | answered by                                   | asked by |
 |--------------------------------------------|-----------------------------------------------|----------|
-| which keys it runs / ignores               | `support()` (config/engine_support.py's data) | preset loading (config/) |
 | which device its job runs on (`auto`)      | `device(preset)` (config/devices.py's rule)   | launch (once; recorded in the job file) |
 | what it asks the cluster for               | `cluster_need(preset)`: Ray resource, nodes x slots, bundle, placement | the job file -> the job wrapper's capacity check (jobs/capacity.py) |
 | what a head / node start must offer        | `node_resources(preset)`                      | the embedded head (jobs/target.py), `cluster up/join` (env/raystart.py) |
-| the step-time model's view of it           | `planner` (`PlannerHooks`)                    | plan/ |
 | the environment it needs where its job runs | `environment(preset, python=)`: probed in a subprocess of the job's interpreter | `gspo train` (first), its dry-run, `env doctor --preset` |
 | how a `gspo train` request runs            | `launcher()`                                  | cli/train.py |
-| its jobs                                   | `job_kinds`                                   | job_kinds.py, docs |
 
 Cheap to import: no torch, Ray or verl (a launcher is loaded only when asked for).
 """
@@ -23,15 +22,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from gspo_cli.jobs.resources import NodeResources
-from gspo_cli.registry import Registry
 
 if TYPE_CHECKING:
     from gspo_cli.config.devices import Resolved
-    from gspo_cli.config.engine_support import EngineSupport
+    from gspo_cli.config.engine_registry import Engine
     from gspo_cli.config.schema import Preset
     from gspo_cli.engines.request import Launcher
     from gspo_cli.jobs.capacity import Need
@@ -39,27 +37,6 @@ if TYPE_CHECKING:
 
 # env/stack_probe.probe_needs's signature: (python, *, dists, modules, exports) -> facts
 Probe = Callable[..., dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class PlannerHooks:
-    """What gspo's step-time model (plan/) needs to know about how an engine trains; each a fact of the engine,
-    not of the preset."""
-
-    # weights sharded over the devices (FSDP): gathered per forward, gradients reduce-scattered; the layout search
-    # covers TP / SP / offload / memory knobs (else: the micro-batch size only)
-    sharded: bool
-    # generation runs in its own engine (vLLM) whose weights are synced from the trainer every step
-    syncs_weights: bool
-    # old log-probs recomputed every step (else skipped on a single on-policy pass: one mini-batch, one epoch)
-    recomputes_old_log_prob: bool
-    # verl's V1 async trainer modes are candidates of the layout search
-    async_modes: bool
-    # the device profile's training MFU and fixed per-step seconds that were fitted on this engine's runs
-    train_mfu: Callable[[Any], float]
-    step_fixed_s: Callable[[Any], float]
-    # why the profile's factors for this engine predict nothing yet ("": they were fitted on this engine's runs)
-    unmeasured: Callable[[Any], str] = lambda profile: ""
 
 
 @dataclass(frozen=True)
@@ -129,17 +106,13 @@ class Environment:
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """An engine, described once. Subclasses answer the questions in the module table."""
+    """An engine's implementation around its registry entry. Subclasses answer the questions in the module table."""
 
-    name: str
-    planner: PlannerHooks
-    job_kinds: tuple[str, ...] = field(default_factory=tuple)
+    entry: Engine
 
-    def support(self) -> EngineSupport:
-        """The keys this engine runs and ignores (refused at load when set): config/engine_support.py."""
-        from gspo_cli.config.engine_support import ENGINES as SUPPORT
-
-        return SUPPORT[self.name]
+    @property
+    def name(self) -> str:
+        return self.entry.name
 
     def launcher(self) -> Launcher:
         """`gspo train` for this engine: `(req: TrainRequest) -> int`, imported only now."""
@@ -167,16 +140,3 @@ class EngineSpec:
                              ) -> list[Missing]:
         """What this host lacks to run the job of `preset` (empty: nothing), each with the fix command."""
         return list(self.environment(preset, python=python, probe=probe).missing)
-
-
-# trainer.engine -> its spec; filled by engines/native/spec.py and engines/verl/spec.py (imported by
-# gspo_cli/engines/__init__.py), the names agreeing with config/engine_support.py (tests/engines/test_engine_registry.py)
-ENGINES: Registry[EngineSpec] = Registry("engine", key="trainer.engine")
-
-
-S = TypeVar("S", bound=EngineSpec)
-
-
-def register_engine(spec: S) -> S:
-    ENGINES.add(spec.name, spec)
-    return spec

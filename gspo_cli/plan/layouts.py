@@ -69,10 +69,10 @@ def _divisors(n: int, options=(1, 2, 4, 8, 16)) -> list[int]:
 
 def knob_grid(preset: Preset) -> list[dict[str, object]]:
     """The candidate changes for this preset's engine (the preset's own values are always included)."""
-    from gspo_cli.engines import spec_for
+    from gspo_cli.config.engine_registry import engine_of
 
     a, r, d, c = preset.actor, preset.rollout, preset.data, preset.cluster
-    if not spec_for(preset).planner.sharded:  # one unsharded model: the micro-batch size is the only knob
+    if not engine_of(preset).planner.sharded:  # one unsharded model: the micro-batch size is the only knob
         per_step = d.train_batch_size * r.n
         micros = sorted({a.ppo_micro_batch_size_per_device or per_step} | {m for m in (8, 32, 128) if m < per_step})
         return [{"actor.ppo_micro_batch_size_per_device": m} for m in micros]
@@ -120,9 +120,9 @@ def _diff(preset: Preset, changes: dict[str, object]) -> dict[str, object]:
 
 def mode_variants(preset: Preset) -> list[dict[str, object]]:
     """verl's V1 async modes on top of a layout (separate_async with verl's batch rule and half the devices)."""
-    from gspo_cli.engines import spec_for
+    from gspo_cli.config.engine_registry import engine_of
 
-    if not spec_for(preset).planner.async_modes:
+    if not engine_of(preset).planner.async_modes:
         return []
     out: list[dict[str, object]] = [{"trainer.mode": "colocate_async"}]
     d, a = preset.data, preset.actor

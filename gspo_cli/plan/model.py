@@ -36,7 +36,7 @@ from gspo_cli.plan.workload import Workload
 from gspo_cli.sizing.profiles import Profile
 
 if TYPE_CHECKING:
-    from gspo_cli.engines.spec import PlannerHooks
+    from gspo_cli.config.engine_registry import PlannerHooks
 
 GiB = 1024**3
 PHASES = ("gen", "update_weights", "reward", "old_log_prob", "ref", "update_actor", "testing", "save_checkpoint",
@@ -187,8 +187,8 @@ def replica_allreduce_s(w: Workload, prof: Profile, size: float) -> float:
 
 
 def hooks(w: Workload) -> PlannerHooks:
-    """What the model needs to know of the workload's engine: its spec's planner hooks (engines/spec.py)."""
-    from gspo_cli.engines import ENGINES
+    """What the model needs to know of the workload's engine: its planner hooks (config/engine_registry.py)."""
+    from gspo_cli.config.engine_registry import ENGINES
 
     return ENGINES.lookup(w.engine).planner
 

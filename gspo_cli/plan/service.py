@@ -170,9 +170,9 @@ def _modelled(preset: Preset) -> tuple[profiles.Profile | None, ModelFacts | Non
     facts = memory.facts(preset)
     if prof is None or facts is None:
         return prof, facts, "unknown (set cluster.profile and a model with a known shape; see `gspo plan`)"
-    from gspo_cli.engines import spec_for
+    from gspo_cli.config.engine_registry import engine_of
 
-    unmeasured = spec_for(preset).planner.unmeasured(prof)
+    unmeasured = engine_of(preset).planner.unmeasured(prof)
     return prof, facts, f"not predicted: {unmeasured}" if unmeasured else ""
 
 

@@ -150,10 +150,10 @@ class Workload:
 def from_preset(preset: Preset, facts: ModelFacts, *, kv_capacity_tokens: int | None = None,
                 lengths: Lengths | None = None) -> Workload:
     """The workload of one step of `preset` (facts: preflight's ModelFacts of its model)."""
-    from gspo_cli.engines import spec_for
+    from gspo_cli.config.engine_registry import engine_of
 
     a, r, d, c = preset.actor, preset.rollout, preset.data, preset.cluster
-    hooks = spec_for(preset).planner
+    hooks = engine_of(preset).planner
     mini_batches = max(1, d.train_batch_size // max(1, a.ppo_mini_batch_size))
     single_pass = a.ppo_epochs == 1 and mini_batches == 1
     return Workload(

@@ -100,7 +100,7 @@ def test_the_dry_run_says_what_this_host_lacks_with_the_fix(capsys, gspo_home):
 
 
 def test_the_planner_hooks_differ_where_the_engines_do():
-    native, verl = ENGINES["native"].planner, ENGINES["verl"].planner
+    native, verl = ENGINES["native"].entry.planner, ENGINES["verl"].entry.planner
     assert (native.sharded, native.syncs_weights, native.recomputes_old_log_prob, native.async_modes) == (
         False, False, False, False)
     assert (verl.sharded, verl.syncs_weights, verl.recomputes_old_log_prob, verl.async_modes) == (

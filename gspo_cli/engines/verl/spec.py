@@ -1,12 +1,13 @@
-"""The verl engine's spec (gspo_cli/engines/spec.py): verl 0.9.1's trainer (FSDP2 actor, vLLM rollout) over Ray.
+"""The verl engine's spec (gspo_cli/engines/spec.py): verl 0.9.1's trainer (FSDP2 actor, vLLM rollout) over Ray;
+its facts are its entry in config/engine_registry.py, which names this class.
 What it asks of the cluster and of a node: engines/verl/cluster.py; on a host CPU: engines/verl/cpu/.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from gspo_cli.engines.spec import EngineSpec, Environment, PlannerHooks, Probe, register_engine
+from gspo_cli.engines.spec import EngineSpec, Environment, Probe
 from gspo_cli.engines.verl import cluster, environment
 
 if TYPE_CHECKING:
@@ -15,21 +16,6 @@ if TYPE_CHECKING:
     from gspo_cli.engines.request import Launcher
     from gspo_cli.jobs.capacity import Need
     from gspo_cli.jobs.resources import NodeResources
-
-NAME = "verl"
-
-
-def _verl_mfu(profile: Any) -> float:
-    return float(profile.mfu_train)
-
-
-def _verl_fixed(profile: Any) -> float:
-    return float(profile.step_fixed_s)
-
-
-def _verl_unmeasured(profile: Any) -> str:
-    return str(getattr(profile, "verl_unmeasured", "") or "")
-
 
 class VerlSpec(EngineSpec):
     def launcher(self) -> Launcher:
@@ -53,11 +39,3 @@ class VerlSpec(EngineSpec):
         vllm-ascend on NPU, vllm on GPU); a trl verl can use; on a CPU gspo's verl CPU platform
         (engines/verl/environment.py)."""
         return environment.probe(preset, python, probe)
-
-
-SPEC = register_engine(VerlSpec(
-    name=NAME,
-    planner=PlannerHooks(sharded=True, syncs_weights=True, recomputes_old_log_prob=True, async_modes=True,
-                         train_mfu=_verl_mfu, step_fixed_s=_verl_fixed, unmeasured=_verl_unmeasured),
-    job_kinds=("verl-train", "verl-export"),
-))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from engine_support_cases import NON_DEFAULT, assert_one_line_refusal, write_preset
 
-from gspo_cli.config.engine_support import ENGINES
+from gspo_cli.config.engine_registry import ENGINES
 from gspo_cli.config.presets import load_preset
 from gspo_cli.errors import ConfigError
 
@@ -25,7 +25,7 @@ def test_set_but_unsupported_key_fails_with_one_line_through_the_cli(tmp_path, g
     print(line)
 
 
-@pytest.mark.parametrize("key", sorted(ENGINES["native"].ignored))
+@pytest.mark.parametrize("key", sorted(ENGINES["native"].support.ignored))
 def test_every_ignored_key_is_refused_when_set(key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as info:
         load_preset("tiny", NON_DEFAULT[key])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from engine_support_cases import NON_DEFAULT, assert_one_line_refusal, write_preset
 
-from gspo_cli.config.engine_support import ENGINES
+from gspo_cli.config.engine_registry import ENGINES
 from gspo_cli.config.presets import load_preset
 from gspo_cli.errors import ConfigError
 
@@ -22,7 +22,7 @@ def test_set_but_unsupported_key_fails_with_one_line_through_the_cli(tmp_path, g
     print(line)
 
 
-@pytest.mark.parametrize("key", sorted(ENGINES["verl"].ignored))
+@pytest.mark.parametrize("key", sorted(ENGINES["verl"].support.ignored))
 def test_every_ignored_key_is_refused_when_set(key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as info:
         load_preset("qwen3-0.6b-1x1", NON_DEFAULT[key])
@@ -42,7 +42,7 @@ def test_verl_strategies_are_verls_own():
 
     from gspo_cli.engines.verl.schema_check import compose
 
-    for strategy in ENGINES["verl"].values["actor.strategy"]:
+    for strategy in ENGINES["verl"].support.values["actor.strategy"]:
         if strategy == "megatron":
             assert compose(["model_engine=megatron"]).actor_rollout_ref.actor.strategy == "megatron"
             assert load_preset("nightly-gspo-qwen3-30b-a3").actor.strategy == strategy
