@@ -22,23 +22,44 @@ to the graph, so backward gives zero gradients). Everywhere else the value and g
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeAlias
-
-import torch
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from gspo_cli.errors import ConfigError
 from gspo_cli.registry import Registry
 
-__all__ = ["AGGREGATIONS", "LOSS_AGG_MODES", "agg_loss", "masked_mean", "masked_sum"]
+if TYPE_CHECKING:
+    import torch  # imported inside the functions: the preset schema reads the names, and must not import torch
+
+__all__ = ["AGGREGATIONS", "LOSS_AGG_MODES", "PRESET_AGG_MODES", "PresetAggMode", "agg_loss", "masked_mean", "masked_sum"]
 
 # (loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor) -> scalar
-Aggregator: TypeAlias = Callable[..., torch.Tensor]
-# verl's loss_agg_mode name -> its aggregator, registered where each is defined (gspo_cli/registry.py pattern).
-AGGREGATIONS: Registry[Aggregator] = Registry("loss aggregation", key="loss_agg_mode")
+Aggregator: TypeAlias = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """One loss_agg_mode: its aggregator, and whether a preset may pick it (`algorithm.loss_agg_mode`).
+
+    token-sum is the one a preset may not: the schema never offered it (verl 0.9.1's actor config accepts all five,
+    verl/workers/config/actor.py `valid_loss_agg_modes`; offering it is a change of behaviour, not made here)."""
+
+    fn: Aggregator
+    in_presets: bool = True
+
+
+# verl's loss_agg_mode name -> its aggregation, registered where each is defined (gspo_cli/registry.py pattern).
+AGGREGATIONS: Registry[Aggregation] = Registry("loss aggregation", key="loss_agg_mode")
+
+
+def register_aggregation(name: str, *, in_presets: bool = True) -> Callable[[Aggregator], Aggregator]:
+    return AGGREGATIONS.register_as(name, lambda fn: Aggregation(fn, in_presets))
 
 
 def masked_sum(values: torch.Tensor, mask: torch.Tensor, dim: int | None = None) -> torch.Tensor:
     """Sum of `values` where `mask` is set; NaN/inf outside the mask do not leak in (verl's masked_sum)."""
+    import torch
+
     valid = torch.where(mask.bool(), values, torch.zeros_like(values))
     return (valid * mask).sum() if dim is None else (valid * mask).sum(dim=dim)
 
@@ -50,6 +71,8 @@ def masked_mean(values: torch.Tensor, mask: torch.Tensor, dim: int | None = None
 
 
 def _nonzero_or_one(x: torch.Tensor) -> torch.Tensor:
+    import torch
+
     # The numerator is exactly 0 whenever this denominator is 0, so 0/1 = 0 instead of verl's NaN.
     return torch.where(x != 0, x, torch.ones_like(x))
 
@@ -59,34 +82,38 @@ def _seq_mean(seq_losses: torch.Tensor, seq_mask: torch.Tensor, global_batch_siz
     return masked_sum(seq_losses, seq_mask) / denom
 
 
-@AGGREGATIONS.register("token-mean")
+@register_aggregation("token-mean")
 def _token_mean(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
     if batch_num_tokens is None:
         batch_num_tokens = _nonzero_or_one(loss_mask.sum())
     return masked_sum(loss_mat, loss_mask) / batch_num_tokens
 
 
-@AGGREGATIONS.register("token-sum")
+@register_aggregation("token-sum", in_presets=False)
 def _token_sum(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
     return masked_sum(loss_mat, loss_mask)
 
 
-@AGGREGATIONS.register("seq-mean-token-sum")
+@register_aggregation("seq-mean-token-sum")
 def _seq_mean_token_sum(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
+    import torch
+
     seq_losses = torch.sum(loss_mat * loss_mask, dim=-1)
     seq_mask = (torch.sum(loss_mask, dim=-1) > 0).to(loss_mat.dtype)  # fully masked rows do not count
     return _seq_mean(seq_losses, seq_mask, global_batch_size)
 
 
-@AGGREGATIONS.register("seq-mean-token-mean")
+@register_aggregation("seq-mean-token-mean")
 def _seq_mean_token_mean(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
+    import torch
+
     n_tokens = torch.sum(loss_mask, dim=-1)
     seq_losses = torch.sum(loss_mat * loss_mask, dim=-1) / (n_tokens + 1e-8)  # verl's epsilon, kept for parity
     seq_mask = (n_tokens > 0).to(loss_mat.dtype)
     return _seq_mean(seq_losses, seq_mask, global_batch_size)
 
 
-@AGGREGATIONS.register("seq-mean-token-sum-norm")
+@register_aggregation("seq-mean-token-sum-norm")
 def _seq_mean_token_sum_norm(loss_mat, loss_mask, *, batch_num_tokens, global_batch_size, loss_scale_factor):
     loss = _seq_mean_token_sum(
         loss_mat, loss_mask, batch_num_tokens=None, global_batch_size=global_batch_size, loss_scale_factor=None
@@ -96,6 +123,12 @@ def _seq_mean_token_sum_norm(loss_mat, loss_mask, *, batch_num_tokens, global_ba
 
 # The registered modes in definition order (the "use one of" hint of an unknown mode lists them so).
 LOSS_AGG_MODES = tuple(AGGREGATIONS)
+# The modes a preset may pick: the schema's `algorithm.loss_agg_mode` values.
+PRESET_AGG_MODES = tuple(name for name, entry in AGGREGATIONS.items() if entry.in_presets)
+if TYPE_CHECKING:  # mypy takes no computed Literal; pydantic does (its refusal lists the values in this order)
+    PresetAggMode = str
+else:
+    PresetAggMode = Literal[PRESET_AGG_MODES]
 
 
 def agg_loss(
@@ -109,7 +142,7 @@ def agg_loss(
 ) -> torch.Tensor:
     """Aggregate a [B, T] loss matrix to a scalar with verl's `loss_agg_mode` semantics (see module doc)."""
     try:
-        fn = AGGREGATIONS[mode]
+        fn = AGGREGATIONS[mode].fn
     except KeyError:
         raise ConfigError(f"unknown loss_agg_mode {mode!r}", hint=f"use one of: {', '.join(LOSS_AGG_MODES)}") from None
     mask = mask.to(loss_mat.dtype)

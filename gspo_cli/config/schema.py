@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 
 from pydantic import Field, field_validator, model_validator
 
+from gspo_cli.algo.aggregation import PresetAggMode
 from gspo_cli.algo.losses import DEFAULT_CLIP_RATIO_C, DEFAULT_POLICY_LOSS, POLICY_LOSSES
 from gspo_cli.config.devices import ClusterDevice, ProcessDevice
 from gspo_cli.config.engine_registry import EngineName
@@ -121,9 +122,7 @@ class AlgorithmSection(Section):
     # A policy loss of the open registry in gspo_cli/algo/losses.py (gspo, gspo_token, vanilla, and any loss
     # registered there); which engine runs which is config/engine_support.py's, derived from the same registry.
     loss_mode: str = Field(default=DEFAULT_POLICY_LOSS, json_schema_extra=_registered_loss_names)
-    loss_agg_mode: Literal["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"] = (
-        "seq-mean-token-mean"
-    )
+    loss_agg_mode: PresetAggMode = "seq-mean-token-mean"
     clip_ratio_low: PositiveFloat = 3e-4
     clip_ratio_high: PositiveFloat = 4e-4
     # Dual-clip bound of the vanilla (token-level PPO) loss; GSPO does not read it. verl's default is 3.0.

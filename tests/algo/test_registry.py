@@ -185,3 +185,27 @@ def test_metrics_are_plain_floats_and_loss_is_scalar():
         assert out.loss.dim() == 0
         assert {"pg_clipfrac", "ppo_kl", "pg_clipfrac_lower", "seq_clipfrac"} <= set(out.metrics)
         assert all(type(v) is float for v in out.metrics.values())
+
+
+def test_preset_loss_agg_modes_are_the_registry_entries_offered_to_presets():
+    """algorithm.loss_agg_mode's values come from the aggregation registry (no second list in the schema): the four
+    offered modes in registration order, token-sum registered but not offered, pydantic's refusal as before."""
+    import subprocess
+    import sys
+
+    from pydantic import ValidationError
+
+    from gspo_cli.algo.aggregation import AGGREGATIONS, PRESET_AGG_MODES
+    from gspo_cli.config.schema import AlgorithmSection
+
+    assert PRESET_AGG_MODES == ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+    assert "token-sum" in AGGREGATIONS and not AGGREGATIONS["token-sum"].in_presets
+    for mode in PRESET_AGG_MODES:
+        assert AlgorithmSection(loss_agg_mode=mode).loss_agg_mode == mode
+    with pytest.raises(ValidationError) as info:
+        AlgorithmSection(loss_agg_mode="token-sum")  # control: registered, not offered
+    assert ("Input should be 'token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean' or 'seq-mean-token-sum-norm'"
+            in str(info.value))
+    # reading the names costs no torch import (the schema reads them at `gspo --help`)
+    code = "import sys, gspo_cli.algo.aggregation as a; assert a.PRESET_AGG_MODES; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
