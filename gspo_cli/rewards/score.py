@@ -196,17 +196,9 @@ DEFAULT_SCORER = ScorerEntry(_boxed, "boxed")
 
 
 def scorer_for(data_source: str | None) -> ScorerEntry:
-    """The scorer entry for a data_source (exact name, then lower-cased, then prefix entries, then the boxed-first
-    default)."""
-    if data_source is not None and data_source in SCORERS:  # most calls: `math_dapo`
-        return SCORERS[data_source]
+    """The scorer entry of a data_source, stripped and lower-cased: its own, a prefix entry's, or the default."""
     low = (data_source or "").strip().lower()
-    if low in SCORERS:
-        return SCORERS[low]
-    for name, entry in SCORERS.items():
-        if entry.prefix and low.startswith(name):
-            return entry
-    return DEFAULT_SCORER
+    return SCORERS.get(low) or next((e for n, e in SCORERS.items() if e.prefix and low.startswith(n)), DEFAULT_SCORER)
 
 
 def get_scorer(data_source: str | None) -> Scorer:
